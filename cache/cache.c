@@ -1,0 +1,1542 @@
+/*
+ * cache: the LMDB index, blob files, negative entries, eviction and the
+ * open-time check.  See cache.h for the contract and the on-disk layout.
+ *
+ * Locking: every transaction holds c->resize for reading; growing the map
+ * (mdb_env_set_mapsize needs no transaction active in the process) takes
+ * it for writing.  Writers also hold c->wmu: a new blob is renamed into
+ * blobs/ inside the transaction that first references it (a crash before
+ * the commit leaves an unindexed file, removed at the next open), and a
+ * blob whose last reference goes is unlinked only after the commit (a
+ * crash before the unlink leaves the same), never before it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* mkostemp, rwlock kinds; configure sets it too */
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <openssl/evp.h>
+
+#include "cache/cache.h"
+#include "cache/record.h"
+
+#define DEFAULT_MAPSIZE		((size_t)256 << 20)
+#define MAX_MAPSIZE		((size_t)1 << 40)
+#define ATIME_GRANULARITY	60	/* seconds between recorded accesses */
+#define TOUCH_BUCKETS		1024
+#define TOUCH_MAX		65536	/* pending accesses kept at most */
+
+struct touch {
+	struct touch	*next;
+	int64_t		 atime;
+	size_t		 klen;
+	unsigned char	 k[RECORD_KEY_MAX];
+};
+
+struct cache {
+	MDB_env			*env;
+	MDB_dbi			 records;	/* key -> record */
+	MDB_dbi			 negs;		/* key -> {expires, misses} */
+	MDB_dbi			 blobs;		/* digest -> {refs, size} */
+	MDB_dbi			 files;		/* path -> file entry */
+	MDB_dbi			 meta;		/* "bytes" -> u64 */
+	char			*dir;
+	uint64_t		 budget;
+	int			 readonly;
+	pthread_rwlock_t	 resize;
+
+	/* Held across a write transaction and the blob unlinks after its
+	 * commit, so no writer re-adds a blob between the two. */
+	pthread_mutex_t		 wmu;
+	unsigned char		(*gone)[32];	/* blobs to unlink on commit */
+	size_t			 ngone, cgone;
+
+	pthread_mutex_t		 touch_mu;
+	struct touch		*touch[TOUCH_BUCKETS];
+	size_t			 ntouch;
+
+	uint64_t		 evictions, check_dropped, check_removed;
+};
+
+struct cache_blob {
+	struct cache	*c;
+	int		 fd;
+	uint64_t	 size;
+	EVP_MD_CTX	*md;
+	char		 tmp[PATH_MAX];
+};
+
+struct neg {
+	int64_t		expires;
+	uint32_t	misses;
+	uint32_t	pad;
+};
+
+struct blobref {
+	uint64_t	refs;
+	uint64_t	size;
+};
+
+static const char META_BYTES[] = "bytes";
+
+/* LMDB result to -errno. */
+static int
+merr(int rc)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	if (rc == MDB_MAP_FULL)
+		return -ENOSPC;
+	if (rc > 0)
+		return -rc;
+	return -EIO;
+}
+
+static void
+hex(const unsigned char *b, size_t n, char *out)
+{
+	static const char	 x[] = "0123456789abcdef";
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = x[b[i] >> 4];
+		out[2 * i + 1] = x[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* blobs/ab/cdef… for digest; out must hold PATH_MAX bytes. */
+static int
+blob_path(const struct cache *c, const unsigned char digest[32], char *out,
+    int dir_only)
+{
+	char	h[65];
+	int	n;
+
+	hex(digest, 32, h);
+	if (dir_only)
+		n = snprintf(out, PATH_MAX, "%s/blobs/%.2s", c->dir, h);
+	else
+		n = snprintf(out, PATH_MAX, "%s/blobs/%.2s/%s", c->dir, h,
+		    h + 2);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static void	blob_unlink(struct cache *, const unsigned char [32]);
+
+/* Another process grew the map: adopt its size. */
+static void
+adopt(struct cache *c)
+{
+	pthread_rwlock_wrlock(&c->resize);
+	mdb_env_set_mapsize(c->env, 0);
+	pthread_rwlock_unlock(&c->resize);
+}
+
+static int
+rbegin(struct cache *c, MDB_txn **t)
+{
+	int rc, tries;
+
+	for (tries = 0; ; tries++) {
+		pthread_rwlock_rdlock(&c->resize);
+		if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, t)) == 0)
+			return 0;
+		pthread_rwlock_unlock(&c->resize);
+		if (rc != MDB_MAP_RESIZED || tries >= 3)
+			return merr(rc);
+		adopt(c);
+	}
+}
+
+static void
+rend(struct cache *c, MDB_txn *t)
+{
+	mdb_txn_abort(t);
+	pthread_rwlock_unlock(&c->resize);
+}
+
+static int
+grow(struct cache *c)
+{
+	MDB_envinfo	info;
+	int		rc;
+
+	pthread_rwlock_wrlock(&c->resize);
+	mdb_env_info(c->env, &info);
+	if (info.me_mapsize >= MAX_MAPSIZE)
+		rc = ENOSPC;
+	else
+		rc = mdb_env_set_mapsize(c->env, info.me_mapsize * 2);
+	pthread_rwlock_unlock(&c->resize);
+	return merr(rc);
+}
+
+/*
+ * Run fn inside a write transaction and commit.  fn returns 0, a positive
+ * errno or an LMDB code, and must do its file system changes after its
+ * last LMDB write: when the map is full the transaction is aborted, the
+ * map grown, and fn run again from the start.
+ */
+static int
+wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
+    void *ctx)
+{
+	MDB_txn	*t;
+	size_t	 i;
+	int	 rc, tries;
+
+	if (c->readonly)
+		return -EROFS;
+	pthread_mutex_lock(&c->wmu);
+	for (tries = 0; ; tries++) {
+		c->ngone = 0;
+		pthread_rwlock_rdlock(&c->resize);
+		rc = mdb_txn_begin(c->env, NULL, 0, &t);
+		if (rc == 0) {
+			if ((rc = fn(c, t, ctx)) == 0)
+				rc = mdb_txn_commit(t);
+			else
+				mdb_txn_abort(t);
+		}
+		pthread_rwlock_unlock(&c->resize);
+		if (rc == MDB_MAP_RESIZED && tries < 24) {
+			adopt(c);
+			continue;
+		}
+		if (rc != MDB_MAP_FULL || tries >= 24)
+			break;
+		if ((rc = grow(c)) < 0)
+			goto out;
+	}
+	if (rc == 0)
+		for (i = 0; i < c->ngone; i++)
+			blob_unlink(c, c->gone[i]);
+	rc = merr(rc);
+out:
+	c->ngone = 0;
+	pthread_mutex_unlock(&c->wmu);
+	return rc;
+}
+
+/* Unlink this blob when the running write transaction commits.
+ * @return 0 or ENOMEM (an LMDB-style code, for fn). */
+static int
+gone_add(struct cache *c, const unsigned char digest[32])
+{
+	unsigned char	(*ng)[32];
+	size_t		  cap;
+
+	if (c->ngone == c->cgone) {
+		cap = c->cgone ? c->cgone * 2 : 16;
+		if ((ng = realloc(c->gone, cap * 32)) == NULL)
+			return ENOMEM;
+		c->gone = ng;
+		c->cgone = cap;
+	}
+	memcpy(c->gone[c->ngone++], digest, 32);
+	return 0;
+}
+
+static int
+get_bytes(struct cache *c, MDB_txn *t, uint64_t *bytes)
+{
+	MDB_val	k = { sizeof(META_BYTES), (void *)META_BYTES }, v;
+	int	rc;
+
+	*bytes = 0;
+	rc = mdb_get(t, c->meta, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(*bytes))
+		memcpy(bytes, v.mv_data, sizeof(*bytes));
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int
+add_bytes(struct cache *c, MDB_txn *t, int64_t delta)
+{
+	MDB_val		k = { sizeof(META_BYTES), (void *)META_BYTES }, v;
+	uint64_t	bytes;
+	int		rc;
+
+	if ((rc = get_bytes(c, t, &bytes)) != 0)
+		return rc;
+	if (delta < 0 && (uint64_t)-delta > bytes)
+		bytes = 0;
+	else
+		bytes += (uint64_t)delta;
+	v.mv_size = sizeof(bytes);
+	v.mv_data = &bytes;
+	return mdb_put(t, c->meta, &k, &v, 0);
+}
+
+/*
+ * Drop one reference to a blob.  *unlink_it is set when this was the last
+ * one: the caller removes the file after its last LMDB write.
+ */
+static int
+blob_unref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
+    int *unlink_it)
+{
+	MDB_val		k = { 32, (void *)digest }, v;
+	struct blobref	r;
+	int		rc;
+
+	*unlink_it = 0;
+	if ((rc = mdb_get(t, c->blobs, &k, &v)) == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return rc;
+	if (v.mv_size != sizeof(r))
+		return mdb_del(t, c->blobs, &k, NULL);
+	memcpy(&r, v.mv_data, sizeof(r));
+	if (r.refs > 1) {
+		r.refs--;
+		v.mv_size = sizeof(r);
+		v.mv_data = &r;
+		return mdb_put(t, c->blobs, &k, &v, 0);
+	}
+	if ((rc = mdb_del(t, c->blobs, &k, NULL)) != 0)
+		return rc;
+	*unlink_it = 1;
+	return add_bytes(c, t, -(int64_t)r.size);
+}
+
+/* Add a reference; *is_new is set when the blob was not indexed yet. */
+static int
+blob_ref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
+    uint64_t size, int *is_new)
+{
+	MDB_val		k = { 32, (void *)digest }, v;
+	struct blobref	r = { 0, size };
+	int		rc;
+
+	rc = mdb_get(t, c->blobs, &k, &v);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	*is_new = rc == MDB_NOTFOUND;
+	if (!*is_new && v.mv_size == sizeof(r))
+		memcpy(&r, v.mv_data, sizeof(r));
+	r.refs++;
+	v.mv_size = sizeof(r);
+	v.mv_data = &r;
+	if ((rc = mdb_put(t, c->blobs, &k, &v, 0)) != 0)
+		return rc;
+	return *is_new ? add_bytes(c, t, (int64_t)size) : 0;
+}
+
+static void
+blob_unlink(struct cache *c, const unsigned char digest[32])
+{
+	char path[PATH_MAX];
+
+	if (blob_path(c, digest, path, 0) == 0)
+		unlink(path);
+}
+
+/*
+ * Remove the record at encoded key k, releasing its blob reference.
+ * *gone receives the digest to unlink, if any.
+ */
+static int
+drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
+    int *unlink_it)
+{
+	struct cache_record	rec;
+	MDB_val			v;
+	int			rc;
+
+	*unlink_it = 0;
+	if ((rc = mdb_get(t, c->records, k, &v)) != 0)
+		return rc;
+	if (record_decode(v.mv_data, v.mv_size, &rec) == 0 &&
+	    !(rec.flags & CACHE_F_EXTERNAL)) {
+		memcpy(gone, rec.digest, 32);
+		rc = blob_unref(c, t, rec.digest, unlink_it);
+	}
+	cache_record_release(&rec);
+	if (rc != 0)
+		return rc;
+	return mdb_del(t, c->records, k, NULL);
+}
+
+/*
+ * The open-time check.
+ */
+
+static void
+clear_tmp(struct cache *c)
+{
+	char		 path[PATH_MAX];
+	DIR		*d;
+	struct dirent	*e;
+
+	snprintf(path, sizeof(path), "%s/tmp", c->dir);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			c->check_removed++;
+	}
+	closedir(d);
+}
+
+/* Drop records whose blob is missing or of the wrong size, and rebuild
+ * the reference counts and byte total from the records that remain. */
+static int
+check_records(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_cursor		*cur;
+	MDB_val			 k, v, mk, mv;
+	struct cache_record	 rec;
+	struct stat		 st;
+	char			 path[PATH_MAX];
+	uint64_t		 bytes = 0, *dropped = ctx;
+	int			 rc, is_new, bad;
+
+	*dropped = 0;
+	mk.mv_size = sizeof(META_BYTES);
+	mk.mv_data = (void *)META_BYTES;
+	mv.mv_size = sizeof(bytes);
+	mv.mv_data = &bytes;
+	if ((rc = mdb_drop(t, c->blobs, 0)) != 0 ||
+	    (rc = mdb_put(t, c->meta, &mk, &mv, 0)) != 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		bad = record_decode(v.mv_data, v.mv_size, &rec) != 0;
+		if (!bad && !(rec.flags & CACHE_F_EXTERNAL)) {
+			bad = blob_path(c, rec.digest, path, 0) != 0 ||
+			    stat(path, &st) != 0 ||
+			    (uint64_t)st.st_size != rec.size;
+			if (!bad)
+				rc = blob_ref(c, t, rec.digest, rec.size,
+				    &is_new);
+		}
+		cache_record_release(&rec);
+		if (rc != 0)
+			break;
+		if (bad) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				break;
+			(*dropped)++;
+		}
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int
+hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* Parse blobs/<xx>/<62 hex> back into a digest. */
+static int
+parse_blob_name(const char *dir2, const char *name, unsigned char d[32])
+{
+	char	h[65];
+	int	i, hi, lo;
+
+	if (strlen(dir2) != 2 || strlen(name) != 62)
+		return -1;
+	memcpy(h, dir2, 2);
+	memcpy(h + 2, name, 63);
+	for (i = 0; i < 32; i++) {
+		if ((hi = hexval(h[2 * i])) < 0 ||
+		    (lo = hexval(h[2 * i + 1])) < 0)
+			return -1;
+		d[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+/* Remove blob files that no record refers to. */
+static int
+remove_strays(struct cache *c)
+{
+	char		 path[PATH_MAX];
+	unsigned char	 d[32];
+	DIR		*top, *sub;
+	struct dirent	*e, *f;
+	MDB_txn		*t;
+	MDB_val		 k, v;
+	int		 rc, fd;
+
+	snprintf(path, sizeof(path), "%s/blobs", c->dir);
+	if ((top = opendir(path)) == NULL)
+		return -errno;
+	if ((rc = rbegin(c, &t)) < 0) {
+		closedir(top);
+		return rc;
+	}
+	while ((e = readdir(top)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while ((f = readdir(sub)) != NULL) {
+			if (f->d_name[0] == '.')
+				continue;
+			if (parse_blob_name(e->d_name, f->d_name, d) == 0) {
+				k.mv_size = 32;
+				k.mv_data = d;
+				if (mdb_get(t, c->blobs, &k, &v) == 0)
+					continue;
+			}
+			if (unlinkat(dirfd(sub), f->d_name, 0) == 0)
+				c->check_removed++;
+		}
+		closedir(sub);
+	}
+	rend(c, t);
+	closedir(top);
+	return 0;
+}
+
+static int
+check(struct cache *c)
+{
+	int	dead, rc;
+
+	mdb_reader_check(c->env, &dead);
+	clear_tmp(c);
+	if ((rc = wtxn(c, check_records, &c->check_dropped)) < 0)
+		return rc;
+	return remove_strays(c);
+}
+
+static int
+mkdir_p(const char *path)
+{
+	char	buf[PATH_MAX], *p;
+	size_t	n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Create and open the LMDB environment; on failure c->env is NULL. */
+static int
+env_open(struct cache *c, const char *path, unsigned int flags,
+    size_t mapsize)
+{
+	int rc;
+
+	if ((rc = mdb_env_create(&c->env)) != 0) {
+		c->env = NULL;
+		return merr(rc);
+	}
+	mdb_env_set_maxdbs(c->env, 8);
+	mdb_env_set_maxreaders(c->env, 512);
+	mdb_env_set_mapsize(c->env, mapsize);
+	if ((rc = mdb_env_open(c->env, path, flags, 0644)) != 0) {
+		mdb_env_close(c->env);
+		c->env = NULL;
+	}
+	return merr(rc);
+}
+
+int
+cache_open(const char *dir, const struct cache_options *opt,
+    struct cache **out)
+{
+	static const char	*subdirs[] = { "index", "blobs", "tmp" };
+	struct cache		*c;
+	pthread_rwlockattr_t	 ra;
+	MDB_txn			*t;
+	char			 path[PATH_MAX];
+	size_t			 i, mapsize;
+	int			 rc;
+
+	*out = NULL;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return -ENOMEM;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra,
+	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&c->resize, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	pthread_mutex_init(&c->touch_mu, NULL);
+	pthread_mutex_init(&c->wmu, NULL);
+	if ((c->dir = strdup(dir)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (opt != NULL) {
+		c->budget = opt->budget;
+		c->readonly = opt->readonly;
+	}
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
+		if (!c->readonly && (rc = mkdir_p(path)) < 0)
+			goto out;
+	}
+	/* A store we cannot write to is refused up front with a clear
+	 * errno, rather than failing on the first write. */
+	if (!c->readonly && access(path, W_OK) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/index", dir);
+	mapsize = opt != NULL && opt->mapsize ? opt->mapsize : DEFAULT_MAPSIZE;
+	rc = env_open(c, path, c->readonly ? MDB_RDONLY : 0, mapsize);
+	/* A store we may not write to at all cannot take LMDB's lock file
+	 * either; read it without locking (nobody can write it anyway). */
+	if (c->readonly && (rc == -EACCES || rc == -EROFS))
+		rc = env_open(c, path, MDB_RDONLY | MDB_NOLOCK, mapsize);
+	if (rc < 0)
+		goto out;
+
+	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &t);
+	if ((rc = merr(rc)) < 0)
+		goto out;
+	i = c->readonly ? 0 : MDB_CREATE;
+	if ((rc = mdb_dbi_open(t, "records", (unsigned)i, &c->records)) ||
+	    (rc = mdb_dbi_open(t, "negative", (unsigned)i, &c->negs)) ||
+	    (rc = mdb_dbi_open(t, "blobs", (unsigned)i, &c->blobs)) ||
+	    (rc = mdb_dbi_open(t, "files", (unsigned)i, &c->files)) ||
+	    (rc = mdb_dbi_open(t, "meta", (unsigned)i, &c->meta))) {
+		mdb_txn_abort(t);
+		rc = merr(rc);
+		goto out;
+	}
+	if ((rc = merr(mdb_txn_commit(t))) < 0)
+		goto out;
+	if (!c->readonly && (rc = check(c)) < 0)
+		goto out;
+	*out = c;
+	return 0;
+out:
+	cache_close(c);
+	return rc;
+}
+
+static void
+touch_clear(struct cache *c)
+{
+	struct touch	*p, *n;
+	size_t		 i;
+
+	for (i = 0; i < TOUCH_BUCKETS; i++) {
+		for (p = c->touch[i]; p != NULL; p = n) {
+			n = p->next;
+			free(p);
+		}
+		c->touch[i] = NULL;
+	}
+	c->ntouch = 0;
+}
+
+void
+cache_close(struct cache *c)
+{
+	if (c == NULL)
+		return;
+	if (c->env != NULL) {
+		if (!c->readonly)
+			cache_flush(c, 0);
+		mdb_env_close(c->env);
+	}
+	touch_clear(c);
+	pthread_rwlock_destroy(&c->resize);
+	pthread_mutex_destroy(&c->touch_mu);
+	pthread_mutex_destroy(&c->wmu);
+	free(c->gone);
+	free(c->dir);
+	free(c);
+}
+
+int
+cache_get(struct cache *c, const struct cache_key *key, int64_t now,
+    struct cache_record *out)
+{
+	unsigned char	kb[RECORD_KEY_MAX];
+	MDB_txn		*t;
+	MDB_val		 k, v;
+	struct neg	 n;
+	int		 kl, rc;
+
+	if ((kl = record_key(key, kb)) < 0)
+		return kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	rc = mdb_get(t, c->records, &k, &v);
+	if (rc == 0) {
+		rc = record_decode(v.mv_data, v.mv_size, out);
+	} else if (rc == MDB_NOTFOUND) {
+		rc = -ENOENT;
+		if (mdb_get(t, c->negs, &k, &v) == 0 &&
+		    v.mv_size == sizeof(n)) {
+			memcpy(&n, v.mv_data, sizeof(n));
+			if (n.expires > now)
+				rc = -ENODATA;
+		}
+	} else {
+		rc = merr(rc);
+	}
+	rend(c, t);
+	return rc;
+}
+
+void
+cache_record_release(struct cache_record *rec)
+{
+	if (rec == NULL)
+		return;
+	free(rec->mem);
+	memset(rec, 0, sizeof(*rec));
+}
+
+int
+cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
+{
+	struct stat	st;
+	char		path[PATH_MAX];
+	int		fd, rc;
+
+	*fdp = -1;
+	if (rec->flags & CACHE_F_EXTERNAL) {
+		if (rec->path == NULL)
+			return -EINVAL;
+		/* The path was resolved when indexed: a symlink there now is
+		 * a different file, never followed. */
+		if ((fd = open(rec->path, O_RDONLY | O_CLOEXEC |
+		    O_NOFOLLOW)) < 0)
+			return errno == ENOENT || errno == ENOTDIR ||
+			    errno == ELOOP ? -ESTALE : -errno;
+	} else {
+		if ((rc = blob_path(c, rec->digest, path, 0)) < 0)
+			return rc;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -errno;
+	}
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	if ((uint64_t)st.st_size != rec->size || ((rec->flags &
+	    CACHE_F_EXTERNAL) && ((uint64_t)st.st_dev != rec->dev ||
+	    (uint64_t)st.st_ino != rec->ino ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
+	    rec->mtime_ns))) {
+		close(fd);
+		return rec->flags & CACHE_F_EXTERNAL ? -ESTALE : -EIO;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+uint64_t
+cache_fingerprint(const struct cache_record *rec)
+{
+	uint64_t	 h = 0xcbf29ce484222325ull, v[4];
+	const unsigned char *p;
+	size_t		 i, n;
+
+	if (!(rec->flags & CACHE_F_EXTERNAL)) {
+		memcpy(&h, rec->digest, sizeof(h));
+		return h;
+	}
+	/* FNV-1a over the path and the file's identity. */
+	v[0] = rec->dev;
+	v[1] = rec->ino;
+	v[2] = rec->size;
+	v[3] = (uint64_t)rec->mtime_ns;
+	p = (const unsigned char *)(rec->path ? rec->path : "");
+	n = strlen((const char *)p);
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	p = (const unsigned char *)v;
+	for (i = 0; i < sizeof(v); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static size_t
+touch_hash(const unsigned char *k, size_t n)
+{
+	uint64_t	h = 0xcbf29ce484222325ull;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ k[i]) * 0x100000001b3ull;
+	return (size_t)(h % TOUCH_BUCKETS);
+}
+
+void
+cache_touch(struct cache *c, const struct cache_key *key,
+    const struct cache_record *rec, int64_t now)
+{
+	unsigned char	 kb[RECORD_KEY_MAX];
+	struct touch	*p;
+	size_t		 b;
+	int		 kl;
+
+	if (c->readonly || now - rec->atime < ATIME_GRANULARITY)
+		return;
+	if ((kl = record_key(key, kb)) < 0)
+		return;
+	b = touch_hash(kb, (size_t)kl);
+	pthread_mutex_lock(&c->touch_mu);
+	for (p = c->touch[b]; p != NULL; p = p->next)
+		if (p->klen == (size_t)kl && memcmp(p->k, kb, p->klen) == 0)
+			break;
+	if (p != NULL) {
+		p->atime = now;
+	} else if (c->ntouch < TOUCH_MAX &&
+	    (p = malloc(sizeof(*p))) != NULL) {
+		/* Past TOUCH_MAX, accesses are forgotten until the next
+		 * flush: LRU order is approximate by design. */
+		p->atime = now;
+		p->klen = (size_t)kl;
+		memcpy(p->k, kb, p->klen);
+		p->next = c->touch[b];
+		c->touch[b] = p;
+		c->ntouch++;
+	}
+	pthread_mutex_unlock(&c->touch_mu);
+}
+
+struct flushctx {
+	struct touch	**list;
+	int64_t		  now;
+	int		  evicted;
+};
+
+static int
+write_atimes(struct cache *c, MDB_txn *t, struct touch **list)
+{
+	struct touch	*p;
+	unsigned char	*buf;
+	MDB_val		 k, v;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < TOUCH_BUCKETS; i++) {
+		for (p = list[i]; p != NULL; p = p->next) {
+			k.mv_size = p->klen;
+			k.mv_data = p->k;
+			rc = mdb_get(t, c->records, &k, &v);
+			if (rc == MDB_NOTFOUND || v.mv_size < RECORD_FIXED)
+				continue;
+			if (rc != 0)
+				return rc;
+			if ((buf = malloc(v.mv_size)) == NULL)
+				return ENOMEM;
+			memcpy(buf, v.mv_data, v.mv_size);
+			memcpy(buf + RECORD_ATIME_OFF, &p->atime,
+			    sizeof(p->atime));
+			v.mv_data = buf;
+			rc = mdb_put(t, c->records, &k, &v, 0);
+			free(buf);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+struct victim {
+	int64_t		atime;
+	size_t		klen;
+	unsigned char	k[RECORD_KEY_MAX];
+};
+
+static int
+victim_cmp(const void *a, const void *b)
+{
+	const struct victim *x = a, *y = b;
+
+	return x->atime < y->atime ? -1 : x->atime > y->atime;
+}
+
+/* Least recently used first, until the blob bytes fit the budget. */
+static int
+evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
+{
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	struct victim	*vs = NULL, *nv;
+	unsigned char	 gone[32];
+	size_t		 n = 0, cap = 0, i;
+	uint64_t	 bytes;
+	uint32_t	 flags;
+	int64_t		 atime;
+	int		 rc, unl;
+
+	if ((rc = get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (v.mv_size < RECORD_FIXED || k.mv_size > RECORD_KEY_MAX)
+			continue;
+		memcpy(&flags, (char *)v.mv_data + 4, sizeof(flags));
+		if (flags & (CACHE_F_EXTERNAL | CACHE_F_PINNED))
+			continue;
+		memcpy(&atime, (char *)v.mv_data + RECORD_ATIME_OFF,
+		    sizeof(atime));
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			if ((nv = realloc(vs, cap * sizeof(*vs))) == NULL) {
+				rc = ENOMEM;
+				break;
+			}
+			vs = nv;
+		}
+		vs[n].atime = atime;
+		vs[n].klen = k.mv_size;
+		memcpy(vs[n].k, k.mv_data, k.mv_size);
+		n++;
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		goto out;
+	rc = 0;
+	if (n > 0)
+		qsort(vs, n, sizeof(*vs), victim_cmp);
+	for (i = 0; i < n && bytes > c->budget; i++) {
+		k.mv_size = vs[i].klen;
+		k.mv_data = vs[i].k;
+		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
+		    (unl && (rc = gone_add(c, gone)) != 0))
+			goto out;
+		fc->evicted++;
+		if ((rc = get_bytes(c, t, &bytes)) != 0)
+			goto out;
+	}
+out:
+	free(vs);
+	return rc;
+}
+
+static int
+flush_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct flushctx	*fc = ctx;
+	int		 rc;
+
+	fc->evicted = 0;
+	if ((rc = write_atimes(c, t, fc->list)) != 0)
+		return rc;
+	if (c->budget && (rc = evict(c, t, fc)) != 0)
+		return rc;
+	return 0;
+}
+
+int
+cache_flush(struct cache *c, int64_t now)
+{
+	struct touch	*list[TOUCH_BUCKETS];
+	struct flushctx	 fc = { list, now, 0 };
+	size_t		 i;
+	int		 rc;
+
+	if (c->readonly)
+		return 0;
+	pthread_mutex_lock(&c->touch_mu);
+	memcpy(list, c->touch, sizeof(list));
+	memset(c->touch, 0, sizeof(c->touch));
+	c->ntouch = 0;
+	pthread_mutex_unlock(&c->touch_mu);
+
+	rc = wtxn(c, flush_fn, &fc);
+	for (i = 0; i < TOUCH_BUCKETS; i++) {
+		struct touch *p, *n;
+
+		for (p = list[i]; p != NULL; p = n) {
+			n = p->next;
+			free(p);
+		}
+	}
+	if (rc < 0)
+		return rc;
+	__atomic_add_fetch(&c->evictions, (uint64_t)fc.evicted,
+	    __ATOMIC_RELAXED);
+	return fc.evicted;
+}
+
+int
+cache_blob_create(struct cache *c, struct cache_blob **out)
+{
+	struct cache_blob	*b;
+	int			 rc;
+
+	*out = NULL;
+	if (c->readonly)
+		return -EROFS;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return -ENOMEM;
+	b->c = c;
+	b->fd = -1;
+	if (snprintf(b->tmp, sizeof(b->tmp), "%s/tmp/blob.XXXXXX", c->dir) >=
+	    (int)sizeof(b->tmp)) {
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	if ((b->fd = mkostemp(b->tmp, O_CLOEXEC)) < 0) {
+		rc = -errno;
+		b->tmp[0] = '\0';
+		goto out;
+	}
+	/* Blobs are public artifacts: readable by whoever reads the store. */
+	(void)fchmod(b->fd, 0644);
+	if ((b->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(b->md, EVP_sha256(), NULL) != 1) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	*out = b;
+	return 0;
+out:
+	cache_blob_abort(b);
+	return rc;
+}
+
+int
+cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
+{
+	const char	*p = buf;
+	ssize_t		 n;
+
+	if (EVP_DigestUpdate(b->md, buf, len) != 1)
+		return -EIO;
+	while (len > 0) {
+		if ((n = write(b->fd, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		b->size += (uint64_t)n;
+	}
+	return 0;
+}
+
+uint64_t
+cache_blob_size(const struct cache_blob *b)
+{
+	return b->size;
+}
+
+void
+cache_blob_abort(struct cache_blob *b)
+{
+	if (b == NULL)
+		return;
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->tmp[0] != '\0')
+		unlink(b->tmp);
+	EVP_MD_CTX_free(b->md);
+	free(b);
+}
+
+struct putctx {
+	const struct cache_key		*key;
+	struct cache_record		*rec;	/* a copy of the caller's */
+	const char			*tmp;	/* blob to rename in, or NULL */
+	int				 renamed;
+};
+
+/* A new entry counts as used when stored, so eviction takes entries
+ * nobody asked for since before it, not the newest. */
+static void
+stamp(struct cache_record *r)
+{
+	if (r->stored == 0)
+		r->stored = (int64_t)time(NULL);
+	if (r->atime == 0)
+		r->atime = r->stored;
+}
+
+static int
+fsync_dir(const char *path)
+{
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return errno;
+	if (fsync(fd) != 0)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+static int
+put_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct putctx	*pc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX], gone[32], *val = NULL;
+	char		 path[PATH_MAX], dir[PATH_MAX];
+	MDB_val		 k, v;
+	size_t		 vlen;
+	int		 kl, rc, unl = 0, is_new = 0;
+
+	if ((kl = record_key(pc->key, kb)) < 0)
+		return -kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	rc = drop_raw(c, t, &k, gone, &unl);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	/* The same blob again under this key: keep its file. */
+	if (unl && pc->tmp != NULL && memcmp(gone, pc->rec->digest, 32) == 0)
+		unl = 0;
+	if (pc->tmp != NULL &&
+	    (rc = blob_ref(c, t, pc->rec->digest, pc->rec->size, &is_new)))
+		return rc;
+	if ((rc = -record_encode(pc->rec, &val, &vlen)) != 0)
+		return rc;
+	v.mv_size = vlen;
+	v.mv_data = val;
+	rc = mdb_put(t, c->records, &k, &v, 0);
+	free(val);
+	if (rc != 0)
+		return rc;
+	rc = mdb_del(t, c->negs, &k, NULL);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+
+	if (unl && (rc = gone_add(c, gone)) != 0)
+		return rc;
+	/* File system changes last: nothing below can fill the map. */
+	if (pc->tmp != NULL && is_new && !pc->renamed) {
+		blob_path(c, pc->rec->digest, dir, 1);
+		blob_path(c, pc->rec->digest, path, 0);
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return errno;
+		if (rename(pc->tmp, path) != 0)
+			return errno;
+		pc->renamed = 1;
+		if ((rc = fsync_dir(dir)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+cache_put_blob(struct cache *c, struct cache_blob *b,
+    const struct cache_key *key, const struct cache_record *rec,
+    unsigned char digest_out[32])
+{
+	struct cache_record	r = *rec;
+	struct putctx		pc = { key, &r, NULL, 0 };
+	unsigned int		dlen;
+	int			rc;
+
+	stamp(&r);
+	if (fsync(b->fd) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (EVP_DigestFinal_ex(b->md, r.digest, &dlen) != 1) {
+		rc = -EIO;
+		goto out;
+	}
+	r.size = b->size;
+	r.flags &= ~CACHE_F_EXTERNAL;
+	r.path = NULL;
+	pc.tmp = b->tmp;
+	rc = wtxn(c, put_fn, &pc);
+	if (rc == 0 && digest_out != NULL)
+		memcpy(digest_out, r.digest, 32);
+	if (pc.renamed)
+		b->tmp[0] = '\0';
+out:
+	cache_blob_abort(b);
+	return rc;
+}
+
+int
+cache_put(struct cache *c, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	struct cache_record	r = *rec;
+	struct putctx		pc = { key, &r, NULL, 0 };
+
+	if (!(rec->flags & CACHE_F_EXTERNAL) || rec->path == NULL)
+		return -EINVAL;
+	memset(r.digest, 0, sizeof(r.digest));
+	stamp(&r);
+	return wtxn(c, put_fn, &pc);
+}
+
+struct dropctx {
+	const struct cache_key	*key;
+};
+
+static int
+drop_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct dropctx	*dc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX], gone[32];
+	MDB_val		 k;
+	int		 kl, rc, unl;
+
+	if ((kl = record_key(dc->key, kb)) < 0)
+		return -kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0)
+		return rc;
+	return unl ? gone_add(c, gone) : 0;
+}
+
+int
+cache_drop(struct cache *c, const struct cache_key *key)
+{
+	struct dropctx dc = { key };
+
+	return wtxn(c, drop_fn, &dc);
+}
+
+struct negctx {
+	const struct cache_key	*key;
+	int64_t			 now;
+	const int64_t		*ttls;
+	size_t			 nttls;
+	uint32_t		 misses;
+};
+
+static int
+neg_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct negctx	*nc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX];
+	struct neg	 n = { 0, 0, 0 };
+	MDB_val		 k, v;
+	size_t		 i;
+	int		 kl, rc;
+
+	if ((kl = record_key(nc->key, kb)) < 0)
+		return -kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	rc = mdb_get(t, c->records, &k, &v);
+	if (rc == 0)
+		return EEXIST;
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	rc = mdb_get(t, c->negs, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(n))
+		memcpy(&n, v.mv_data, sizeof(n));
+	else if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if (n.misses < UINT32_MAX)
+		n.misses++;
+	i = n.misses < nc->nttls ? n.misses : nc->nttls;
+	n.expires = nc->now + nc->ttls[i - 1];
+	nc->misses = n.misses;
+	v.mv_size = sizeof(n);
+	v.mv_data = &n;
+	return mdb_put(t, c->negs, &k, &v, 0);
+}
+
+int
+cache_put_negative(struct cache *c, const struct cache_key *key,
+    int64_t now, const int64_t *ttls, size_t nttls)
+{
+	struct negctx	nc = { key, now, ttls, nttls, 0 };
+	int		rc;
+
+	if (nttls == 0)
+		return -EINVAL;
+	if ((rc = wtxn(c, neg_fn, &nc)) < 0)
+		return rc;
+	return (int)(nc.misses > INT32_MAX ? INT32_MAX : nc.misses);
+}
+
+int
+cache_stats(struct cache *c, struct cache_stats *st)
+{
+	MDB_txn		*t;
+	MDB_stat	 ms;
+	MDB_envinfo	 info;
+	int		 rc;
+
+	memset(st, 0, sizeof(*st));
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = get_bytes(c, t, &st->bytes)) == 0 &&
+	    (rc = mdb_stat(t, c->records, &ms)) == 0) {
+		st->records = ms.ms_entries;
+		if ((rc = mdb_stat(t, c->blobs, &ms)) == 0)
+			st->blobs = ms.ms_entries;
+		if (rc == 0 && (rc = mdb_stat(t, c->negs, &ms)) == 0)
+			st->negatives = ms.ms_entries;
+	}
+	mdb_env_info(c->env, &info);
+	rend(c, t);
+	st->mapsize = info.me_mapsize;
+	st->evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED);
+	st->check_dropped = c->check_dropped;
+	st->check_removed = c->check_removed;
+	return merr(rc);
+}
+
+/*
+ * The files table.
+ */
+
+int
+cache_file_get(struct cache *c, const char *path, struct cache_file *out)
+{
+	unsigned char		 kb[RECORD_KEY_MAX];
+	const unsigned char	*kp;
+	struct record_file	 f;
+	MDB_txn			*t;
+	MDB_val			 k, v;
+	int			 rc;
+
+	k.mv_size = record_file_key(path, kb, &kp);
+	k.mv_data = (void *)kp;
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_get(t, c->files, &k, &v)) == 0) {
+		if (record_file_decode(v.mv_data, v.mv_size, &f) < 0)
+			rc = EINVAL;
+		else
+			*out = f.id;
+	}
+	rend(c, t);
+	return merr(rc);
+}
+
+/* Drop the record at encoded key kb if it is an external one for path. */
+static int
+drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
+    size_t kl, const char *path, size_t plen)
+{
+	struct cache_record	 rec;
+	MDB_val			 k = { kl, (void *)kb }, v;
+	int			 rc, own;
+
+	if ((rc = mdb_get(t, c->records, &k, &v)) != 0)
+		return rc == MDB_NOTFOUND ? 0 : rc;
+	if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
+		return mdb_del(t, c->records, &k, NULL);
+	own = (rec.flags & CACHE_F_EXTERNAL) && rec.path != NULL &&
+	    strlen(rec.path) == plen && memcmp(rec.path, path, plen) == 0;
+	cache_record_release(&rec);
+	return own ? mdb_del(t, c->records, &k, NULL) : 0;
+}
+
+struct filectx {
+	const char		*path;
+	const struct cache_file	*f;
+	const struct cache_key	*keys;
+	size_t			 nkeys;
+};
+
+static int
+file_set_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct filectx		*fc = ctx;
+	unsigned char		 kb[RECORD_KEY_MAX], nk[RECORD_KEY_MAX];
+	unsigned char		*val;
+	const unsigned char	*kp, *ok;
+	struct record_file	 old;
+	MDB_val			 k, v;
+	size_t			 vlen, pos = 0, okl, i, plen;
+	int			 rc, found, kl;
+
+	plen = strlen(fc->path);
+	k.mv_size = record_file_key(fc->path, kb, &kp);
+	k.mv_data = (void *)kp;
+	rc = mdb_get(t, c->files, &k, &v);
+	if (rc == 0 && record_file_decode(v.mv_data, v.mv_size, &old) >= 0) {
+		/* v's memory is valid until the next write: copy it. */
+		if ((val = malloc(v.mv_size)) == NULL)
+			return ENOMEM;
+		memcpy(val, v.mv_data, v.mv_size);
+		record_file_decode(val, v.mv_size, &old);
+		while ((rc = record_file_next_key(&old, &pos, &ok, &okl)) == 1) {
+			for (found = 0, i = 0; i < fc->nkeys && !found; i++) {
+				kl = record_key(&fc->keys[i], nk);
+				found = kl == (int)okl &&
+				    memcmp(nk, ok, okl) == 0;
+			}
+			if (!found && (rc = drop_if_owned(c, t, ok, okl,
+			    fc->path, plen)) != 0)
+				break;
+		}
+		free(val);
+		if (rc < 0)
+			rc = EINVAL;
+		if (rc != 0)
+			return rc;
+	} else if (rc != 0 && rc != MDB_NOTFOUND) {
+		return rc;
+	}
+	if ((rc = -record_file_encode(fc->path, fc->f, fc->keys, fc->nkeys,
+	    &val, &vlen)) != 0)
+		return rc;
+	v.mv_size = vlen;
+	v.mv_data = val;
+	rc = mdb_put(t, c->files, &k, &v, 0);
+	free(val);
+	return rc;
+}
+
+int
+cache_file_set(struct cache *c, const char *path, const struct cache_file *f,
+    const struct cache_key *keys, size_t nkeys)
+{
+	struct filectx fc = { path, f, keys, nkeys };
+
+	return wtxn(c, file_set_fn, &fc);
+}
+
+struct sweepctx {
+	char	**paths;
+	size_t	  n;
+	int	  forgotten;
+};
+
+static int
+forget_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct sweepctx		*sc = ctx;
+	unsigned char		 kb[RECORD_KEY_MAX];
+	const unsigned char	*kp, *ok;
+	struct record_file	 f;
+	MDB_val			 k, v;
+	size_t			 i, pos, okl;
+	unsigned char		*copy;
+	int			 rc;
+
+	sc->forgotten = 0;
+	for (i = 0; i < sc->n; i++) {
+		k.mv_size = record_file_key(sc->paths[i], kb, &kp);
+		k.mv_data = (void *)kp;
+		if ((rc = mdb_get(t, c->files, &k, &v)) == MDB_NOTFOUND)
+			continue;
+		if (rc != 0)
+			return rc;
+		if ((copy = malloc(v.mv_size)) == NULL)
+			return ENOMEM;
+		memcpy(copy, v.mv_data, v.mv_size);
+		pos = 0;
+		rc = 0;
+		if (record_file_decode(copy, v.mv_size, &f) >= 0) {
+			while (record_file_next_key(&f, &pos, &ok, &okl) == 1)
+				if ((rc = drop_if_owned(c, t, ok, okl,
+				    sc->paths[i], strlen(sc->paths[i]))) != 0)
+					break;
+		}
+		free(copy);
+		if (rc != 0 || (rc = mdb_del(t, c->files, &k, NULL)) != 0)
+			return rc;
+		sc->forgotten++;
+	}
+	return 0;
+}
+
+int
+cache_file_sweep(struct cache *c, const char *prefix,
+    int (*keep)(void *ctx, const char *path), void *ctx)
+{
+	struct sweepctx	 sc = { NULL, 0, 0 };
+	struct record_file f;
+	MDB_cursor	*cur;
+	MDB_txn		*t;
+	MDB_val		 k, v;
+	char		**all = NULL, **np;
+	size_t		 nall = 0, cap = 0, i, plen = strlen(prefix);
+	int		 rc, pl;
+
+	/* Collect the paths under a read transaction, ask keep() with no
+	 * transaction open (it does I/O), then forget in one write. */
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->files, &cur)) != 0) {
+		rend(c, t);
+		return merr(rc);
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if ((pl = record_file_decode(v.mv_data, v.mv_size, &f)) < 0 ||
+		    (size_t)pl < plen || memcmp(f.path, prefix, plen) != 0)
+			continue;
+		if (nall == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((np = realloc(all, cap * sizeof(*all))) == NULL) {
+				rc = ENOMEM;
+				break;
+			}
+			all = np;
+		}
+		if ((all[nall] = strndup(f.path, (size_t)pl)) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		nall++;
+	}
+	mdb_cursor_close(cur);
+	rend(c, t);
+	if (rc != MDB_NOTFOUND) {
+		rc = merr(rc);
+		goto out;
+	}
+	if ((sc.paths = calloc(nall ? nall : 1, sizeof(*sc.paths))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nall; i++)
+		if (!keep(ctx, all[i]))
+			sc.paths[sc.n++] = all[i];
+	rc = sc.n ? wtxn(c, forget_fn, &sc) : 0;
+	if (rc == 0)
+		rc = sc.forgotten;
+out:
+	for (i = 0; i < nall; i++)
+		free(all[i]);
+	free(all);
+	free(sc.paths);
+	return rc;
+}

@@ -1,0 +1,240 @@
+/*
+ * cache: symhub's storage engine.
+ *
+ * An LMDB index over content-addressed blob files, plus references to files
+ * indexed in place (scanned directories), negative entries, a byte budget
+ * with least-recently-used eviction, and an open-time consistency check.
+ *
+ * Layout under the store directory:
+ *   index/        the LMDB environment
+ *   blobs/ab/cd…  blob files, named by the SHA-256 of their bytes
+ *   tmp/          blobs being written; anything here at open is garbage
+ *
+ * A blob is written to tmp/, fsynced, renamed into blobs/ and only then
+ * indexed, all under one write transaction, so a crash at any point leaves
+ * at most an unindexed file that the next cache_open() removes.
+ *
+ * No HTTP, no logging: every function returns 0 (or a count) on success and
+ * a negative errno on failure.  A miss is a result (-ENOENT), not an error.
+ * All functions are safe to call from several threads on one struct cache.
+ * Open the cache after any fork(), never before.
+ */
+#ifndef SYMHUB_CACHE_H
+#define SYMHUB_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cache;		/* opaque */
+struct cache_blob;	/* opaque: a blob being written */
+
+enum cache_kind {
+	CACHE_DEBUGINFO = 1,
+	CACHE_EXECUTABLE = 2,
+	CACHE_SOURCE = 3,	/* extra: canonical absolute source path */
+	CACHE_SECTION = 4	/* extra: section name */
+};
+
+#define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */
+
+struct cache_key {
+	enum cache_kind		 kind;
+	const unsigned char	*id;
+	size_t			 idlen;		/* 1..CACHE_ID_MAX */
+	const char		*extra;		/* NULL unless SOURCE or SECTION */
+};
+
+/* Record flags. */
+#define CACHE_F_EXTERNAL 0x01u	/* refers to a file in place, not a blob */
+#define CACHE_F_PINNED	 0x02u	/* never evicted by the byte budget */
+#define CACHE_F_DERIVED	 0x04u	/* made from another record (a section) */
+
+struct cache_record {
+	uint64_t	 size;		/* bytes of the artifact */
+	uint32_t	 flags;		/* CACHE_F_* */
+	uint32_t	 quality;	/* opaque to the cache (elfinfo markers) */
+	unsigned char	 digest[32];	/* SHA-256 of the blob; zero if EXTERNAL */
+	/* EXTERNAL: identity of the file when it was indexed.  A file whose
+	 * identity no longer matches is never served (-ESTALE). */
+	uint64_t	 dev, ino;
+	int64_t		 mtime_ns;
+	int64_t		 last_modified;	/* seconds, sent as Last-Modified */
+	int64_t		 stored;	/* seconds, when it was indexed */
+	int64_t		 atime;		/* seconds, last recorded access */
+	uint64_t	 parent;	/* DERIVED: cache_fingerprint() of its source */
+	/* Strings, NUL-terminated or NULL.  In a record filled by cache_get()
+	 * they point into storage owned by the record: valid until
+	 * cache_record_release().  In a record passed to a put function they
+	 * are the caller's, and copied. */
+	const char	*path;		/* EXTERNAL: the file */
+	const char	*origin;	/* "scan", "upload", an upstream's name */
+	const char	*xfile;		/* X-DEBUGINFOD-FILE */
+	const char	*xarchive;	/* X-DEBUGINFOD-ARCHIVE */
+	const char	*ximasig;	/* X-DEBUGINFOD-IMASIGNATURE */
+	void		*mem;		/* private: storage behind the strings */
+};
+
+struct cache_options {
+	uint64_t	budget;		/* blob bytes to keep; 0: no limit */
+	size_t		mapsize;	/* initial LMDB map size; 0: default */
+	int		readonly;	/* open for reading only (no check) */
+};
+
+struct cache_stats {
+	uint64_t	bytes;		/* bytes of blob files indexed */
+	uint64_t	blobs;		/* distinct blob files */
+	uint64_t	records;	/* artifact records (blob or external) */
+	uint64_t	negatives;	/* negative entries, fresh or not */
+	uint64_t	evictions;	/* records evicted since open */
+	uint64_t	check_dropped;	/* records dropped by the open check */
+	uint64_t	check_removed;	/* stray files removed by the open check */
+	uint64_t	mapsize;	/* current LMDB map size */
+};
+
+/*
+ * Open (creating if needed) the store in dir, and check it: clear stale
+ * LMDB readers, remove tmp/ leftovers, drop records whose blob is missing or
+ * of the wrong size, rebuild blob reference counts and remove unindexed
+ * blobs.
+ * @param opt  NULL for defaults.
+ * @param out  set to the new handle on success, NULL on failure.
+ * @return 0, or -errno (-EROFS/-EACCES for an unwritable store).
+ */
+int	cache_open(const char *dir, const struct cache_options *opt,
+	    struct cache **out);
+
+/* Flush recorded accesses and close.  Accepts NULL. */
+void	cache_close(struct cache *c);
+
+/*
+ * Look key up.
+ * @param now  seconds since the epoch, for negative entry expiry.
+ * @param out  on 0, the record; release it with cache_record_release().
+ *             Untouched otherwise.
+ * @return 0 hit; -ENOENT miss (no record, no fresh negative entry);
+ *         -ENODATA a fresh negative entry; other -errno on failure.
+ */
+int	cache_get(struct cache *c, const struct cache_key *key, int64_t now,
+	    struct cache_record *out);
+
+/* Free what cache_get() attached to rec.  Accepts a zeroed record. */
+void	cache_record_release(struct cache_record *rec);
+
+/*
+ * Open the bytes behind rec for reading: the blob, or the external file
+ * after checking its identity (device, inode, size, mtime).
+ * @param fd  on 0, an O_RDONLY descriptor the caller owns.
+ * @return 0; -ESTALE when an external file changed or vanished; -ENOENT
+ *         when a blob is missing; -errno otherwise.
+ */
+int	cache_open_data(struct cache *c, const struct cache_record *rec,
+	    int *fd);
+
+/* A 64-bit fingerprint of what rec's bytes are: the digest of a blob, or
+ * the path and identity of an external file.  For CACHE_F_DERIVED. */
+uint64_t cache_fingerprint(const struct cache_record *rec);
+
+/*
+ * Note an access to key, for LRU eviction.  Costs no write transaction:
+ * accesses are kept in memory and written by cache_flush().  rec is the
+ * record just served (an access within a minute of rec->atime is ignored).
+ */
+void	cache_touch(struct cache *c, const struct cache_key *key,
+	    const struct cache_record *rec, int64_t now);
+
+/*
+ * Write recorded accesses in one transaction, then evict least-recently
+ * used blob records (not PINNED, not EXTERNAL) until the blob bytes fit
+ * the budget.  Call it periodically from one maintenance thread.
+ * @return number of records evicted, or -errno.
+ */
+int	cache_flush(struct cache *c, int64_t now);
+
+/*
+ * Start writing a blob into tmp/.
+ * @param out  the writer; finish it with cache_put_blob() or
+ *             cache_blob_abort().
+ * @return 0 or -errno.
+ */
+int	cache_blob_create(struct cache *c, struct cache_blob **out);
+
+/* Append bytes.  @return 0 or -errno (-ENOSPC on a full disk). */
+int	cache_blob_write(struct cache_blob *b, const void *buf, size_t len);
+
+/* Bytes written so far. */
+uint64_t cache_blob_size(const struct cache_blob *b);
+
+/* Discard a blob being written.  Accepts NULL. */
+void	cache_blob_abort(struct cache_blob *b);
+
+/*
+ * Finish blob b (fsync, rename into blobs/) and index it under key with
+ * rec's metadata; rec->size, rec->digest and rec->flags' EXTERNAL bit are
+ * set from the blob.  Identical bytes under several keys share one file.
+ * Replaces any record and negative entry for key.  b is consumed in every
+ * case.  An LMDB map that is full is grown, never reported.
+ * @param digest_out  if not NULL, receives the blob's SHA-256.
+ * @return 0 or -errno.
+ */
+int	cache_put_blob(struct cache *c, struct cache_blob *b,
+	    const struct cache_key *key, const struct cache_record *rec,
+	    unsigned char digest_out[32]);
+
+/*
+ * Index an external file under key (rec->flags must have CACHE_F_EXTERNAL
+ * and rec->path set).  Replaces any record and negative entry for key.
+ * @return 0 or -errno.
+ */
+int	cache_put(struct cache *c, const struct cache_key *key,
+	    const struct cache_record *rec);
+
+/* Remove key's record (and its blob when no other record uses it).
+ * @return 0, -ENOENT when there was none, or -errno. */
+int	cache_drop(struct cache *c, const struct cache_key *key);
+
+/*
+ * Record a negative entry for key: the key's miss count grows by one and
+ * the entry expires at now + ttls[min(misses, nttls) - 1].  A key that has
+ * a record is left alone (-EEXIST).
+ * @return the new miss count, or -errno.
+ */
+int	cache_put_negative(struct cache *c, const struct cache_key *key,
+	    int64_t now, const int64_t *ttls, size_t nttls);
+
+/* Fill st.  @return 0 or -errno. */
+int	cache_stats(struct cache *c, struct cache_stats *st);
+
+/*
+ * Files indexed in place.  For each scanned path the cache remembers the
+ * file's identity and the keys the file was indexed under, so a rescan can
+ * skip unchanged files and drop what vanished.
+ */
+struct cache_file {
+	uint64_t	dev, ino, size;
+	int64_t		mtime_ns;
+};
+
+/* @return 0 and *out, or -ENOENT. */
+int	cache_file_get(struct cache *c, const char *path,
+	    struct cache_file *out);
+
+/*
+ * Remember path with identity f and the nkeys keys it was indexed under.
+ * Keys it had before and no longer lists are dropped when their record
+ * still refers to path.
+ * @return 0 or -errno.
+ */
+int	cache_file_set(struct cache *c, const char *path,
+	    const struct cache_file *f, const struct cache_key *keys,
+	    size_t nkeys);
+
+/*
+ * Visit every remembered path that starts with prefix; where keep()
+ * returns 0 the path is forgotten and its keys' records that still refer to
+ * it are dropped.
+ * @return number of paths forgotten, or -errno.
+ */
+int	cache_file_sweep(struct cache *c, const char *prefix,
+	    int (*keep)(void *ctx, const char *path), void *ctx);
+
+#endif

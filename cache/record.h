@@ -1,0 +1,68 @@
+/*
+ * record: the byte encodings of the cache's LMDB keys and values.  Pure
+ * functions, private to cache/ and its unit tests.
+ */
+#ifndef SYMHUB_CACHE_RECORD_H
+#define SYMHUB_CACHE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/cache.h"
+
+/* kind, id length, id, SHA-256 of extra: never over LMDB's 511 bytes. */
+#define RECORD_KEY_MAX		(2 + CACHE_ID_MAX + 32)
+
+/* Fixed part of an encoded record; atime can be patched in place. */
+#define RECORD_VERSION		1u
+#define RECORD_FIXED		112
+#define RECORD_ATIME_OFF	96
+
+/*
+ * Encode key into out.
+ * @return the encoded length, or -EINVAL for an invalid key (bad kind,
+ *         id length, or extra present/absent for the kind).
+ */
+int	record_key(const struct cache_key *key,
+	    unsigned char out[RECORD_KEY_MAX]);
+
+/*
+ * Encode rec (strings included) into a malloc'd buffer.
+ * @return 0 with *out (caller frees) and *len set, or -ENOMEM/-EINVAL.
+ */
+int	record_encode(const struct cache_record *rec, unsigned char **out,
+	    size_t *len);
+
+/*
+ * Decode buf into out; the strings are copied into out->mem (one
+ * allocation) and released by cache_record_release().
+ * @return 0, -EINVAL for a malformed buffer, -ENOMEM.
+ */
+int	record_decode(const void *buf, size_t len, struct cache_record *out);
+
+/* An entry of the files table: a scanned file and the keys it gave. */
+struct record_file {
+	struct cache_file	 id;
+	const char		*path;	/* points into the decoded buffer */
+	size_t			 nkeys;
+	const unsigned char	*keys;	/* nkeys x (u16 length, key bytes) */
+	size_t			 keyslen;
+};
+
+/* LMDB key of the files table for path (the path, or a hash when long). */
+size_t	record_file_key(const char *path, unsigned char out[RECORD_KEY_MAX],
+	    const unsigned char **key);
+
+int	record_file_encode(const char *path, const struct cache_file *f,
+	    const struct cache_key *keys, size_t nkeys, unsigned char **out,
+	    size_t *len);
+/* Decode in place: out's pointers refer into buf, and out->path is not
+ * NUL-terminated.  @return the path's length, or -EINVAL. */
+int	record_file_decode(const void *buf, size_t len,
+	    struct record_file *out);
+/* Walk the encoded keys of a files entry: *pos starts at 0.
+ * @return 1 with key and klen set, 0 at the end, -EINVAL if malformed. */
+int	record_file_next_key(const struct record_file *f, size_t *pos,
+	    const unsigned char **key, size_t *klen);
+
+#endif

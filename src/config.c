@@ -1,0 +1,460 @@
+/*
+ * config: the option table and the code it drives.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
+
+/* Where an option may be set. */
+#define O_CLI	0x1
+#define O_FILE	0x2
+#define O_BOTH	(O_CLI | O_FILE)
+
+struct opt {
+	const char	*name;
+	int		 sopt;		/* short option letter, or 0 */
+	enum otype	 type;
+	int		 where;
+	size_t		 off;		/* offsetof(struct config, ...) */
+	const char	*def;		/* default, as text; NULL: none */
+	const char	*arg;		/* argument name for --help */
+	const char	*help;
+};
+
+#define F(m)	offsetof(struct config, m)
+
+static const struct opt opts[] = {
+	{ "listen", 'l', O_STR, O_BOTH, F(listen), "127.0.0.1:8002",
+	    "ADDR:PORT", "address and port to listen on ([ADDR6]:PORT for IPv6)" },
+	{ "port", 'p', O_STR, O_CLI, 0, NULL, "PORT",
+	    "listen on 127.0.0.1:PORT (shorthand for --listen)" },
+	{ "store", 'd', O_STR, O_BOTH, F(store), NULL, "DIR",
+	    "store directory (default $XDG_CACHE_HOME/symhub, "
+	    "else ~/.cache/symhub, else ./symhub-store)" },
+	{ "scan-dir", 'F', O_LIST, O_BOTH, F(scan_dirs), NULL, "DIR",
+	    "index ELF files under DIR in place (repeatable)" },
+	{ "source-root", 0, O_LIST, O_BOTH, F(source_roots), NULL, "DIR",
+	    "serve /source files found under DIR only (repeatable)" },
+	{ "rescan", 't', O_NUM, O_BOTH, F(rescan), "300", "SECONDS",
+	    "seconds between rescans of the scan directories; 0: once" },
+	{ "cache-max", 0, O_SIZE, O_BOTH, F(cache_max), "10G", "SIZE",
+	    "bytes of cached blobs to keep (k, M, G, T suffixes); 0: no limit" },
+	{ "threads", 0, O_NUM, O_BOTH, F(threads), "0", "N",
+	    "HTTP worker threads; 0: two per CPU" },
+	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096", "N",
+	    "concurrent client connections at most" },
+	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60", "SECONDS",
+	    "close client connections idle this long" },
+	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
+	    "answer 404 to requests that went through N or more hubs; 0: no limit" },
+	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
+	    "log file, reopened on SIGHUP; - for standard error" },
+	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,
+	    "log more (repeatable on the command line)" },
+	{ "config", 'c', O_STR, O_CLI, F(config_file), NULL, "FILE",
+	    "read options from FILE first (command line wins)" },
+	{ "check", 'n', O_FLAG, O_CLI, 0, NULL, NULL,
+	    "check the configuration, print it, and exit" },
+	{ "help", 'h', O_FLAG, O_CLI, 0, NULL, NULL, "show this help" },
+	{ "version", 'V', O_FLAG, O_CLI, 0, NULL, NULL, "show the version" },
+};
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+int
+config_parse_size(const char *s, uint64_t *out)
+{
+	char			*end;
+	unsigned long long	 v;
+	int			 shift = 0;
+
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0' || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int
+parse_num(const char *s, uint64_t *out)
+{
+	char			*end;
+	unsigned long long	 v;
+
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+list_add(struct strlist *l, const char *s)
+{
+	char **v;
+
+	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL)
+		return -ENOMEM;
+	l->v = v;
+	if ((v[l->n] = strdup(s)) == NULL)
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+static void
+list_free(struct strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Set option o from text; "where" names the source for diagnostics. */
+static int
+set(struct config *cfg, const struct opt *o, const char *val,
+    const char *where)
+{
+	char	*p = (char *)cfg + o->off, *s;
+	int	 rc = 0;
+
+	if (strcmp(o->name, "port") == 0) {
+		uint64_t	port;
+		char		buf[32];
+
+		if (parse_num(val, &port) < 0 || port > 65535) {
+			fprintf(stderr, "symhubd: %s: bad port '%s'\n", where,
+			    val);
+			return -1;
+		}
+		snprintf(buf, sizeof(buf), "127.0.0.1:%u", (unsigned)port);
+		val = buf;
+		o = &opts[0];
+		p = (char *)cfg + o->off;
+		if ((s = strdup(val)) == NULL)
+			return -1;
+		free(*(char **)p);
+		*(char **)p = s;
+		return 0;
+	}
+	switch (o->type) {
+	case O_STR:
+		if ((s = strdup(val)) == NULL)
+			return -1;
+		free(*(char **)p);
+		*(char **)p = s;
+		break;
+	case O_LIST:
+		rc = list_add((struct strlist *)p, val);
+		break;
+	case O_NUM:
+		rc = parse_num(val, (uint64_t *)p);
+		break;
+	case O_SIZE:
+		rc = config_parse_size(val, (uint64_t *)p);
+		break;
+	case O_FLAG:
+		if (val == NULL)
+			(*(uint64_t *)p)++;
+		else
+			rc = parse_num(val, (uint64_t *)p);
+		break;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "symhubd: %s: bad value '%s' for %s\n", where,
+		    val ? val : "", o->name);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct opt *
+find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+int
+config_load_file(struct config *cfg, const char *path)
+{
+	const struct opt	*o;
+	FILE			*fp;
+	char			*line = NULL, *name, *val, where[512];
+	size_t			 cap = 0;
+	unsigned		 lineno = 0;
+	int			 rc = 0;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		fprintf(stderr, "symhubd: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, fp) != -1) {
+		lineno++;
+		name = trim(line);
+		if (*name == '#' || *name == '\0')
+			continue;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		val = name + strcspn(name, " \t=");
+		if (*val != '\0') {
+			*val++ = '\0';
+			val = trim(val);
+			if (*val == '=')
+				val = trim(val + 1);
+		}
+		if ((o = find(name)) == NULL || !(o->where & O_FILE)) {
+			fprintf(stderr, "symhubd: %s: unknown option '%s'\n",
+			    where, name);
+			rc = -1;
+			break;
+		}
+		if (*val == '\0' && o->type != O_FLAG) {
+			fprintf(stderr, "symhubd: %s: %s needs a value\n",
+			    where, name);
+			rc = -1;
+			break;
+		}
+		if (set(cfg, o, *val ? val : NULL, where) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+static void
+usage(FILE *fp)
+{
+	char	buf[64];
+	size_t	i;
+
+	fprintf(fp, "usage: symhubd [options]\n"
+	    "Serve debuginfod requests from an LMDB-indexed symbol store.\n\n");
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+
+		snprintf(buf, sizeof(buf), "%c%c%s--%s%s%s",
+		    o->sopt ? '-' : ' ', o->sopt ? o->sopt : ' ',
+		    o->sopt ? ", " : "  ", o->name, o->arg ? " " : "",
+		    o->arg ? o->arg : "");
+		fprintf(fp, "  %-30s %s", buf, o->help);
+		if (o->def && o->type != O_FLAG)
+			fprintf(fp, " [%s]", o->def);
+		fputc('\n', fp);
+	}
+}
+
+static int
+defaults(struct config *cfg)
+{
+	const char	*base;
+	char		 buf[4096];
+	size_t		 i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < NOPTS; i++)
+		if (opts[i].def && opts[i].where & O_FILE &&
+		    set(cfg, &opts[i], opts[i].def, "default") < 0)
+			return -1;
+	if ((base = getenv("XDG_CACHE_HOME")) != NULL && *base == '/')
+		snprintf(buf, sizeof(buf), "%s/symhub", base);
+	else if ((base = getenv("HOME")) != NULL && *base == '/')
+		snprintf(buf, sizeof(buf), "%s/.cache/symhub", base);
+	else
+		snprintf(buf, sizeof(buf), "symhub-store");
+	return (cfg->store = strdup(buf)) ? 0 : -1;
+}
+
+int
+config_parse(struct config *cfg, int argc, char **argv)
+{
+	struct option	 lopts[NOPTS + 1];
+	char		 sopts[3 * NOPTS + 2], *sp = sopts;
+	const char	*cfile = NULL;
+	size_t		 i;
+	int		 ch, idx, pass;
+
+	if (defaults(cfg) < 0)
+		return -1;
+	memset(lopts, 0, sizeof(lopts));
+	*sp++ = ':';
+	for (i = 0; i < NOPTS; i++) {
+		lopts[i].name = opts[i].name;
+		lopts[i].has_arg = opts[i].type == O_FLAG ? no_argument :
+		    required_argument;
+		lopts[i].val = 256 + (int)i;
+		if (opts[i].sopt) {
+			*sp++ = (char)opts[i].sopt;
+			if (opts[i].type != O_FLAG)
+				*sp++ = ':';
+		}
+	}
+	*sp = '\0';
+
+	/* Pass 0 finds -c, pass 1 applies the command line over it. */
+	for (pass = 0; pass < 2; pass++) {
+		optind = 1;
+		opterr = 0;
+		while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
+			const struct opt *o = NULL;
+
+			if (ch >= 256)
+				o = &opts[ch - 256];
+			else
+				for (i = 0; i < NOPTS && o == NULL; i++)
+					if (opts[i].sopt == ch)
+						o = &opts[i];
+			if (o == NULL) {
+				if (pass == 0)
+					continue;
+				fprintf(stderr, "symhubd: %s option '%s'\n",
+				    ch == ':' ? "missing argument for" :
+				    "unknown", argv[optind - 1]);
+				usage(stderr);
+				return -1;
+			}
+			if (pass == 0) {
+				if (strcmp(o->name, "config") == 0)
+					cfile = optarg;
+				continue;
+			}
+			if (strcmp(o->name, "help") == 0) {
+				usage(stdout);
+				return 1;
+			}
+			if (strcmp(o->name, "version") == 0) {
+				printf("symhubd %s\n", PACKAGE_VERSION);
+				return 1;
+			}
+			if (strcmp(o->name, "check") == 0) {
+				cfg->check_only = 1;
+				continue;
+			}
+			if (strcmp(o->name, "config") == 0)
+				continue;
+			if (set(cfg, o, o->type == O_FLAG ? NULL : optarg,
+			    "command line") < 0)
+				return -1;
+		}
+		if (pass == 0 && cfile != NULL) {
+			if ((cfg->config_file = strdup(cfile)) == NULL ||
+			    config_load_file(cfg, cfile) < 0)
+				return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "symhubd: unexpected argument '%s'\n",
+		    argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+void
+config_dump(const struct config *cfg, FILE *fp)
+{
+	const char	*p;
+	size_t		 i, j;
+
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+
+		if (!(o->where & O_FILE))
+			continue;
+		p = (const char *)cfg + o->off;
+		switch (o->type) {
+		case O_STR:
+			fprintf(fp, "%s = %s\n", o->name,
+			    *(char *const *)p ? *(char *const *)p : "");
+			break;
+		case O_LIST: {
+			const struct strlist *l = (const void *)p;
+
+			for (j = 0; j < l->n; j++)
+				fprintf(fp, "%s = %s\n", o->name, l->v[j]);
+			break;
+		}
+		case O_NUM:
+		case O_SIZE:
+		case O_FLAG:
+			fprintf(fp, "%s = %llu\n", o->name,
+			    (unsigned long long)*(const uint64_t *)p);
+			break;
+		}
+	}
+}
+
+void
+config_names(FILE *fp)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		fprintf(fp, "%s %s\n", opts[i].where & O_FILE ? "file" : "cli",
+		    opts[i].name);
+}
+
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		char *p = (char *)cfg + opts[i].off;
+
+		if (!(opts[i].where & O_FILE) && opts[i].off == 0)
+			continue;
+		if (opts[i].type == O_STR)
+			free(*(char **)p), *(char **)p = NULL;
+		else if (opts[i].type == O_LIST)
+			list_free((struct strlist *)p);
+	}
+}

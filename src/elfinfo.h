@@ -1,0 +1,88 @@
+/*
+ * elfinfo: what symhub needs to know about an ELF file, read with libelf
+ * and libdw: its GNU build-id, whether it is an executable and/or carries
+ * debug info, quality markers, named sections, source file names, and the
+ * FileID of DESIGN.md.
+ *
+ * Library-like: returns 0 or a negative errno, never logs.  Every function
+ * takes an open file descriptor, does not close it, and may move its file
+ * offset.  Call elfinfo_init() once before the first use (elf_version()).
+ */
+#ifndef SYMHUB_ELFINFO_H
+#define SYMHUB_ELFINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELFINFO_BUILDID_MAX	64
+
+/* Quality markers: which sections the file has with contents. */
+#define ELFINFO_Q_DEBUG_INFO	0x01u	/* .debug_info or .zdebug_info */
+#define ELFINFO_Q_DEBUG_LINE	0x02u	/* .debug_line or .zdebug_line */
+#define ELFINFO_Q_SYMTAB	0x04u	/* .symtab (SHT_SYMTAB) */
+#define ELFINFO_Q_DYNSYM	0x08u	/* .dynsym (SHT_DYNSYM) */
+#define ELFINFO_Q_GOPCLNTAB	0x10u	/* .gopclntab */
+#define ELFINFO_Q_COMPRESSED	0x20u	/* any SHF_COMPRESSED or .zdebug_ section */
+
+struct elfinfo {
+	unsigned char	buildid[ELFINFO_BUILDID_MAX];
+	/* 0 when the file has no build-id note; a longer note is cut to
+	 * ELFINFO_BUILDID_MAX bytes (longer than any client can ask for). */
+	size_t		buildid_len;
+	/* An executable or shared object (ET_EXEC, ET_DYN) whose code is
+	 * present: an SHF_ALLOC|SHF_EXECINSTR section of type SHT_PROGBITS.
+	 * Relocatable objects are not executables. */
+	unsigned	is_executable : 1;
+	/* Carries DWARF: a .debug_info/.zdebug_info section with contents. */
+	unsigned	is_debuginfo : 1;
+	uint32_t	quality;	/* ELFINFO_Q_* */
+};
+
+/* Initialise libelf.  @return 0, or -ENOTSUP when libelf is too old. */
+int	elfinfo_init(void);
+
+/*
+ * Read the identity and classification of the ELF file open on fd.
+ * @return 0; -ENOEXEC when the file is not ELF or is truncated or corrupt
+ *         (headers or section table out of bounds); -errno on read errors.
+ *         *out is zeroed first in every case.
+ */
+int	elfinfo_read(int fd, struct elfinfo *out);
+
+/*
+ * Copy the raw bytes of section NAME (as stored: a compressed section stays
+ * compressed, as elfutils debuginfod serves it) to sink, in one or more
+ * calls.  A non-zero return from sink stops the copy and is returned.
+ * The first section called NAME decides (elfutils debuginfod does the same).
+ * @return 0; -ENOENT when there is no such section, or it is SHT_NOBITS or
+ *         empty; -ENOEXEC when the file is not ELF or corrupt; -errno on
+ *         read errors; or sink's value.
+ */
+int	elfinfo_section(int fd, const char *name,
+	    int (*sink)(void *ctx, const void *buf, size_t len), void *ctx);
+
+/*
+ * Call cb once per distinct source file named in the DWARF line tables of
+ * the file (all compilation units), with the name made absolute using the
+ * unit's DW_AT_comp_dir when it is relative.  Names are not canonicalized.
+ * Relative names of a unit without a compilation directory, "<built-in>"
+ * and empty names are skipped, as are units whose line table cannot be
+ * read.  The order is unspecified.  The string passed to cb is valid only
+ * during the call.  A non-zero return from cb stops the walk and is
+ * returned.
+ * @return 0 (also when the file has no DWARF); -ENOEXEC when the file is
+ *         not ELF or its DWARF cannot be opened or walked; -ENOMEM; -errno
+ *         on read errors; or cb's value.
+ */
+int	elfinfo_sources(int fd,
+	    int (*cb)(void *ctx, const char *path), void *ctx);
+
+/*
+ * FileID (DESIGN.md, "Keys"): SHA-256 over the first min(N,4096) bytes,
+ * the last min(N,4096) bytes, then N as a big-endian u64; first 16 bytes.
+ * Works on any file, ELF or not.  Reads with pread(); the offset is kept.
+ * @return 0 or -errno.
+ */
+int	elfinfo_fileid(int fd, unsigned char out[16]);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * http: the libmicrohttpd front.  Parses requests with webapi, answers from
+ * the cache, and is the one place that chooses HTTP status codes (see
+ * symhubd(8), "WEB API").
+ */
+#ifndef SYMHUB_HTTP_H
+#define SYMHUB_HTTP_H
+
+#include <stdint.h>
+
+#include "cache/cache.h"
+#include "config.h"
+#include "scan.h"
+
+struct http;
+
+/*
+ * Start listening on cfg->listen and serving.  cfg, c and s must outlive
+ * the server; s may be NULL.
+ * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
+ */
+int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
+	    struct http **out);
+
+/* The port actually bound (useful with port 0). */
+uint16_t http_port(const struct http *h);
+
+/* Stop accepting, finish or drop connections, free.  Accepts NULL. */
+void	http_stop(struct http *h);
+
+#endif

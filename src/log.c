@@ -1,0 +1,143 @@
+/*
+ * log: timestamped lines, one write(2) each.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char	*prog = "symhub";
+static char		*path;
+static int		 fd = STDERR_FILENO;
+static int		 verbose;
+static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+open_file(void)
+{
+	int nfd;
+
+	if (path == NULL)
+		return 0;
+	nfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (nfd < 0)
+		return -errno;
+	pthread_mutex_lock(&mu);
+	if (fd != STDERR_FILENO)
+		close(fd);
+	fd = nfd;
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+int
+log_init(const char *p, const char *file, int v)
+{
+	prog = p;
+	verbose = v;
+	free(path);
+	path = NULL;
+	if (file == NULL || strcmp(file, "-") == 0)
+		return 0;
+	if ((path = strdup(file)) == NULL)
+		return -ENOMEM;
+	return open_file();
+}
+
+int
+log_reopen(void)
+{
+	return open_file();
+}
+
+int
+log_verbose(void)
+{
+	return verbose;
+}
+
+static void
+vlog(const char *level, int errnum, const char *fmt, va_list ap)
+{
+	char		line[2048];
+	struct timespec	ts;
+	struct tm	tm;
+	size_t		n;
+	int		r;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+	r = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s[%ld] %s",
+	    ts.tv_nsec / 1000000, prog, (long)getpid(), level);
+	if (r > 0 && (size_t)r < sizeof(line) - n)
+		n += (size_t)r;
+	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	n = r < 0 ? n : n + (size_t)r;
+	if (n >= sizeof(line) - 1)
+		n = sizeof(line) - 2;
+	if (errnum) {
+		r = snprintf(line + n, sizeof(line) - n, ": %s",
+		    strerror(errnum));
+		n = r < 0 ? n : n + (size_t)r;
+		if (n >= sizeof(line) - 1)
+			n = sizeof(line) - 2;
+	}
+	line[n++] = '\n';
+	pthread_mutex_lock(&mu);
+	if (write(fd, line, n) < 0) {
+		/* Nowhere left to report it. */
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+#define LOGFN(name, level, err, cond)				\
+void								\
+name(const char *fmt, ...)					\
+{								\
+	va_list	ap;						\
+	int	e = errno;					\
+								\
+	if (!(cond))						\
+		return;						\
+	va_start(ap, fmt);					\
+	vlog(level, err ? e : 0, fmt, ap);			\
+	va_end(ap);						\
+	errno = e;						\
+}
+
+LOGFN(log_warn, "warning: ", 1, 1)
+LOGFN(log_warnx, "warning: ", 0, 1)
+LOGFN(log_info, "", 0, 1)
+LOGFN(log_debug, "debug: ", 0, verbose > 0)
+LOGFN(log_access, "", 0, 1)
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+	int	e = errno;
+
+	va_start(ap, fmt);
+	vlog("fatal: ", e, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vlog("fatal: ", 0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

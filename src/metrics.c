@@ -1,0 +1,175 @@
+/*
+ * metrics: relaxed atomic counters; a scrape reads them without locks, so
+ * related counters may be a request apart, which Prometheus tolerates.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "metrics.h"
+
+static const int codes[] = { 200, 400, 404, 405, 406, 413, 500, 503 };
+#define NCODES	(sizeof(codes) / sizeof(codes[0]))
+
+static const char *const tnames[METRICS_T_N] = {
+	"buildid", "metrics", "root", "other"
+};
+static const char *const rnames[METRICS_R_N] = {
+	"file", "section", "negative", "notfound", "error", "other"
+};
+static const char *const snames[METRICS_SCAN_N] = {
+	"indexed", "unchanged", "skipped", "forgotten"
+};
+
+/* Buckets of the response duration histogram, in microseconds. */
+static const uint64_t lbounds[] = { 100, 250, 500, 1000, 2500, 5000, 10000,
+    50000, 250000, 1000000 };
+#define NLB	(sizeof(lbounds) / sizeof(lbounds[0]))
+
+static struct {
+	atomic_uint_fast64_t	count[NCODES + 1][METRICS_T_N];
+	atomic_uint_fast64_t	bytes[NCODES + 1][METRICS_T_N];
+	atomic_uint_fast64_t	result[METRICS_R_N];
+	atomic_uint_fast64_t	lat[NLB + 1];
+	atomic_uint_fast64_t	lat_sum_us;
+	atomic_uint_fast64_t	scan[METRICS_SCAN_N];
+	atomic_uint_fast64_t	passes;
+	atomic_uint_fast64_t	last_pass_ms;
+	atomic_uint_fast64_t	stale;
+	atomic_int		ready;
+} m;
+
+#define INC(x, n)	atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
+#define GET(x)		atomic_load_explicit(&(x), memory_order_relaxed)
+
+void
+metrics_response(int code, enum metrics_type type, enum metrics_result result,
+    uint64_t bytes, uint64_t usec)
+{
+	size_t ci, li;
+
+	for (ci = 0; ci < NCODES && codes[ci] != code; ci++)
+		;
+	INC(m.count[ci][type], 1);
+	INC(m.bytes[ci][type], bytes);
+	INC(m.result[result], 1);
+	for (li = 0; li < NLB && usec > lbounds[li]; li++)
+		;
+	INC(m.lat[li], 1);
+	INC(m.lat_sum_us, usec);
+}
+
+void
+metrics_scan_file(enum metrics_scan what)
+{
+	INC(m.scan[what], 1);
+}
+
+void
+metrics_scan_pass(double seconds)
+{
+	atomic_store(&m.last_pass_ms, (uint64_t)(seconds * 1000));
+	INC(m.passes, 1);
+}
+
+void
+metrics_stale(void)
+{
+	INC(m.stale, 1);
+}
+
+void
+metrics_set_ready(int ready)
+{
+	atomic_store(&m.ready, ready);
+}
+
+void
+metrics_render(FILE *fp, const struct cache_stats *cs)
+{
+	uint64_t	cum = 0;
+	size_t		i, j;
+
+	fprintf(fp, "# TYPE ready gauge\nready %d\n", atomic_load(&m.ready));
+
+	fprintf(fp, "# TYPE http_responses_total counter\n");
+	for (i = 0; i < METRICS_R_N; i++)
+		fprintf(fp, "http_responses_total{result=\"%s\"} %llu\n",
+		    rnames[i], (unsigned long long)GET(m.result[i]));
+
+	fprintf(fp, "# TYPE http_responses_transfer_bytes_count counter\n");
+	for (i = 0; i <= NCODES; i++)
+		for (j = 0; j < METRICS_T_N; j++) {
+			uint64_t n = GET(m.count[i][j]);
+
+			if (n == 0)
+				continue;
+			if (i < NCODES)
+				fprintf(fp, "http_responses_transfer_bytes_count"
+				    "{code=\"%d\",type=\"%s\"} %llu\n"
+				    "http_responses_transfer_bytes_sum"
+				    "{code=\"%d\",type=\"%s\"} %llu\n",
+				    codes[i], tnames[j], (unsigned long long)n,
+				    codes[i], tnames[j],
+				    (unsigned long long)GET(m.bytes[i][j]));
+			else
+				fprintf(fp, "http_responses_transfer_bytes_count"
+				    "{code=\"other\",type=\"%s\"} %llu\n"
+				    "http_responses_transfer_bytes_sum"
+				    "{code=\"other\",type=\"%s\"} %llu\n",
+				    tnames[j], (unsigned long long)n,
+				    tnames[j],
+				    (unsigned long long)GET(m.bytes[i][j]));
+		}
+
+	fprintf(fp, "# TYPE symhub_http_duration_seconds histogram\n");
+	for (i = 0; i <= NLB; i++) {
+		cum += GET(m.lat[i]);
+		if (i < NLB)
+			fprintf(fp, "symhub_http_duration_seconds_bucket"
+			    "{le=\"%g\"} %llu\n", (double)lbounds[i] / 1e6,
+			    (unsigned long long)cum);
+		else
+			fprintf(fp, "symhub_http_duration_seconds_bucket"
+			    "{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	}
+	fprintf(fp, "symhub_http_duration_seconds_sum %.6f\n"
+	    "symhub_http_duration_seconds_count %llu\n",
+	    (double)GET(m.lat_sum_us) / 1e6, (unsigned long long)cum);
+
+	fprintf(fp, "# TYPE symhub_scan_files_total counter\n");
+	for (i = 0; i < METRICS_SCAN_N; i++)
+		fprintf(fp, "symhub_scan_files_total{result=\"%s\"} %llu\n",
+		    snames[i], (unsigned long long)GET(m.scan[i]));
+	fprintf(fp, "# TYPE symhub_scan_passes_total counter\n"
+	    "symhub_scan_passes_total %llu\n"
+	    "# TYPE symhub_scan_last_pass_seconds gauge\n"
+	    "symhub_scan_last_pass_seconds %.3f\n"
+	    "# TYPE symhub_stale_files_total counter\n"
+	    "symhub_stale_files_total %llu\n",
+	    (unsigned long long)GET(m.passes),
+	    (double)GET(m.last_pass_ms) / 1e3,
+	    (unsigned long long)GET(m.stale));
+
+	if (cs == NULL)
+		return;
+	fprintf(fp, "# TYPE symhub_cache_bytes gauge\nsymhub_cache_bytes %llu\n"
+	    "# TYPE symhub_cache_blobs gauge\nsymhub_cache_blobs %llu\n"
+	    "# TYPE symhub_cache_entries gauge\nsymhub_cache_entries %llu\n"
+	    "# TYPE symhub_cache_negative_entries gauge\n"
+	    "symhub_cache_negative_entries %llu\n"
+	    "# TYPE symhub_cache_evictions_total counter\n"
+	    "symhub_cache_evictions_total %llu\n"
+	    "# TYPE symhub_cache_check_dropped_total counter\n"
+	    "symhub_cache_check_dropped_total %llu\n"
+	    "# TYPE symhub_cache_check_removed_total counter\n"
+	    "symhub_cache_check_removed_total %llu\n"
+	    "# TYPE symhub_cache_mapsize_bytes gauge\n"
+	    "symhub_cache_mapsize_bytes %llu\n",
+	    (unsigned long long)cs->bytes, (unsigned long long)cs->blobs,
+	    (unsigned long long)cs->records,
+	    (unsigned long long)cs->negatives,
+	    (unsigned long long)cs->evictions,
+	    (unsigned long long)cs->check_dropped,
+	    (unsigned long long)cs->check_removed,
+	    (unsigned long long)cs->mapsize);
+}

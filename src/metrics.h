@@ -1,0 +1,56 @@
+/*
+ * metrics: process-wide counters, rendered as Prometheus text for
+ * /metrics.  Names follow elfutils debuginfod where one exists (ready,
+ * http_responses_total, http_responses_transfer_bytes_*), so its tests can
+ * be ported; ours are prefixed symhub_.  Counting is lock-free.
+ */
+#ifndef SYMHUB_METRICS_H
+#define SYMHUB_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cache/cache.h"
+
+enum metrics_type {		/* the "type" label: what was asked for */
+	METRICS_T_BUILDID,
+	METRICS_T_METRICS,
+	METRICS_T_ROOT,
+	METRICS_T_OTHER,
+	METRICS_T_N
+};
+
+enum metrics_result {		/* the "result" label: how it was answered */
+	METRICS_R_FILE,		/* 200 from the store or a scanned file */
+	METRICS_R_SECTION,	/* 200, a section extracted now */
+	METRICS_R_NEGATIVE,	/* 404 from a negative entry */
+	METRICS_R_NOTFOUND,	/* 404, nothing known */
+	METRICS_R_ERROR,	/* any other 4xx/5xx */
+	METRICS_R_OTHER,	/* /, /metrics */
+	METRICS_R_N
+};
+
+enum metrics_scan {
+	METRICS_SCAN_INDEXED,	/* ELF file read and indexed */
+	METRICS_SCAN_UNCHANGED,	/* skipped: same identity as last time */
+	METRICS_SCAN_SKIPPED,	/* not ELF, no build-id, not readable */
+	METRICS_SCAN_FORGOTTEN,	/* vanished since the last pass */
+	METRICS_SCAN_N
+};
+
+/* Count one finished response. */
+void	metrics_response(int code, enum metrics_type type,
+	    enum metrics_result result, uint64_t bytes, uint64_t usec);
+
+void	metrics_scan_file(enum metrics_scan what);
+void	metrics_scan_pass(double seconds);
+void	metrics_stale(void);	/* a scanned file changed under us */
+void	metrics_set_ready(int ready);
+
+/*
+ * Write the exposition text to fp.
+ * @param cs  store statistics to include, or NULL.
+ */
+void	metrics_render(FILE *fp, const struct cache_stats *cs);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * scan: index ELF files under the scan directories in place, as
+ * `debuginfod -F` does.  Executables and shared objects become
+ * "executable" records, files with DWARF "debuginfo" records, and, for
+ * source files under a --source-root, "source" records.  Files are
+ * referenced, not copied; a rescan skips files whose identity (device,
+ * inode, size, mtime) is unchanged and forgets files that vanished.
+ */
+#ifndef SYMHUB_SCAN_H
+#define SYMHUB_SCAN_H
+
+#include <stdint.h>
+
+#include "cache/cache.h"
+#include "config.h"
+
+struct scan;
+
+/*
+ * @param c    the store; must outlive the scanner.
+ * @param cfg  scan_dirs and source_roots are copied (made absolute).
+ * @return 0 and *out, or -errno.
+ */
+int	scan_create(struct cache *c, const struct config *cfg,
+	    struct scan **out);
+
+/* Stop the thread if running and free.  Accepts NULL. */
+void	scan_free(struct scan *s);
+
+/*
+ * One pass over every scan directory.  force: re-read unchanged files.
+ * @return number of files (re)indexed, or -errno.
+ */
+int	scan_pass(struct scan *s, int force);
+
+/* Start the background thread: a pass now, then one every interval
+ * seconds (0: only when triggered).  @return 0 or -errno. */
+int	scan_start(struct scan *s, uint64_t interval);
+
+/* Ask the thread for a pass as soon as it is idle (SIGHUP). */
+void	scan_trigger(struct scan *s);
+
+/*
+ * A record for key referring to a scanned file could not be served
+ * (-ESTALE): re-index what it refers to now, or drop it.
+ * @return 0 when key may have a fresh record (look it up again),
+ *         -ENOENT when it was dropped.
+ */
+int	scan_refresh(struct scan *s, const struct cache_key *key,
+	    const struct cache_record *stale);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * webapi: parsing and validation of debuginfod request URLs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webapi.h"
+
+/* Longest section name we accept; ELF itself has no limit. */
+#define SECTION_NAME_MAX	255
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/*
+ * The checks of webapi_parse_hexid(), with a reason for the client.  The
+ * length is checked before any byte is written, so out never overflows.
+ */
+static int
+hexid(const char *hex, size_t len, unsigned char *out, const char **why)
+{
+	size_t	i;
+	int	hi, lo;
+
+	if (len == 0) {
+		*why = "empty build-id";
+		return -EINVAL;
+	}
+	if (len > WEBAPI_ID_HEX_MAX) {
+		*why = "build-id longer than 128 hex characters";
+		return -EINVAL;
+	}
+	if (len % 2 != 0) {
+		*why = "build-id has an odd number of hex characters";
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i += 2) {
+		hi = hexval(hex[i]);
+		lo = hexval(hex[i + 1]);
+		if (hi < 0 || lo < 0) {
+			if ((hex[i] >= 'A' && hex[i] <= 'F') ||
+			    (hex[i + 1] >= 'A' && hex[i + 1] <= 'F'))
+				*why = "build-id must be lowercase hex";
+			else
+				*why = "build-id has a non-hex character";
+			return -EINVAL;
+		}
+		out[i / 2] = (unsigned char)(hi << 4 | lo);
+	}
+	return (int)(len / 2);
+}
+
+int
+webapi_parse_hexid(const char *hex, size_t len,
+    unsigned char out[WEBAPI_ID_HEX_MAX / 2])
+{
+	const char *why;
+
+	return hexid(hex, len, out, &why);
+}
+
+void
+webapi_hex(const unsigned char *buf, size_t len, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		out[2 * i] = hexdigits[buf[i] >> 4];
+		out[2 * i + 1] = hexdigits[buf[i] & 0xf];
+	}
+	out[2 * len] = '\0';
+}
+
+/*
+ * out ends in '/' while segments are read, and never gets ahead of in
+ * (w <= r + 1 at the top of the loop, in[r] being a '/'), which is what
+ * makes out == in safe: a segment is moved back over bytes already read,
+ * and the '/' after it lands on the '/' that follows it in in.  A last
+ * segment gets no '/', so out is never longer than in.
+ */
+int
+webapi_canon_path(const char *in, char *out)
+{
+	size_t	r = 0, w = 0, n;
+	int	end;
+
+	if (in[0] != '/')
+		return -EINVAL;
+	out[w++] = '/';
+	for (;;) {
+		while (in[r] == '/')
+			r++;
+		if (in[r] == '\0')
+			break;
+		n = strcspn(in + r, "/");
+		end = in[r + n] == '\0';
+		if (n == 2 && in[r] == '.' && in[r + 1] == '.') {
+			if (w > 1) {
+				w--;
+				while (out[w - 1] != '/')
+					w--;
+			}
+		} else if (n != 1 || in[r] != '.') {
+			memmove(out + w, in + r, n);
+			w += n;
+			if (!end)
+				out[w++] = '/';
+		}
+		if (end)
+			break;
+		r += n;
+	}
+	out[w] = '\0';
+	return 0;
+}
+
+static int
+source(const char *path, struct webapi_req *req, const char **why)
+{
+	int rc;
+
+	req->raw_extra = path;
+	if ((req->extra = malloc(strlen(path) + 1)) == NULL) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	if ((rc = webapi_canon_path(path, req->extra)) != 0) {
+		*why = "source path is not absolute";
+		return rc;
+	}
+	if (strcmp(req->extra, "/") == 0) {
+		*why = "missing source path";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+section(const char *name, struct webapi_req *req, const char **why)
+{
+	size_t len;
+
+	len = strlen(name);
+	if (len == 0) {
+		*why = "empty section name";
+		return -EINVAL;
+	}
+	if (strchr(name, '/') != NULL) {
+		*why = "section name contains '/'";
+		return -EINVAL;
+	}
+	if (len > SECTION_NAME_MAX) {
+		*why = "section name longer than 255 bytes";
+		return -EINVAL;
+	}
+	req->raw_extra = name;
+	if ((req->extra = strdup(name)) == NULL) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+webapi_parse(const char *url, struct webapi_req *req, const char **why)
+{
+	static const char prefix[] = "/buildid/";
+	const char	*dummy, *id, *type, *rest;
+	size_t		 idlen, tlen;
+	int		 rc;
+
+	if (why == NULL)
+		why = &dummy;
+	*why = NULL;
+	memset(req, 0, sizeof(*req));
+
+	if (strcmp(url, "/") == 0) {
+		req->route = WEBAPI_ROOT;
+		return 0;
+	}
+	if (strcmp(url, "/metrics") == 0) {
+		req->route = WEBAPI_METRICS;
+		return 0;
+	}
+	if (strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
+		*why = "no such route";
+		return -ENOENT;
+	}
+
+	id = url + sizeof(prefix) - 1;
+	idlen = strcspn(id, "/");
+	if ((rc = hexid(id, idlen, req->id, why)) < 0)
+		goto out;
+	req->idlen = (size_t)rc;
+	memcpy(req->idhex, id, idlen);
+	req->idhex[idlen] = '\0';
+	rc = 0;
+
+	if (id[idlen] == '\0') {
+		*why = "unknown artifact type (none given)";
+		rc = -EINVAL;
+		goto out;
+	}
+	type = id + idlen + 1;
+	tlen = strcspn(type, "/");
+	rest = type + tlen;	/* "" or "/..." */
+
+#define IS(s)	(tlen == sizeof(s) - 1 && memcmp(type, s, tlen) == 0)
+	if (IS("debuginfo") || IS("executable")) {
+		req->kind = IS("debuginfo") ? CACHE_DEBUGINFO :
+		    CACHE_EXECUTABLE;
+		if (*rest != '\0') {
+			*why = "unexpected characters after artifact type";
+			rc = -EINVAL;
+		}
+	} else if (IS("source")) {
+		req->kind = CACHE_SOURCE;
+		if (*rest == '\0') {
+			*why = "missing source path";
+			rc = -EINVAL;
+		} else
+			rc = source(rest, req, why);
+	} else if (IS("section")) {
+		req->kind = CACHE_SECTION;
+		if (*rest == '\0') {
+			*why = "missing section name";
+			rc = -EINVAL;
+		} else
+			rc = section(rest + 1, req, why);
+	} else {
+		*why = "unknown artifact type";
+		rc = -EINVAL;
+	}
+#undef IS
+
+out:
+	if (rc != 0) {
+		webapi_req_free(req);
+		memset(req, 0, sizeof(*req));
+		return rc;
+	}
+	req->route = WEBAPI_ARTIFACT;
+	return 0;
+}
+
+void
+webapi_req_free(struct webapi_req *req)
+{
+	if (req == NULL)
+		return;
+	free(req->extra);
+	req->extra = NULL;
+	req->raw_extra = NULL;
+}

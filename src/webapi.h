@@ -1,0 +1,82 @@
+/*
+ * webapi: parsing and validation of debuginfod request URLs.
+ *
+ * Pure functions: no I/O, no logging, no allocation except where noted.
+ * The HTTP front maps the results to status codes.
+ */
+#ifndef SYMHUB_WEBAPI_H
+#define SYMHUB_WEBAPI_H
+
+#include <stddef.h>
+
+#include "cache/cache.h"
+
+/* Longest id a client may send, in hex characters (libdebuginfod's limit). */
+#define WEBAPI_ID_HEX_MAX	128
+
+enum webapi_route {
+	WEBAPI_ROOT = 1,	/* "/" */
+	WEBAPI_METRICS,		/* "/metrics" */
+	WEBAPI_ARTIFACT		/* "/buildid/ID/..." */
+};
+
+struct webapi_req {
+	enum webapi_route route;
+	enum cache_kind	 kind;		/* WEBAPI_ARTIFACT only */
+	unsigned char	 id[WEBAPI_ID_HEX_MAX / 2];
+	size_t		 idlen;		/* bytes in id */
+	char		 idhex[WEBAPI_ID_HEX_MAX + 1];	/* as sent, NUL-terminated */
+	/*
+	 * CACHE_SOURCE: the canonical absolute path (dot segments and
+	 * repeated slashes removed).  CACHE_SECTION: the section name.
+	 * NULL for other kinds.  Owned by the request; webapi_req_free().
+	 */
+	char		*extra;
+	/* The client's own spelling of the source path or section name: a
+	 * pointer into the url passed to webapi_parse(), valid as long as it. */
+	const char	*raw_extra;
+};
+
+/*
+ * Parse a request path as libmicrohttpd hands it over (percent-decoded, no
+ * query string).
+ *
+ * @param url  NUL-terminated path; must outlive req->raw_extra.
+ * @param req  filled on success; zeroed first in every case, so
+ *             webapi_req_free() is always safe on it.
+ * @param why  on failure, set to a static human-readable reason.
+ * @return 0 on success;
+ *         -ENOENT  no such route (not under /buildid, not / or /metrics);
+ *         -EINVAL  malformed request: bad id (empty, odd length, uppercase,
+ *                  non-hex, longer than WEBAPI_ID_HEX_MAX), unknown
+ *                  artifact type, missing or malformed source path or
+ *                  section name;
+ *         -ENOMEM  out of memory.
+ */
+int	webapi_parse(const char *url, struct webapi_req *req, const char **why);
+
+/* Release what webapi_parse() allocated.  Accepts NULL and zeroed requests. */
+void	webapi_req_free(struct webapi_req *req);
+
+/*
+ * Canonicalize an absolute path: remove "." and ".." segments as RFC 3986
+ * section 5.2.4 does (".." never climbs above "/"), and collapse runs of
+ * "/".  A trailing "/" is kept.
+ *
+ * @param in   absolute path (must start with '/').
+ * @param out  buffer of at least strlen(in) + 1 bytes; may equal in.
+ * @return 0, or -EINVAL when in is not absolute.
+ */
+int	webapi_canon_path(const char *in, char *out);
+
+/*
+ * Validate a lowercase hex id and decode it.
+ * @return number of bytes written to out (len / 2), or -EINVAL.
+ */
+int	webapi_parse_hexid(const char *hex, size_t len,
+	    unsigned char out[WEBAPI_ID_HEX_MAX / 2]);
+
+/* Write 2*len lowercase hex characters and a NUL to out. */
+void	webapi_hex(const unsigned char *buf, size_t len, char *out);
+
+#endif

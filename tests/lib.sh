@@ -1,0 +1,3 @@
+#!/bin/sh
+# Written in the next commit.
+exit 77

@@ -1,0 +1,2019 @@
+/*
+ * test_cache: unit tests of the storage engine (cache/cache.h) and of its
+ * record encodings (cache/record.h).
+ *
+ * Every scenario works in a fresh directory under $TMPDIR (or /tmp) and
+ * removes it at the end.  Times are passed through the engine's `now`
+ * parameters; nothing sleeps.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* nftw, utimensat */
+#endif
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lmdb.h>
+#include <openssl/sha.h>
+
+#include "cache/cache.h"
+#include "cache/record.h"
+#include "tap.h"
+
+#define NOW	1700000000	/* a fixed "now" for scenarios without time */
+
+/*
+ * Helpers.
+ */
+
+static uint64_t
+xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* Deterministic pseudo-random bytes: the same seed gives the same bytes. */
+static void
+fill(unsigned char *b, size_t n, uint64_t seed)
+{
+	uint64_t	s = seed * 0x9e3779b97f4a7c15ull + 1, v = 0;
+	size_t		i;
+
+	for (i = 0; i < n; i++) {
+		if (i % 8 == 0)
+			v = xorshift(&s);
+		b[i] = (unsigned char)(v >> (8 * (i % 8)));
+	}
+}
+
+/* A fresh scratch directory; the caller frees it after rmtree(). */
+static char *
+scratch(const char *what)
+{
+	const char	*t = getenv("TMPDIR");
+	char		*d;
+	size_t		 n;
+
+	if (t == NULL || *t == '\0')
+		t = "/tmp";
+	n = strlen(t) + strlen(what) + 32;
+	if ((d = malloc(n)) == NULL)
+		abort();
+	snprintf(d, n, "%s/symhub-test-%s.XXXXXX", t, what);
+	if (mkdtemp(d) == NULL) {
+		perror("mkdtemp");
+		abort();
+	}
+	return d;
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int
+writable(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	if (flag == FTW_D)
+		chmod(path, 0700);
+	return 0;
+}
+
+static void
+rmtree(const char *dir)
+{
+	nftw(dir, writable, 16, FTW_PHYS);	/* tests make dirs 0555 */
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* dir/name into a static buffer (one at a time is enough). */
+static const char *
+join(const char *dir, const char *name)
+{
+	static char	buf[2][PATH_MAX];
+	static int	which;
+
+	which ^= 1;
+	if (snprintf(buf[which], PATH_MAX, "%s/%s", dir, name) >= PATH_MAX)
+		abort();	/* scratch paths are short */
+	return buf[which];
+}
+
+struct tkey {
+	struct cache_key	k;
+	unsigned char		id[CACHE_ID_MAX];
+};
+
+/* A key whose id (idlen bytes) is derived from n. */
+static const struct cache_key *
+mkkey(struct tkey *t, enum cache_kind kind, uint32_t n, size_t idlen,
+    const char *extra)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < sizeof(t->id); i++)
+		t->id[i] = (unsigned char)(0xa5 ^ (i * 29));
+	t->id[0] = (unsigned char)n;
+	if (idlen > 1) {
+		t->id[1] = (unsigned char)(n >> 8);
+		t->id[2 % idlen] = (unsigned char)(n >> 16);
+	}
+	t->k.kind = kind;
+	t->k.id = t->id;
+	t->k.idlen = idlen;
+	t->k.extra = extra;
+	return &t->k;
+}
+
+static const struct cache_key *
+dkey(struct tkey *t, uint32_t n)
+{
+	return mkkey(t, CACHE_DEBUGINFO, n, 20, NULL);
+}
+
+/* Write buf as a blob and index it under k with meta's metadata. */
+static int
+put_mem(struct cache *c, const struct cache_key *k, const void *buf,
+    size_t len, const struct cache_record *meta, unsigned char dig[32])
+{
+	struct cache_record	 r;
+	struct cache_blob	*b;
+	const unsigned char	*p = buf;
+	size_t			 off, n;
+	int			 rc;
+
+	if (meta != NULL)
+		r = *meta;
+	else
+		memset(&r, 0, sizeof(r));
+	if ((rc = cache_blob_create(c, &b)) < 0)
+		return rc;
+	for (off = 0; off < len; off += n) {
+		n = len - off < 7001 ? len - off : 7001;
+		if ((rc = cache_blob_write(b, p + off, n)) < 0) {
+			cache_blob_abort(b);
+			return rc;
+		}
+	}
+	if (cache_blob_size(b) != len) {
+		cache_blob_abort(b);
+		return -EPROTO;
+	}
+	return cache_put_blob(c, b, k, &r, dig);
+}
+
+/* Put n deterministic bytes made from seed. */
+static int
+put_seed(struct cache *c, const struct cache_key *k, size_t n, uint64_t seed,
+    const struct cache_record *meta)
+{
+	unsigned char	*buf;
+	int		 rc;
+
+	if ((buf = malloc(n ? n : 1)) == NULL)
+		return -ENOMEM;
+	fill(buf, n, seed);
+	rc = put_mem(c, k, buf, n, meta, NULL);
+	free(buf);
+	return rc;
+}
+
+static int
+read_all(int fd, unsigned char **out, size_t *len)
+{
+	unsigned char	*buf = NULL, *nb;
+	size_t		 n = 0, cap = 0;
+	ssize_t		 r;
+
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		if ((r = read(fd, buf + n, cap - n)) < 0) {
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/*
+ * 1 when key's record opens and holds exactly buf (and, for a blob, the
+ * record's size and digest describe those bytes).
+ */
+static int
+has_bytes(struct cache *c, const struct cache_key *k, const void *buf,
+    size_t len)
+{
+	struct cache_record	 rec;
+	unsigned char		*got = NULL, d[32];
+	size_t			 n = 0;
+	int			 fd, good = 0;
+
+	if (cache_get(c, k, NOW, &rec) != 0)
+		return 0;
+	if (cache_open_data(c, &rec, &fd) != 0)
+		goto out;
+	if (read_all(fd, &got, &n) == 0 && n == len && rec.size == len &&
+	    (len == 0 || memcmp(got, buf, len) == 0)) {
+		SHA256(got, n, d);
+		good = (rec.flags & CACHE_F_EXTERNAL) ||
+		    memcmp(d, rec.digest, 32) == 0;
+	}
+	close(fd);
+out:
+	free(got);
+	cache_record_release(&rec);
+	return good;
+}
+
+static int
+has_seed(struct cache *c, const struct cache_key *k, size_t n, uint64_t seed)
+{
+	unsigned char	*buf;
+	int		 good;
+
+	if ((buf = malloc(n ? n : 1)) == NULL)
+		return 0;
+	fill(buf, n, seed);
+	good = has_bytes(c, k, buf, n);
+	free(buf);
+	return good;
+}
+
+/* cache_get's result for k, releasing any record. */
+static int
+get_rc(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	struct cache_record	rec;
+	int			rc;
+
+	memset(&rec, 0, sizeof(rec));
+	rc = cache_get(c, k, now, &rec);
+	cache_record_release(&rec);
+	return rc;
+}
+
+static struct cache_stats
+stats(struct cache *c)
+{
+	struct cache_stats st;
+
+	if (cache_stats(c, &st) != 0)
+		memset(&st, 0xff, sizeof(st));	/* fails every count check */
+	return st;
+}
+
+static void
+blob_file(const char *store, const unsigned char d[32], char *out)
+{
+	char	h[65];
+	int	i;
+
+	for (i = 0; i < 32; i++)
+		snprintf(h + 2 * i, 3, "%02x", d[i]);
+	snprintf(out, PATH_MAX, "%s/blobs/%.2s/%s", store, h, h + 2);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0;
+}
+
+/* Entries in a directory, not counting dot files; -1 if unreadable. */
+static long
+count_dir(const char *path)
+{
+	DIR		*d;
+	struct dirent	*e;
+	long		 n = 0;
+
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Files under store/blobs/<xx>/. */
+static long
+count_blobs(const char *store)
+{
+	char		 top[PATH_MAX];
+	DIR		*d;
+	struct dirent	*e;
+	long		 n = 0, m;
+
+	snprintf(top, sizeof(top), "%s/blobs", store);
+	if ((d = opendir(top)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if ((m = count_dir(join(top, e->d_name))) > 0)
+			n += m;
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+write_file(const char *path, const void *buf, size_t len)
+{
+	int	fd, rc = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		return -errno;
+	if (write(fd, buf, len) != (ssize_t)len)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* Index the file at path in place under k, with its current identity. */
+static int
+put_external(struct cache *c, const struct cache_key *k, const char *path,
+    uint32_t extra_flags)
+{
+	struct cache_record	r;
+	struct stat		sb;
+
+	if (stat(path, &sb) != 0)
+		return -errno;
+	memset(&r, 0, sizeof(r));
+	r.flags = CACHE_F_EXTERNAL | extra_flags;
+	r.path = path;
+	r.dev = (uint64_t)sb.st_dev;
+	r.ino = (uint64_t)sb.st_ino;
+	r.size = (uint64_t)sb.st_size;
+	r.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+	    sb.st_mtim.tv_nsec;
+	r.origin = "scan";
+	return cache_put(c, k, &r);
+}
+
+static int
+streq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/*
+ * The record and key codecs.
+ */
+
+static void
+test_codec(void)
+{
+	struct cache_record	 r, d;
+	struct tkey		 t;
+	struct cache_key	 k;
+	unsigned char		*buf = NULL, kb[RECORD_KEY_MAX], kb2[RECORD_KEY_MAX];
+	unsigned char		 id[CACHE_ID_MAX];
+	size_t			 len = 0, i;
+	int64_t			 at = 4242;
+	int			 rc, same;
+
+	memset(&r, 0, sizeof(r));
+	r.size = 0x123456789aull;
+	r.flags = CACHE_F_PINNED | CACHE_F_DERIVED;
+	r.quality = 0xdeadbeef;
+	for (i = 0; i < 32; i++)
+		r.digest[i] = (unsigned char)(i * 7 + 1);
+	r.dev = 11;
+	r.ino = 0xffffffffffffffffull;
+	r.mtime_ns = -5;
+	r.last_modified = 1600000000;
+	r.stored = 1700000000;
+	r.atime = -1;
+	r.parent = 0xfedcba9876543210ull;
+	r.path = "/usr/lib/debug/.build-id/ab/cdef.debug";
+	r.origin = "";
+	r.xfile = "/usr/bin/true";
+	r.xarchive = NULL;
+	r.ximasig = "sig\001with bytes\377";
+	rc = record_encode(&r, &buf, &len);
+	ok(rc == 0 && buf != NULL, "record_encode succeeds");
+	ok(len == RECORD_FIXED + 5 * 4 + strlen(r.path) + strlen(r.xfile) +
+	    strlen(r.ximasig), "encoded length is fixed part + strings (%zu)",
+	    len);
+	rc = record_decode(buf, len, &d);
+	ok(rc == 0, "record_decode succeeds");
+	ok(rc == 0 && d.size == r.size && d.flags == r.flags &&
+	    d.quality == r.quality && memcmp(d.digest, r.digest, 32) == 0 &&
+	    d.dev == r.dev && d.ino == r.ino && d.mtime_ns == r.mtime_ns &&
+	    d.last_modified == r.last_modified && d.stored == r.stored &&
+	    d.atime == r.atime && d.parent == r.parent,
+	    "every fixed field round-trips");
+	ok(rc == 0 && streq(d.path, r.path) && streq(d.xfile, r.xfile) &&
+	    streq(d.ximasig, r.ximasig), "strings round-trip");
+	ok(rc == 0 && d.xarchive == NULL, "a NULL string stays NULL");
+	ok(rc == 0 && d.origin != NULL && d.origin[0] == '\0',
+	    "an empty string stays empty, not NULL");
+	cache_record_release(&d);
+	ok(d.mem == NULL && d.path == NULL && d.size == 0,
+	    "cache_record_release zeroes the record");
+	cache_record_release(&d);	/* twice, and on a zeroed record */
+
+	/* The engine patches atime in place at RECORD_ATIME_OFF. */
+	memcpy(buf + RECORD_ATIME_OFF, &at, sizeof(at));
+	ok(record_decode(buf, len, &d) == 0 && d.atime == 4242 &&
+	    d.stored == r.stored && d.parent == r.parent,
+	    "atime lives at RECORD_ATIME_OFF");
+	cache_record_release(&d);
+
+	/* Malformed buffers. */
+	ok(record_decode(buf, RECORD_FIXED - 1, &d) == -EINVAL &&
+	    d.mem == NULL, "shorter than the fixed part is rejected");
+	ok(record_decode(buf, len - 1, &d) == -EINVAL,
+	    "a truncated string is rejected");
+	{
+		unsigned char *big = malloc(len + 1);
+
+		memcpy(big, buf, len);
+		big[len] = 0;
+		ok(record_decode(big, len + 1, &d) == -EINVAL,
+		    "trailing bytes are rejected");
+		memcpy(big, buf, len);
+		big[0] ^= 0x40;
+		ok(record_decode(big, len, &d) == -EINVAL,
+		    "a wrong version is rejected");
+		memcpy(big, buf, len);
+		/* First string length (path) claims almost 4 GiB. */
+		memset(big + RECORD_FIXED, 0xff, 3);
+		big[RECORD_FIXED + 3] = 0x7f;
+		ok(record_decode(big, len, &d) == -EINVAL,
+		    "a string length past the end is rejected");
+		free(big);
+	}
+	ok(record_decode(buf, 0, &d) == -EINVAL, "an empty buffer is rejected");
+	free(buf);
+
+	/* All strings NULL, and all empty. */
+	memset(&r, 0, sizeof(r));
+	ok(record_encode(&r, &buf, &len) == 0 && len == RECORD_FIXED + 20 &&
+	    record_decode(buf, len, &d) == 0 && d.path == NULL &&
+	    d.origin == NULL && d.xfile == NULL && d.xarchive == NULL &&
+	    d.ximasig == NULL, "a record with no strings round-trips");
+	cache_record_release(&d);
+	free(buf);
+	r.path = r.origin = r.xfile = r.xarchive = r.ximasig = "";
+	ok(record_encode(&r, &buf, &len) == 0 && len == RECORD_FIXED + 20 &&
+	    record_decode(buf, len, &d) == 0 && streq(d.path, "") &&
+	    streq(d.origin, "") && streq(d.xfile, "") &&
+	    streq(d.xarchive, "") && streq(d.ximasig, ""),
+	    "a record with only empty strings round-trips");
+	cache_record_release(&d);
+	free(buf);
+
+	/* Keys. */
+	for (i = 0; i < sizeof(id); i++)
+		id[i] = (unsigned char)i;
+	k.kind = CACHE_DEBUGINFO;
+	k.id = id;
+	k.idlen = 20;
+	k.extra = NULL;
+	rc = record_key(&k, kb);
+	ok(rc == 22 && kb[0] == CACHE_DEBUGINFO && kb[1] == 20 &&
+	    memcmp(kb + 2, id, 20) == 0, "a debuginfo key is kind, length, id");
+	k.kind = CACHE_EXECUTABLE;
+	ok(record_key(&k, kb2) == 22 && memcmp(kb, kb2, 22) != 0,
+	    "executable and debuginfo keys differ");
+	k.idlen = 1;
+	ok(record_key(&k, kb) == 3, "a 1-byte id is valid");
+	k.idlen = CACHE_ID_MAX;
+	ok(record_key(&k, kb) == 2 + CACHE_ID_MAX, "a 64-byte id is valid");
+	k.idlen = 0;
+	ok(record_key(&k, kb) == -EINVAL, "an empty id is invalid");
+	k.idlen = CACHE_ID_MAX + 1;
+	ok(record_key(&k, kb) == -EINVAL, "a 65-byte id is invalid");
+	k.idlen = 20;
+	k.id = NULL;
+	ok(record_key(&k, kb) == -EINVAL, "a NULL id is invalid");
+	k.id = id;
+	k.kind = (enum cache_kind)0;
+	ok(record_key(&k, kb) == -EINVAL, "kind 0 is invalid");
+	k.kind = (enum cache_kind)5;
+	ok(record_key(&k, kb) == -EINVAL, "kind 5 is invalid");
+	k.kind = CACHE_DEBUGINFO;
+	k.extra = "/x";
+	ok(record_key(&k, kb) == -EINVAL, "debuginfo with extra is invalid");
+	k.kind = CACHE_SECTION;
+	k.extra = NULL;
+	ok(record_key(&k, kb) == -EINVAL, "section without extra is invalid");
+	k.kind = CACHE_SOURCE;
+	k.extra = "/usr/src/a.c";
+	k.idlen = CACHE_ID_MAX;
+	rc = record_key(&k, kb);
+	ok(rc == RECORD_KEY_MAX, "the longest source key fits RECORD_KEY_MAX");
+	k.extra = "/usr/src/b.c";
+	ok(record_key(&k, kb2) == rc && memcmp(kb, kb2, (size_t)rc) != 0,
+	    "source keys differ by path");
+	k.kind = CACHE_SECTION;
+	k.extra = "";
+	ok(record_key(&k, kb) > 0, "a section key with an empty name is valid");
+	/* An id is not confused with a shorter id plus padding. */
+	same = record_key(mkkey(&t, CACHE_DEBUGINFO, 7, 1, NULL), kb) == 3;
+	t.id[1] = 0;
+	same = same && record_key(&t.k, kb2) == 3;
+	t.k.idlen = 2;
+	ok(same && record_key(&t.k, kb2) == 4 && memcmp(kb, kb2, 3) != 0,
+	    "ids of different lengths give different keys");
+}
+
+/* The files-table encoding (private, but the sweep trusts it). */
+static void
+test_file_codec(void)
+{
+	struct cache_file	 f = { 1, 2, 3, 4 };
+	struct record_file	 rf;
+	struct tkey		 t1, t2;
+	struct cache_key	 keys[2];
+	unsigned char		*buf = NULL, kb[RECORD_KEY_MAX], ex[RECORD_KEY_MAX];
+	const unsigned char	*kp, *k;
+	char			 longp[300];
+	size_t			 len = 0, pos = 0, kl;
+	int			 rc, n = 0, good = 1;
+
+	keys[0] = *dkey(&t1, 1);
+	keys[1] = *mkkey(&t2, CACHE_SOURCE, 2, 20, "/src/a.c");
+	rc = record_file_encode("/scan/x.debug", &f, keys, 2, &buf, &len);
+	ok(rc == 0, "record_file_encode succeeds");
+	rc = record_file_decode(buf, len, &rf);
+	ok(rc == 13 && memcmp(rf.path, "/scan/x.debug", 13) == 0 &&
+	    rf.id.dev == 1 && rf.id.ino == 2 && rf.id.size == 3 &&
+	    rf.id.mtime_ns == 4 && rf.nkeys == 2,
+	    "a files entry round-trips");
+	while ((rc = record_file_next_key(&rf, &pos, &k, &kl)) == 1) {
+		good = good && n < 2 &&
+		    (size_t)record_key(&keys[n], ex) == kl &&
+		    memcmp(ex, k, kl) == 0;
+		n++;
+	}
+	ok(rc == 0 && n == 2 && good, "its keys come back in order");
+	ok(record_file_decode(buf, 10, &rf) == -EINVAL,
+	    "a truncated files entry is rejected");
+	free(buf);
+
+	ok(record_file_key("/a/b", kb, &kp) == 4 &&
+	    memcmp(kp, "/a/b", 4) == 0, "a short absolute path is its own key");
+	memset(longp, 'p', sizeof(longp) - 1);
+	longp[0] = '/';
+	longp[sizeof(longp) - 1] = '\0';
+	ok(record_file_key(longp, kb, &kp) <= RECORD_KEY_MAX && kp == kb &&
+	    kb[0] != '/', "a long path is keyed by its hash");
+}
+
+/*
+ * Put and get.
+ */
+
+static void
+test_put_get(void)
+{
+	char			*dir = scratch("put"), path[PATH_MAX];
+	struct cache		*c = NULL;
+	struct cache_record	 meta, rec;
+	struct cache_stats	 st;
+	struct cache_blob	*b;
+	struct tkey		 t, t2;
+	unsigned char		*buf, *got = NULL, d[32], dig[32];
+	size_t			 len = 100000, n = 0;
+	int			 rc, fd = -1;
+
+	rc = cache_open(dir, NULL, &c);
+	ok(rc == 0 && c != NULL, "cache_open creates a store (%d)", rc);
+	if (c == NULL)
+		goto out;
+	ok(exists(join(dir, "index")) && exists(join(dir, "blobs")) &&
+	    exists(join(dir, "tmp")), "index/, blobs/ and tmp/ exist");
+	st = stats(c);
+	ok(st.records == 0 && st.blobs == 0 && st.bytes == 0 &&
+	    st.negatives == 0 && st.mapsize > 0, "a new store is empty");
+
+	buf = malloc(len);
+	fill(buf, len, 1);
+	SHA256(buf, len, d);
+	memset(&meta, 0, sizeof(meta));
+	meta.flags = CACHE_F_EXTERNAL;	/* must be cleared for a blob */
+	meta.size = 1;			/* must be set from the blob */
+	memset(meta.digest, 0x55, 32);	/* likewise */
+	meta.path = "/not/a/blob";	/* and ignored */
+	meta.quality = 7;
+	meta.last_modified = 1234567890;
+	meta.stored = NOW;
+	meta.atime = NOW;
+	meta.origin = "upstream-a";
+	meta.xfile = "/usr/bin/prog";
+	meta.xarchive = NULL;
+	meta.ximasig = "";
+	rc = put_mem(c, dkey(&t, 1), buf, len, &meta, dig);
+	ok(rc == 0, "cache_put_blob succeeds (%d)", rc);
+	ok(memcmp(dig, d, 32) == 0, "digest_out is the SHA-256 of the bytes");
+	memset(&rec, 0, sizeof(rec));
+	rc = cache_get(c, dkey(&t, 1), NOW, &rec);
+	ok(rc == 0, "cache_get finds it (%d)", rc);
+	ok(rc == 0 && rec.size == len && memcmp(rec.digest, d, 32) == 0,
+	    "the record's size and digest describe the bytes");
+	ok(rc == 0 && !(rec.flags & CACHE_F_EXTERNAL) && rec.path == NULL,
+	    "a blob record is not EXTERNAL and has no path");
+	ok(rc == 0 && rec.quality == 7 && rec.last_modified == 1234567890 &&
+	    rec.stored == NOW && streq(rec.origin, "upstream-a") &&
+	    streq(rec.xfile, "/usr/bin/prog") && rec.xarchive == NULL &&
+	    streq(rec.ximasig, ""), "metadata and header strings round-trip");
+	rc = cache_open_data(c, &rec, &fd);
+	ok(rc == 0 && fd >= 0 && read_all(fd, &got, &n) == 0 && n == len &&
+	    memcmp(got, buf, len) == 0, "cache_open_data gives the same bytes");
+	if (fd >= 0)
+		close(fd);
+	free(got);
+	blob_file(dir, d, path);
+	ok(exists(path), "the blob is stored as blobs/xx/<sha256 rest>");
+	cache_record_release(&rec);
+	ok(count_dir(join(dir, "tmp")) == 0, "tmp/ is empty after a put");
+	st = stats(c);
+	ok(st.records == 1 && st.blobs == 1 && st.bytes == len,
+	    "stats count one record, one blob, its bytes");
+
+	ok(get_rc(c, mkkey(&t, CACHE_EXECUTABLE, 1, 20, NULL), NOW) == -ENOENT,
+	    "another kind with the same id is a miss");
+	ok(get_rc(c, mkkey(&t, CACHE_DEBUGINFO, 1, 0, NULL), NOW) == -EINVAL,
+	    "cache_get rejects an invalid key");
+	memset(&rec, 0, sizeof(rec));
+	rec.size = 777;
+	rc = cache_get(c, dkey(&t, 99), NOW, &rec);
+	ok(rc == -ENOENT && rec.size == 777 && rec.mem == NULL,
+	    "a miss leaves the record untouched");
+
+	/* The empty blob. */
+	rc = put_mem(c, dkey(&t, 2), "", 0, NULL, dig);
+	SHA256((const unsigned char *)"", 0, d);
+	ok(rc == 0 && memcmp(dig, d, 32) == 0 && has_bytes(c, &t.k, "", 0),
+	    "an empty blob round-trips");
+
+	/* Source and section keys, told apart by their extra. */
+	rc = put_seed(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/a.c"), 10, 10,
+	    NULL);
+	rc = rc ? rc : put_seed(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/b.c"),
+	    20, 11, NULL);
+	rc = rc ? rc : put_seed(c, mkkey(&t, CACHE_SECTION, 1, 20,
+	    ".debug_info"), 30, 12, NULL);
+	ok(rc == 0 && has_seed(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/a.c"),
+	    10, 10) && has_seed(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/b.c"),
+	    20, 11) && has_seed(c, mkkey(&t, CACHE_SECTION, 1, 20,
+	    ".debug_info"), 30, 12), "source and section keys round-trip");
+	ok(get_rc(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/c.c"), NOW) ==
+	    -ENOENT, "another source path is a miss");
+	ok(put_seed(c, mkkey(&t, CACHE_DEBUGINFO, 1, 20, "/x"), 5, 1, NULL) ==
+	    -EINVAL && count_dir(join(dir, "tmp")) == 0,
+	    "a put under an invalid key fails and leaves tmp/ empty");
+	ok(has_seed(c, mkkey(&t, CACHE_DEBUGINFO, 3, 1, NULL), 1, 1) == 0 &&
+	    put_seed(c, &t.k, 1, 1, NULL) == 0 && has_seed(c, &t.k, 1, 1) &&
+	    put_seed(c, mkkey(&t2, CACHE_DEBUGINFO, 3, CACHE_ID_MAX, NULL),
+	    2, 2, NULL) == 0 && has_seed(c, &t2.k, 2, 2) &&
+	    has_seed(c, &t.k, 1, 1), "1-byte and 64-byte ids work");
+
+	/* An aborted blob leaves nothing behind. */
+	rc = cache_blob_create(c, &b);
+	ok(rc == 0 && cache_blob_write(b, buf, 5000) == 0 &&
+	    cache_blob_size(b) == 5000 && count_dir(join(dir, "tmp")) == 1,
+	    "a blob being written lives in tmp/");
+	cache_blob_abort(b);
+	cache_blob_abort(NULL);
+	ok(count_dir(join(dir, "tmp")) == 0, "cache_blob_abort removes it");
+	ok(cache_drop(c, dkey(&t, 99)) == -ENOENT,
+	    "dropping a missing key is -ENOENT");
+
+	/* Fingerprints follow the bytes, not the key. */
+	{
+		struct cache_record a, b2;
+		int ga, gb;
+
+		put_mem(c, dkey(&t2, 4), buf, len, NULL, NULL);
+		ga = cache_get(c, dkey(&t, 1), NOW, &a);
+		gb = cache_get(c, dkey(&t, 4), NOW, &b2);
+		ok(ga == 0 && gb == 0 &&
+		    cache_fingerprint(&a) == cache_fingerprint(&b2),
+		    "equal bytes give equal fingerprints");
+		cache_record_release(&b2);
+		gb = cache_get(c, dkey(&t, 2), NOW, &b2);
+		ok(ga == 0 && gb == 0 &&
+		    cache_fingerprint(&a) != cache_fingerprint(&b2),
+		    "different bytes give different fingerprints");
+		cache_record_release(&a);
+		cache_record_release(&b2);
+	}
+	free(buf);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Dedup and replacement.
+ */
+
+static void
+test_dedup(void)
+{
+	char			*dir = scratch("dedup"), px[PATH_MAX], py[PATH_MAX];
+	struct cache		*c = NULL;
+	struct cache_stats	 st;
+	struct tkey		 ta, tb;
+	unsigned char		*x, *y, dx[32], dy[32];
+	size_t			 lx = 50000, ly = 30000;
+	int			 rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	x = malloc(lx);
+	y = malloc(ly);
+	fill(x, lx, 100);
+	fill(y, ly, 200);
+	SHA256(x, lx, dx);
+	SHA256(y, ly, dy);
+	blob_file(dir, dx, px);
+	blob_file(dir, dy, py);
+
+	rc = put_mem(c, dkey(&ta, 1), x, lx, NULL, NULL);
+	rc = rc ? rc : put_mem(c, mkkey(&tb, CACHE_EXECUTABLE, 2, 1, NULL), x,
+	    lx, NULL, NULL);
+	st = stats(c);
+	ok(rc == 0 && st.records == 2 && st.blobs == 1 && st.bytes == lx &&
+	    count_blobs(dir) == 1,
+	    "same bytes under two keys: one blob, bytes counted once");
+	ok(has_bytes(c, &ta.k, x, lx) && has_bytes(c, &tb.k, x, lx),
+	    "both keys serve the bytes");
+	ok(cache_drop(c, &ta.k) == 0 && get_rc(c, &ta.k, NOW) == -ENOENT,
+	    "dropping one key removes its record");
+	st = stats(c);
+	ok(exists(px) && has_bytes(c, &tb.k, x, lx) && st.blobs == 1 &&
+	    st.bytes == lx && st.records == 1,
+	    "the other key still has the shared blob");
+	ok(cache_drop(c, &tb.k) == 0 && !exists(px) && count_blobs(dir) == 0,
+	    "dropping the last key removes the blob file");
+	st = stats(c);
+	ok(st.blobs == 0 && st.bytes == 0 && st.records == 0,
+	    "and stats are back to zero");
+
+	/* The same bytes again under the same key. */
+	rc = put_mem(c, &ta.k, x, lx, NULL, NULL);
+	rc = rc ? rc : put_mem(c, &ta.k, x, lx, NULL, NULL);
+	st = stats(c);
+	ok(rc == 0 && exists(px) && st.blobs == 1 && st.bytes == lx &&
+	    st.records == 1 && has_bytes(c, &ta.k, x, lx) &&
+	    count_dir(join(dir, "tmp")) == 0,
+	    "putting the same bytes twice under one key keeps one blob");
+
+	/* Replacing a key's blob. */
+	rc = put_mem(c, &ta.k, y, ly, NULL, NULL);
+	st = stats(c);
+	ok(rc == 0 && has_bytes(c, &ta.k, y, ly), "a put replaces the blob");
+	ok(!exists(px) && exists(py) && st.blobs == 1 && st.bytes == ly &&
+	    st.records == 1 && count_blobs(dir) == 1,
+	    "the replaced blob's file is removed");
+
+	/* Replacing one user of a shared blob keeps it for the other. */
+	rc = put_mem(c, &tb.k, y, ly, NULL, NULL);
+	rc = rc ? rc : put_mem(c, &ta.k, x, lx, NULL, NULL);
+	st = stats(c);
+	ok(rc == 0 && exists(px) && exists(py) && st.blobs == 2 &&
+	    st.bytes == lx + ly && has_bytes(c, &ta.k, x, lx) &&
+	    has_bytes(c, &tb.k, y, ly),
+	    "replacing one user of a shared blob keeps the blob");
+
+	/* A blob record replaced by an external one, and back. */
+	ok(write_file(join(dir, "ext.bin"), y, 100) == 0 &&
+	    put_external(c, &ta.k, join(dir, "ext.bin"), 0) == 0 &&
+	    !exists(px) && stats(c).blobs == 1 && stats(c).bytes == ly &&
+	    has_bytes(c, &ta.k, y, 100),
+	    "an external record replacing a blob releases the blob");
+	ok(put_mem(c, &ta.k, x, lx, NULL, NULL) == 0 && exists(px) &&
+	    has_bytes(c, &ta.k, x, lx) && stats(c).blobs == 2,
+	    "a blob replacing an external record");
+	free(x);
+	free(y);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * External records.
+ */
+
+static void
+test_external(void)
+{
+	char			*dir = scratch("ext"), f[PATH_MAX], f2[PATH_MAX];
+	struct cache		*c = NULL;
+	struct cache_record	 rec, r;
+	struct cache_stats	 st;
+	struct timespec		 ts[2];
+	struct stat		 sb;
+	struct tkey		 t;
+	unsigned char		 data[4096];
+	uint64_t		 fp;
+	int64_t			 ttl = 60;
+	int			 rc, fd = -1;
+
+	snprintf(f, sizeof(f), "%s/prog.debug", dir);
+	snprintf(f2, sizeof(f2), "%s/prog.debug.new", dir);
+	fill(data, sizeof(data), 7);
+	if ((rc = write_file(f, data, sizeof(data))) != 0 ||
+	    (rc = cache_open(join(dir, "store"), NULL, &c)) != 0) {
+		ok(0, "setup (%d)", rc);
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	r.flags = 0;
+	r.path = f;
+	ok(cache_put(c, dkey(&t, 1), &r) == -EINVAL,
+	    "cache_put without CACHE_F_EXTERNAL is -EINVAL");
+	r.flags = CACHE_F_EXTERNAL;
+	r.path = NULL;
+	ok(cache_put(c, &t.k, &r) == -EINVAL,
+	    "cache_put without a path is -EINVAL");
+
+	rc = put_external(c, &t.k, f, 0);
+	ok(rc == 0, "cache_put indexes an external file (%d)", rc);
+	memset(&rec, 0, sizeof(rec));
+	rc = cache_get(c, &t.k, NOW, &rec);
+	ok(rc == 0 && (rec.flags & CACHE_F_EXTERNAL) && streq(rec.path, f) &&
+	    rec.size == sizeof(data) && streq(rec.origin, "scan"),
+	    "cache_get returns the external record");
+	ok(has_bytes(c, &t.k, data, sizeof(data)),
+	    "an unchanged external file is served");
+	st = stats(c);
+	ok(st.records == 1 && st.blobs == 0 && st.bytes == 0 &&
+	    count_blobs(join(dir, "store")) == 0,
+	    "an external record stores no blob");
+	ok(cache_put_negative(c, &t.k, NOW, &ttl, 1) == -EEXIST,
+	    "no negative entry over an external record");
+	fp = cache_fingerprint(&rec);
+
+	/* Same size, other mtime. */
+	stat(f, &sb);
+	ts[0] = sb.st_atim;
+	ts[1] = sb.st_mtim;
+	ts[1].tv_sec -= 100;
+	utimensat(AT_FDCWD, f, ts, 0);
+	ok(cache_open_data(c, &rec, &fd) == -ESTALE && fd == -1,
+	    "a changed mtime is -ESTALE");
+	{
+		struct cache_record now_rec;
+
+		if (put_external(c, dkey(&t, 2), f, 0) == 0 &&
+		    cache_get(c, &t.k, NOW, &now_rec) == 0) {
+			ok(cache_fingerprint(&now_rec) != fp,
+			    "the fingerprint follows the file's identity");
+			cache_record_release(&now_rec);
+		} else {
+			ok(0, "the fingerprint follows the file's identity");
+		}
+		cache_drop(c, &t.k);
+		dkey(&t, 1);
+	}
+	ts[1].tv_sec += 100;
+	utimensat(AT_FDCWD, f, ts, 0);
+	rc = cache_open_data(c, &rec, &fd);
+	ok(rc == 0 && fd >= 0, "the same identity again is served");
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+
+	/* Other size, same mtime. */
+	rc = truncate(f, sizeof(data) - 1);
+	utimensat(AT_FDCWD, f, ts, 0);
+	ok(rc == 0 && cache_open_data(c, &rec, &fd) == -ESTALE,
+	    "a changed size is -ESTALE");
+	write_file(f, data, sizeof(data));
+	utimensat(AT_FDCWD, f, ts, 0);
+	ok(cache_open_data(c, &rec, &fd) == 0, "restored, it is served");
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+
+	/* Same size and mtime, other inode. */
+	write_file(f2, data, sizeof(data));
+	utimensat(AT_FDCWD, f2, ts, 0);
+	rename(f2, f);
+	ok(cache_open_data(c, &rec, &fd) == -ESTALE,
+	    "a replaced file (other inode) is -ESTALE");
+
+	unlink(f);
+	ok(cache_open_data(c, &rec, &fd) == -ESTALE && fd == -1,
+	    "a deleted file is -ESTALE");
+
+	/* The same file behind a symlink now: paths are resolved when
+	 * indexed, a symlink there later is not followed. */
+	{
+		struct cache_record	sl;
+		char			real[PATH_MAX + 8];
+		int			sfd = -1;
+
+		snprintf(real, sizeof(real), "%s.real", f2);
+		write_file(f2, data, sizeof(data));
+		rc = put_external(c, dkey(&t, 3), f2, 0);
+		rc = rc ? rc : cache_get(c, &t.k, NOW, &sl);
+		if (rc == 0) {
+			rc = rename(f2, real) == 0 && symlink(real, f2) == 0;
+			ok(rc && cache_open_data(c, &sl, &sfd) == -ESTALE,
+			    "a symlink to the same file is -ESTALE");
+			if (sfd >= 0)
+				close(sfd);
+			cache_record_release(&sl);
+		} else {
+			ok(0, "a symlink to the same file is -ESTALE (%d)", rc);
+		}
+		dkey(&t, 1);
+	}
+	ok(get_rc(c, &t.k, NOW) == 0,
+	    "the record itself stays until a rescan drops it");
+	cache_record_release(&rec);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Negative entries.
+ */
+
+static void
+test_negative(void)
+{
+	static const int64_t	 ttls[] = { 10, 100, 1000 };
+	char			*dir = scratch("neg");
+	struct cache		*c = NULL;
+	struct tkey		 t, t2;
+	int64_t			 now = 5000;
+	int			 rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	dkey(&t, 1);
+	ok(get_rc(c, &t.k, now) == -ENOENT, "an unknown key is -ENOENT");
+	ok(cache_put_negative(c, &t.k, now, ttls, 0) == -EINVAL,
+	    "no ttls is -EINVAL");
+	rc = cache_put_negative(c, &t.k, now, ttls, 3);
+	ok(rc == 1, "the first miss counts 1 (%d)", rc);
+	ok(get_rc(c, &t.k, now) == -ENODATA &&
+	    get_rc(c, &t.k, now + 9) == -ENODATA,
+	    "a fresh negative entry is -ENODATA");
+	ok(get_rc(c, &t.k, now + 10) == -ENOENT &&
+	    get_rc(c, &t.k, now + 5000) == -ENOENT,
+	    "an expired one is -ENOENT (ttls[0] = 10)");
+	now += 10;
+	rc = cache_put_negative(c, &t.k, now, ttls, 3);
+	ok(rc == 2 && get_rc(c, &t.k, now + 99) == -ENODATA &&
+	    get_rc(c, &t.k, now + 100) == -ENOENT,
+	    "the second miss counts 2 and lives ttls[1] = 100 (%d)", rc);
+	now += 100;
+	rc = cache_put_negative(c, &t.k, now, ttls, 3);
+	ok(rc == 3 && get_rc(c, &t.k, now + 999) == -ENODATA &&
+	    get_rc(c, &t.k, now + 1000) == -ENOENT,
+	    "the third lives ttls[2] = 1000 (%d)", rc);
+	rc = cache_put_negative(c, &t.k, now, ttls, 3);
+	ok(rc == 4 && get_rc(c, &t.k, now + 999) == -ENODATA &&
+	    get_rc(c, &t.k, now + 1000) == -ENOENT,
+	    "later misses keep the last ttl (%d)", rc);
+	ok(stats(c).negatives == 1, "one negative entry");
+	ok(cache_put_negative(c, dkey(&t2, 2), now, ttls, 3) == 1 &&
+	    stats(c).negatives == 2, "keys count their misses separately");
+	ok(get_rc(c, &t2.k, now + 20) == -ENOENT &&
+	    stats(c).negatives == 2, "stats count expired entries too");
+
+	/* A record clears the negative entry; a record refuses a new one. */
+	ok(put_seed(c, &t.k, 100, 5, NULL) == 0 && has_seed(c, &t.k, 100, 5),
+	    "a put over a fresh negative entry is served");
+	ok(stats(c).negatives == 1, "and the negative entry is gone");
+	ok(cache_put_negative(c, &t.k, now, ttls, 3) == -EEXIST,
+	    "a key with a record refuses a negative entry");
+	ok(cache_drop(c, &t.k) == 0 && get_rc(c, &t.k, now + 1) == -ENOENT,
+	    "after a drop the old negative entry does not come back");
+	ok(cache_put_negative(c, &t.k, now, ttls, 3) == 1,
+	    "the miss count starts over after a put");
+	write_file(join(dir, "ext"), "ext", 3);
+	ok(put_external(c, &t.k, join(dir, "ext"), 0) == 0 &&
+	    has_bytes(c, &t.k, "ext", 3) && stats(c).negatives == 1,
+	    "an external put clears the negative entry too");
+	ok(cache_put_negative(c, mkkey(&t, CACHE_SOURCE, 1, 20, NULL), now,
+	    ttls, 3) == -EINVAL, "an invalid key is -EINVAL");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Eviction.
+ */
+
+#define ESZ	8192	/* bytes of each blob in the eviction test */
+
+static void
+touch_at(struct cache *c, const struct cache_key *k, int64_t now)
+{
+	struct cache_record rec;
+
+	if (cache_get(c, k, now, &rec) == 0) {
+		cache_touch(c, k, &rec, now);
+		cache_record_release(&rec);
+	}
+}
+
+static int64_t
+atime_of(struct cache *c, const struct cache_key *k)
+{
+	struct cache_record	rec;
+	int64_t			a = -1;
+
+	if (cache_get(c, k, NOW, &rec) == 0) {
+		a = rec.atime;
+		cache_record_release(&rec);
+	}
+	return a;
+}
+
+static void
+test_evict(void)
+{
+	static const int64_t	 when[5] = { 4000, 2000, 5000, 1000, 3000 };
+	char			*dir = scratch("evict"), p[5][PATH_MAX];
+	struct cache_options	 opt = { 3 * ESZ, 0, 0 };
+	struct cache		*c = NULL;
+	struct cache_record	 meta;
+	struct cache_stats	 st;
+	struct tkey		 t[12];
+	unsigned char		 buf[ESZ], d[32];
+	int			 i, rc, good;
+
+	if ((rc = cache_open(dir, &opt, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.atime = 100;
+	for (good = 1, i = 0; i < 5; i++) {
+		fill(buf, ESZ, 1000 + (uint64_t)i);
+		good = good && put_mem(c, dkey(&t[i], (uint32_t)i), buf, ESZ,
+		    &meta, d) == 0;
+		blob_file(dir, d, p[i]);
+	}
+	st = stats(c);
+	ok(good && st.blobs == 5 && st.bytes == 5 * ESZ,
+	    "puts do not evict by themselves");
+	/* Access order, oldest first: 3, 1, 4, 0, 2. */
+	for (i = 0; i < 5; i++)
+		touch_at(c, &t[i].k, when[i]);
+	rc = cache_flush(c, 6000);
+	st = stats(c);
+	ok(rc == 2, "cache_flush evicts two records (%d)", rc);
+	ok(st.blobs == 3 && st.bytes == 3 * ESZ && st.records == 3 &&
+	    st.evictions == 2, "the store fits the budget again");
+	ok(get_rc(c, &t[3].k, NOW) == -ENOENT &&
+	    get_rc(c, &t[1].k, NOW) == -ENOENT && !exists(p[3]) &&
+	    !exists(p[1]), "the two least recently used are gone, files too");
+	ok(has_seed(c, &t[0].k, ESZ, 1000) && has_seed(c, &t[2].k, ESZ, 1002) &&
+	    has_seed(c, &t[4].k, ESZ, 1004),
+	    "the recently used ones remain intact");
+	ok(atime_of(c, &t[0].k) == 4000 && atime_of(c, &t[4].k) == 3000,
+	    "cache_flush wrote the recorded access times");
+	ok(cache_flush(c, 6000) == 0, "a flush within budget evicts nothing");
+
+	/* Accesses closer than a minute to the recorded one are ignored. */
+	touch_at(c, &t[4].k, 3030);
+	cache_flush(c, 6000);
+	ok(atime_of(c, &t[4].k) == 3000, "an access 30 s later is ignored");
+	touch_at(c, &t[4].k, 3060);
+	cache_flush(c, 6000);
+	ok(atime_of(c, &t[4].k) == 3060, "an access 60 s later is recorded");
+
+	/* PINNED and EXTERNAL records are never evicted. */
+	meta.atime = 1;
+	meta.flags = CACHE_F_PINNED;
+	fill(buf, ESZ, 1005);
+	rc = put_mem(c, dkey(&t[5], 5), buf, ESZ, &meta, NULL);
+	write_file(join(dir, "ext"), buf, 100);
+	rc = rc ? rc : put_external(c, dkey(&t[6], 6), join(dir, "ext"), 0);
+	meta.flags = 0;
+	meta.atime = 9000;
+	fill(buf, ESZ, 1007);
+	rc = rc ? rc : put_mem(c, dkey(&t[7], 7), buf, ESZ, &meta, NULL);
+	ok(rc == 0 && stats(c).bytes == 5 * ESZ, "five blobs' worth again");
+	rc = cache_flush(c, 9000);
+	st = stats(c);
+	ok(rc == 2 && st.bytes == 3 * ESZ, "two more evicted (%d)", rc);
+	ok(get_rc(c, &t[4].k, NOW) == -ENOENT &&
+	    get_rc(c, &t[0].k, NOW) == -ENOENT &&
+	    has_seed(c, &t[2].k, ESZ, 1002) && has_seed(c, &t[7].k, ESZ, 1007),
+	    "the oldest unpinned blobs went");
+	ok(has_seed(c, &t[5].k, ESZ, 1005) && has_seed(c, &t[6].k, 100, 1005),
+	    "the older PINNED and EXTERNAL records stayed");
+
+	/* Pinned bytes alone over budget: everything else goes, they stay. */
+	meta.flags = CACHE_F_PINNED;
+	meta.atime = 2;
+	for (good = 1, i = 8; i < 11; i++)
+		good = good && put_seed(c, dkey(&t[i], (uint32_t)i), ESZ,
+		    1000 + (uint64_t)i, &meta) == 0;
+	rc = cache_flush(c, 9000);
+	st = stats(c);
+	ok(good && rc == 2 && get_rc(c, &t[2].k, NOW) == -ENOENT &&
+	    get_rc(c, &t[7].k, NOW) == -ENOENT,
+	    "over budget with pinned bytes, every unpinned blob goes");
+	ok(st.bytes == 4 * ESZ && st.records == 5 &&
+	    has_seed(c, &t[5].k, ESZ, 1005) && has_seed(c, &t[10].k, ESZ, 1010),
+	    "and the pinned ones stay (%llu bytes)",
+	    (unsigned long long)st.bytes);
+	/*
+	 * ENGINE BUG (reported): with nothing evictable, evict() calls
+	 * qsort(NULL, 0, ...); UBSan reports "null pointer passed as
+	 * argument 1" at cache.c's qsort line (the check itself passes).
+	 */
+	ok(cache_flush(c, 9000) == 0, "nothing left to evict");
+	ok(count_blobs(dir) == (long)st.blobs && st.evictions == 6,
+	    "blob files match the index; six evictions in all");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/* Shared records with LRU: the blob goes when its last user is evicted. */
+static void
+test_evict_shared(void)
+{
+	char			*dir = scratch("evict2");
+	struct cache_options	 opt = { ESZ, 0, 0 };
+	struct cache		*c = NULL;
+	struct cache_record	 meta;
+	struct tkey		 a, b, n;
+	int			 rc;
+
+	if ((rc = cache_open(dir, &opt, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.atime = 10;
+	rc = put_seed(c, dkey(&a, 1), ESZ, 1, &meta);
+	meta.atime = 20;
+	rc = rc ? rc : put_seed(c, dkey(&b, 2), ESZ, 1, &meta);
+	meta.atime = 30;
+	rc = rc ? rc : put_seed(c, dkey(&n, 3), ESZ, 2, &meta);
+	rc = rc ? rc : cache_flush(c, 100);
+	ok(rc == 2 && get_rc(c, &a.k, NOW) == -ENOENT &&
+	    get_rc(c, &b.k, NOW) == -ENOENT && has_seed(c, &n.k, ESZ, 2) &&
+	    stats(c).bytes == ESZ && count_blobs(dir) == 1,
+	    "a shared blob goes with its last user (%d)", rc);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Reopen, read-only opens.
+ */
+
+static void
+test_reopen(void)
+{
+	static const int64_t	 ttl = 600;
+	char			*dir = scratch("reopen");
+	struct cache_options	 ro = { 0, 0, 1 };
+	struct cache		*c = NULL;
+	struct cache_stats	 before, st;
+	struct cache_blob	*b = NULL;
+	struct cache_record	 meta;
+	struct tkey		 t[5];
+	int			 rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	meta.atime = 1000;
+	rc = put_seed(c, dkey(&t[0], 0), 70000, 1, NULL);
+	rc = rc ? rc : put_seed(c, dkey(&t[1], 1), 1000, 2, &meta);
+	rc = rc ? rc : put_seed(c, dkey(&t[2], 2), 70000, 1, NULL);
+	write_file(join(dir, "ext"), "external", 8);
+	rc = rc ? rc : put_external(c, dkey(&t[3], 3), join(dir, "ext"), 0);
+	rc = rc ? rc : (cache_put_negative(c, dkey(&t[4], 4), NOW, &ttl, 1) ==
+	    1 ? 0 : -1);
+	touch_at(c, &t[1].k, NOW);	/* not flushed: close must write it */
+	before = stats(c);
+	cache_close(c);
+	c = NULL;
+	ok(rc == 0 && before.records == 4 && before.blobs == 2 &&
+	    before.negatives == 1, "a store with records and a negative entry");
+
+	rc = cache_open(dir, NULL, &c);
+	ok(rc == 0, "reopen (%d)", rc);
+	if (c == NULL)
+		goto out;
+	st = stats(c);
+	ok(st.records == before.records && st.blobs == before.blobs &&
+	    st.bytes == before.bytes && st.negatives == before.negatives,
+	    "stats persist");
+	ok(st.check_dropped == 0 && st.check_removed == 0,
+	    "the check of a clean store changes nothing");
+	ok(has_seed(c, &t[0].k, 70000, 1) && has_seed(c, &t[1].k, 1000, 2) &&
+	    has_seed(c, &t[2].k, 70000, 1) &&
+	    has_bytes(c, &t[3].k, "external", 8), "records persist");
+	ok(get_rc(c, &t[4].k, NOW + 599) == -ENODATA &&
+	    get_rc(c, &t[4].k, NOW + 600) == -ENOENT,
+	    "the negative entry persists with its expiry");
+	ok(cache_put_negative(c, &t[4].k, NOW, &ttl, 1) == 2,
+	    "and its miss count");
+	ok(atime_of(c, &t[1].k) == NOW, "cache_close flushed the access");
+	cache_close(c);
+	c = NULL;
+
+	/* Read-only. */
+	rc = cache_open(dir, &ro, &c);
+	ok(rc == 0, "a read-only open (%d)", rc);
+	if (c == NULL)
+		goto out;
+	ok(has_seed(c, &t[0].k, 70000, 1) && stats(c).records == 4,
+	    "a read-only store serves");
+	ok(cache_blob_create(c, &b) == -EROFS && b == NULL,
+	    "cache_blob_create is -EROFS");
+	ok(cache_drop(c, &t[0].k) == -EROFS &&
+	    cache_put_negative(c, &t[0].k, NOW, &ttl, 1) == -EROFS &&
+	    put_external(c, &t[3].k, join(dir, "ext"), 0) == -EROFS &&
+	    cache_file_set(c, "/x", &(struct cache_file){ 0, 0, 0, 0 }, NULL,
+	    0) == -EROFS, "writes are -EROFS");
+	touch_at(c, &t[0].k, NOW + 3600);
+	ok(cache_flush(c, NOW) == 0, "cache_flush does nothing");
+	cache_close(c);
+	c = NULL;
+	rc = cache_open(dir, NULL, &c);
+	ok(rc == 0 && stats(c).records == 4 && has_seed(c, &t[0].k, 70000, 1),
+	    "the store is intact after a read-only open");
+	cache_close(c);
+	c = NULL;
+
+	rc = cache_open(join(dir, "nonexistent"), &ro, &c);
+	ok(rc < 0 && c == NULL, "a read-only open of no store fails (%d)", rc);
+	write_file(join(dir, "file"), "x", 1);
+	rc = cache_open(join(dir, "file/store"), NULL, &c);
+	ok(rc == -ENOTDIR && c == NULL, "a store under a file is -ENOTDIR");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/* Set the engine's byte total and forget its blob table (white box). */
+static int
+corrupt_counts(const char *dir)
+{
+	static const char	 bytes[] = "bytes";
+	MDB_env			*env = NULL;
+	MDB_txn			*t;
+	MDB_dbi			 meta, blobs;
+	MDB_val			 k = { sizeof(bytes), (void *)bytes }, v;
+	uint64_t		 wrong = 1;
+	int			 rc;
+
+	if ((rc = mdb_env_create(&env)) != 0)
+		return rc;
+	mdb_env_set_maxdbs(env, 8);
+	if ((rc = mdb_env_open(env, join(dir, "index"), 0, 0644)) != 0 ||
+	    (rc = mdb_txn_begin(env, NULL, 0, &t)) != 0)
+		goto out;
+	v.mv_size = sizeof(wrong);
+	v.mv_data = &wrong;
+	if ((rc = mdb_dbi_open(t, "meta", 0, &meta)) != 0 ||
+	    (rc = mdb_dbi_open(t, "blobs", 0, &blobs)) != 0 ||
+	    (rc = mdb_put(t, meta, &k, &v, 0)) != 0 ||
+	    (rc = mdb_drop(t, blobs, 0)) != 0) {
+		mdb_txn_abort(t);
+		goto out;
+	}
+	rc = mdb_txn_commit(t);
+out:
+	mdb_env_close(env);
+	return rc;
+}
+
+static void
+test_check(void)
+{
+	char			*dir = scratch("check"), p[4][PATH_MAX];
+	char			 stray[PATH_MAX];
+	struct cache		*c = NULL;
+	struct cache_stats	 st;
+	struct tkey		 t[4];
+	unsigned char		 d[32];
+	int			 i, rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	/* 0, 1, 2 distinct; 3 shares 2's bytes. */
+	for (rc = 0, i = 0; i < 4 && rc == 0; i++) {
+		unsigned char buf[3000];
+
+		fill(buf, sizeof(buf), i < 3 ? (uint64_t)i : 2);
+		rc = put_mem(c, dkey(&t[i], (uint32_t)i), buf, sizeof(buf), NULL,
+		    d);
+		blob_file(dir, d, p[i]);
+	}
+	cache_close(c);
+	c = NULL;
+	ok(rc == 0, "a store with four records");
+
+	write_file(join(dir, "tmp/blob.leftover"), "junk", 4);
+	memset(d, 0xab, sizeof(d));
+	blob_file(dir, d, stray);
+	mkdir(join(dir, "blobs/ab"), 0755);
+	write_file(stray, "unindexed", 9);
+	mkdir(join(dir, "blobs/zz"), 0755);
+	write_file(join(dir, "blobs/zz/not-a-digest"), "junk", 4);
+	rc = truncate(p[0], 100) == 0 && unlink(p[1]) == 0 ? 0 : -errno;
+	ok(rc == 0, "damage two blobs behind the engine's back (%d)", rc);
+
+	rc = cache_open(dir, NULL, &c);
+	ok(rc == 0, "reopen runs the check (%d)", rc);
+	if (c == NULL)
+		goto out;
+	st = stats(c);
+	ok(st.check_dropped == 2,
+	    "the truncated and the missing blob's records are dropped (%llu)",
+	    (unsigned long long)st.check_dropped);
+	/* tmp leftover, unindexed blob, junk name, truncated blob's file. */
+	ok(st.check_removed == 4, "four stray files are removed (%llu)",
+	    (unsigned long long)st.check_removed);
+	ok(get_rc(c, &t[0].k, NOW) == -ENOENT &&
+	    get_rc(c, &t[1].k, NOW) == -ENOENT,
+	    "dropped records are no longer returned");
+	ok(has_seed(c, &t[2].k, 3000, 2) && has_seed(c, &t[3].k, 3000, 2),
+	    "intact records remain");
+	ok(count_dir(join(dir, "tmp")) == 0 && !exists(stray) &&
+	    !exists(join(dir, "blobs/zz/not-a-digest")) && !exists(p[0]) &&
+	    count_blobs(dir) == 1, "only the referenced blob file is left");
+	ok(st.records == 2 && st.blobs == 1 && st.bytes == 3000,
+	    "stats describe what is left");
+	cache_close(c);
+	c = NULL;
+
+	/* Reference counts and the byte total are rebuilt from records. */
+	rc = corrupt_counts(dir);
+	ok(rc == 0, "corrupt the byte total and blob table (%d)", rc);
+	rc = cache_open(dir, NULL, &c);
+	st = stats(c);
+	ok(rc == 0 && st.check_dropped == 0 && st.check_removed == 0 &&
+	    st.blobs == 1 && st.bytes == 3000 && st.records == 2,
+	    "the check rebuilds the counts");
+	ok(cache_drop(c, &t[2].k) == 0 && exists(p[2]) &&
+	    has_seed(c, &t[3].k, 3000, 2) && cache_drop(c, &t[3].k) == 0 &&
+	    !exists(p[2]) && stats(c).bytes == 0,
+	    "rebuilt reference counts keep and then free the shared blob");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/* cache_open() of a store whose index is not an LMDB file. */
+static void
+test_bad_index(void)
+{
+	char		*dir = scratch("badidx");
+	unsigned char	 junk[16384];
+	pid_t		 pid;
+	int		 status = 0;
+
+	mkdir(join(dir, "index"), 0755);
+	memset(junk, 'x', sizeof(junk));
+	write_file(join(dir, "index/data.mdb"), junk, sizeof(junk));
+	fflush(stdout);
+	/* In a child: a crash must not take the other checks with it. */
+	if ((pid = fork()) == 0) {
+		struct cache	*c = (struct cache *)1;
+		int		 rc;
+
+		rc = cache_open(dir, NULL, &c);
+		_exit(rc < 0 && c == NULL ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	/*
+	 * ENGINE BUG (reported): cache_open()'s failure path calls
+	 * cache_close(), which runs cache_flush() -> mdb_txn_begin() on an
+	 * environment mdb_env_open() refused: SIGSEGV in liblmdb.
+	 */
+	ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "an index that is not LMDB is an error, not a crash (status %#x)",
+	    status);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Map growth.
+ */
+
+struct tgrow {
+	struct cache	*c;
+	const char	*ext;
+	int		 base, n, failed;
+};
+
+static void *
+grow_worker(void *arg)
+{
+	struct tgrow	*g = arg;
+	struct tkey	 t;
+	int		 i;
+
+	for (i = 0; i < g->n; i++) {
+		mkkey(&t, (i & 1) ? CACHE_EXECUTABLE : CACHE_DEBUGINFO,
+		    (uint32_t)(g->base + i), 40, NULL);
+		if (i % 8 == 0) {
+			if (put_seed(g->c, &t.k, 200 + (size_t)i, (uint64_t)(g->base
+			    + i), NULL) != 0)
+				g->failed++;
+		} else if (put_external(g->c, &t.k, g->ext, 0) != 0) {
+			g->failed++;
+		}
+	}
+	return NULL;
+}
+
+static void
+test_grow(void)
+{
+	char			*dir = scratch("grow");
+	struct cache_options	 opt = { 0, 64 * 1024, 0 };
+	struct cache		*c = NULL;
+	struct cache_stats	 st;
+	struct tgrow		 g[4];
+	pthread_t		 th[4];
+	struct tkey		 t;
+	int			 i, rc, failed = 0, good = 1;
+
+	write_file(join(dir, "ext"), "x", 1);
+	if ((rc = cache_open(join(dir, "store"), &opt, &c)) != 0) {
+		ok(0, "cache_open with a 64 KiB map (%d)", rc);
+		goto out;
+	}
+	st = stats(c);
+	ok(st.mapsize <= 64 * 1024, "the map starts small (%llu)",
+	    (unsigned long long)st.mapsize);
+	g[0].c = c;
+	g[0].ext = join(dir, "ext");
+	g[0].base = 0;
+	g[0].n = 3000;
+	g[0].failed = 0;
+	grow_worker(&g[0]);
+	st = stats(c);
+	ok(g[0].failed == 0, "3000 puts into a 64 KiB map all succeed (%d)",
+	    g[0].failed);
+	ok(st.records == 3000 && st.mapsize > 64 * 1024,
+	    "the map grew (%llu bytes)", (unsigned long long)st.mapsize);
+	for (i = 0; i < 3000; i += 250)
+		good = good && (i % 8 ? get_rc(c, mkkey(&t, (i & 1) ?
+		    CACHE_EXECUTABLE : CACHE_DEBUGINFO, (uint32_t)i, 40, NULL),
+		    NOW) == 0 : has_seed(c, mkkey(&t, (i & 1) ?
+		    CACHE_EXECUTABLE : CACHE_DEBUGINFO, (uint32_t)i, 40, NULL),
+		    200 + (size_t)i, (uint64_t)i));
+	ok(good, "the records read back");
+	cache_close(c);
+	c = NULL;
+
+	/* Reopened with a map smaller than its data. */
+	rc = cache_open(join(dir, "store"), &opt, &c);
+	ok(rc == 0 && stats(c).records == 3000 &&
+	    has_seed(c, mkkey(&t, CACHE_DEBUGINFO, 8, 40, NULL), 208, 8) &&
+	    put_seed(c, mkkey(&t, CACHE_DEBUGINFO, 99999, 40, NULL), 10, 1,
+	    NULL) == 0, "a store reopened with a smaller map works (%d)", rc);
+	cache_close(c);
+	c = NULL;
+	rmtree(join(dir, "store"));
+
+	/* Several threads growing one map at once. */
+	if ((rc = cache_open(join(dir, "store"), &opt, &c)) != 0) {
+		ok(0, "cache_open with a 64 KiB map (%d)", rc);
+		goto out;
+	}
+	for (i = 0; i < 4; i++) {
+		g[i].c = c;
+		g[i].ext = join(dir, "ext");
+		g[i].base = 10000 * (i + 1);
+		g[i].n = 500;
+		g[i].failed = 0;
+		pthread_create(&th[i], NULL, grow_worker, &g[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		failed += g[i].failed;
+	}
+	st = stats(c);
+	ok(failed == 0 && st.records == 2000 && st.mapsize > 64 * 1024,
+	    "four threads growing the map together (%d failed, %llu records)",
+	    failed, (unsigned long long)st.records);
+	ok(st.blobs == (uint64_t)count_blobs(join(dir, "store")) &&
+	    st.blobs == 4 * 63, "their blobs are all indexed (%llu)",
+	    (unsigned long long)st.blobs);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * Concurrency: writers with shared contents, a reader, a maintenance
+ * thread, all on one handle.
+ */
+
+#define TW	4	/* writer threads */
+#define TN	120	/* keys per writer */
+#define TC	37	/* distinct contents */
+
+struct tshared {
+	struct cache	*c;
+	int		 stop;
+	int		 errors;
+	int		 reads;
+};
+
+struct twriter {
+	struct tshared	*s;
+	int		 id;
+	int		 failed;
+};
+
+static size_t
+tsize(int content)
+{
+	return 1000 + (size_t)content * 97;
+}
+
+static void *
+t_writer(void *arg)
+{
+	struct twriter	*w = arg;
+	struct tkey	 t;
+	int		 i, n;
+
+	for (i = 0; i < TN; i++) {
+		n = w->id * TN + i;
+		if (put_seed(w->s->c, dkey(&t, (uint32_t)n), tsize(n % TC),
+		    (uint64_t)(n % TC), NULL) != 0)
+			w->failed++;
+		/* Drop some again: exercises unref against other adds. */
+		if (i % 10 == 0 && cache_drop(w->s->c, &t.k) != 0)
+			w->failed++;
+	}
+	return NULL;
+}
+
+static void *
+t_reader(void *arg)
+{
+	struct tshared		*s = arg;
+	struct cache_record	 rec;
+	struct tkey		 t;
+	uint64_t		 r = 12345;
+	int			 n, fd;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		n = (int)(xorshift(&r) % (TW * TN));
+		if (n % TN % 10 == 0)
+			continue;	/* may be dropped under us */
+		if (cache_get(s->c, dkey(&t, (uint32_t)n), NOW, &rec) != 0)
+			continue;
+		s->reads++;
+		if (cache_open_data(s->c, &rec, &fd) == 0)
+			close(fd);
+		else
+			s->errors++;
+		cache_touch(s->c, &t.k, &rec, NOW + n);
+		cache_record_release(&rec);
+	}
+	return NULL;
+}
+
+static void *
+t_maint(void *arg)
+{
+	struct tshared		*s = arg;
+	struct timespec		 ms = { 0, 1000000 };
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		if (cache_flush(s->c, NOW) < 0)
+			s->errors++;
+		nanosleep(&ms, NULL);
+	}
+	return NULL;
+}
+
+static void
+test_threads(void)
+{
+	char			*dir = scratch("threads");
+	struct cache_options	 opt = { 0, 64 * 1024, 0 };
+	struct tshared		 s;
+	struct twriter		 w[TW];
+	struct cache_stats	 st;
+	pthread_t		 wt[TW], rt, mt;
+	struct tkey		 t;
+	uint64_t		 bytes = 0;
+	int			 i, n, rc, failed = 0, good = 1;
+
+	memset(&s, 0, sizeof(s));
+	if ((rc = cache_open(dir, &opt, &s.c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	pthread_create(&rt, NULL, t_reader, &s);
+	pthread_create(&mt, NULL, t_maint, &s);
+	for (i = 0; i < TW; i++) {
+		w[i].s = &s;
+		w[i].id = i;
+		w[i].failed = 0;
+		pthread_create(&wt[i], NULL, t_writer, &w[i]);
+	}
+	for (i = 0; i < TW; i++) {
+		pthread_join(wt[i], NULL);
+		failed += w[i].failed;
+	}
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rt, NULL);
+	pthread_join(mt, NULL);
+	ok(failed == 0 && s.errors == 0,
+	    "concurrent puts, drops, reads and flushes succeed (%d, %d)",
+	    failed, s.errors);
+	for (n = 0; n < TW * TN; n++) {
+		if (n % TN % 10 == 0)
+			good = good && get_rc(s.c, dkey(&t, (uint32_t)n), NOW) ==
+			    -ENOENT;
+		else
+			good = good && has_seed(s.c, dkey(&t, (uint32_t)n),
+			    tsize(n % TC), (uint64_t)(n % TC));
+	}
+	ok(good, "every surviving key has its bytes, dropped keys are gone");
+	for (i = 0; i < TC; i++)
+		bytes += tsize(i);
+	st = stats(s.c);
+	ok(st.records == TW * TN - TW * TN / 10 && st.blobs == TC &&
+	    st.bytes == bytes && count_blobs(dir) == TC &&
+	    count_dir(join(dir, "tmp")) == 0,
+	    "shared blobs are counted once (%llu blobs, %llu bytes)",
+	    (unsigned long long)st.blobs, (unsigned long long)st.bytes);
+out:
+	cache_close(s.c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * The files table.
+ */
+
+struct sweepctx {
+	const char	*forget[4];
+	int		 visited;
+	int		 outside;
+	const char	*prefix;
+};
+
+static int
+keep_fn(void *ctx, const char *path)
+{
+	struct sweepctx	*s = ctx;
+	int		 i;
+
+	s->visited++;
+	if (strncmp(path, s->prefix, strlen(s->prefix)) != 0)
+		s->outside++;
+	for (i = 0; i < 4; i++)
+		if (s->forget[i] != NULL && strcmp(s->forget[i], path) == 0)
+			return 0;
+	return 1;
+}
+
+static int
+identity(const char *path, struct cache_file *f)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0)
+		return -errno;
+	f->dev = (uint64_t)sb.st_dev;
+	f->ino = (uint64_t)sb.st_ino;
+	f->size = (uint64_t)sb.st_size;
+	f->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
+	    sb.st_mtim.tv_nsec;
+	return 0;
+}
+
+static void
+test_files(void)
+{
+	char			*dir = scratch("files"), scan[PATH_MAX];
+	char			 p1[PATH_MAX], p2[PATH_MAX], p3[PATH_MAX];
+	char			 p4[PATH_MAX + 200];
+	struct cache		*c = NULL;
+	struct cache_file	 f1, f2, f3, f4, got;
+	struct cache_key	 keys[3];
+	struct sweepctx		 sw;
+	struct tkey		 k[8];
+	int			 i, rc;
+
+	snprintf(scan, sizeof(scan), "%s/scan/", dir);
+	snprintf(p1, sizeof(p1), "%s/scan/a.debug", dir);
+	snprintf(p2, sizeof(p2), "%s/scan/b.debug", dir);
+	snprintf(p3, sizeof(p3), "%s/other/c.debug", dir);
+	mkdir(join(dir, "scan"), 0755);
+	mkdir(join(dir, "other"), 0755);
+	/* A path too long to be its own LMDB key. */
+	snprintf(p4, sizeof(p4), "%s/scan/%0150d.debug", dir, 0);
+	write_file(p1, "aaaa", 4);
+	write_file(p2, "bbbbbb", 6);
+	write_file(p3, "cc", 2);
+	write_file(p4, "dddddddd", 8);
+	identity(p1, &f1);
+	identity(p2, &f2);
+	identity(p3, &f3);
+	identity(p4, &f4);
+	for (i = 0; i < 8; i++)
+		dkey(&k[i], (uint32_t)i);
+	if ((rc = cache_open(join(dir, "store"), NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	ok(cache_file_get(c, p1, &got) == -ENOENT,
+	    "an unknown path is -ENOENT");
+
+	rc = put_external(c, &k[1].k, p1, 0);
+	rc = rc ? rc : put_external(c, &k[2].k, p1, 0);
+	keys[0] = k[1].k;
+	keys[1] = k[2].k;
+	rc = rc ? rc : cache_file_set(c, p1, &f1, keys, 2);
+	ok(rc == 0, "cache_file_set (%d)", rc);
+	memset(&got, 0, sizeof(got));
+	rc = cache_file_get(c, p1, &got);
+	ok(rc == 0 && got.dev == f1.dev && got.ino == f1.ino &&
+	    got.size == f1.size && got.mtime_ns == f1.mtime_ns,
+	    "cache_file_get returns the identity");
+
+	f1.mtime_ns += 1;
+	rc = cache_file_set(c, p1, &f1, keys, 1);
+	ok(rc == 0 && get_rc(c, &k[2].k, NOW) == -ENOENT &&
+	    get_rc(c, &k[1].k, NOW) == 0,
+	    "a key the file no longer lists is dropped");
+	ok(cache_file_get(c, p1, &got) == 0 && got.mtime_ns == f1.mtime_ns,
+	    "the identity is updated");
+
+	/* A key whose record is no longer the file's is left alone. */
+	rc = put_external(c, &k[3].k, p1, 0);
+	keys[1] = k[3].k;
+	rc = rc ? rc : cache_file_set(c, p1, &f1, keys, 2);
+	rc = rc ? rc : put_seed(c, &k[3].k, 10, 3, NULL);
+	rc = rc ? rc : cache_file_set(c, p1, &f1, keys, 1);
+	ok(rc == 0 && has_seed(c, &k[3].k, 10, 3),
+	    "an unlisted key now holding a blob is kept");
+
+	/* k4 moves from p1 to p2. */
+	rc = put_external(c, &k[4].k, p1, 0);
+	keys[1] = k[4].k;
+	rc = rc ? rc : cache_file_set(c, p1, &f1, keys, 2);
+	rc = rc ? rc : put_external(c, &k[4].k, p2, 0);
+	rc = rc ? rc : put_external(c, &k[5].k, p2, 0);
+	keys[0] = k[4].k;
+	keys[1] = k[5].k;
+	rc = rc ? rc : cache_file_set(c, p2, &f2, keys, 2);
+	rc = rc ? rc : put_external(c, &k[6].k, p3, 0);
+	rc = rc ? rc : cache_file_set(c, p3, &f3, &k[6].k, 1);
+	rc = rc ? rc : put_external(c, &k[7].k, p4, 0);
+	rc = rc ? rc : cache_file_set(c, p4, &f4, &k[7].k, 1);
+	ok(rc == 0 && cache_file_get(c, p4, &got) == 0 && got.size == 8,
+	    "a long path is remembered");
+
+	memset(&sw, 0, sizeof(sw));
+	sw.prefix = scan;
+	rc = cache_file_sweep(c, scan, keep_fn, &sw);
+	ok(rc == 0 && sw.visited == 3 && sw.outside == 0,
+	    "a sweep visits the paths under its prefix only (%d, %d)", rc,
+	    sw.visited);
+	sw.forget[0] = p1;
+	sw.forget[1] = p4;
+	sw.visited = 0;
+	rc = cache_file_sweep(c, scan, keep_fn, &sw);
+	ok(rc == 2, "the sweep forgets two paths (%d)", rc);
+	ok(cache_file_get(c, p1, &got) == -ENOENT &&
+	    cache_file_get(c, p4, &got) == -ENOENT &&
+	    cache_file_get(c, p2, &got) == 0 &&
+	    cache_file_get(c, p3, &got) == 0,
+	    "forgotten paths are gone, the others remain");
+	ok(get_rc(c, &k[1].k, NOW) == -ENOENT &&
+	    get_rc(c, &k[7].k, NOW) == -ENOENT,
+	    "records of forgotten paths are dropped");
+	ok(has_bytes(c, &k[4].k, "bbbbbb", 6),
+	    "a record another path now owns is kept");
+	ok(has_seed(c, &k[3].k, 10, 3) && get_rc(c, &k[5].k, NOW) == 0 &&
+	    get_rc(c, &k[6].k, NOW) == 0, "other records are untouched");
+
+	cache_close(c);
+	c = NULL;
+	rc = cache_open(join(dir, "store"), NULL, &c);
+	ok(rc == 0 && cache_file_get(c, p2, &got) == 0 && got.size == 6,
+	    "the files table persists");
+	if (c == NULL)
+		goto out;
+	memset(&sw, 0, sizeof(sw));
+	sw.prefix = "";
+	sw.forget[0] = p2;
+	sw.forget[1] = p3;
+	rc = cache_file_sweep(c, "", keep_fn, &sw);
+	ok(rc == 2 && get_rc(c, &k[4].k, NOW) == -ENOENT &&
+	    get_rc(c, &k[5].k, NOW) == -ENOENT &&
+	    get_rc(c, &k[6].k, NOW) == -ENOENT && stats(c).records == 1 &&
+	    has_seed(c, &k[3].k, 10, 3),
+	    "an empty prefix sweeps everything (%d)", rc);
+	ok(cache_file_sweep(c, "", keep_fn, &sw) == 0 && sw.visited == 2,
+	    "nothing is left to sweep");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/*
+ * An unwritable store directory.
+ */
+
+/* 0 when a read-write open of store is refused with -EACCES/-EROFS. */
+static int
+refused(const char *store)
+{
+	struct cache	*c = (struct cache *)1;
+	int		 rc;
+
+	rc = cache_open(store, NULL, &c);
+	if (c != NULL && c != (struct cache *)1)
+		cache_close(c);
+	return (rc == -EACCES || rc == -EROFS) && c == NULL ? 0 : 1;
+}
+
+/* 0 when an unwritable populated store opens read-only and serves. */
+static int
+serves_readonly(const char *store)
+{
+	struct cache_options	 ro = { 0, 0, 1 };
+	struct cache		*c = NULL;
+	struct tkey		 t;
+	int			 good;
+
+	if (refused(store) != 0 || cache_open(store, &ro, &c) != 0)
+		return 1;
+	good = has_seed(c, dkey(&t, 1), 5000, 1) && stats(c).records == 1;
+	cache_close(c);
+	return good ? 0 : 1;
+}
+
+/*
+ * Run fn(store) as an unprivileged user: directly when not root (whose
+ * writes ignore modes), else in a child as nobody.
+ * @return fn's result, or 77 when privileges cannot be dropped.
+ */
+static int
+unprivileged(int (*fn)(const char *), const char *store)
+{
+	pid_t	pid;
+	int	status = 0;
+
+	if (geteuid() != 0)
+		return fn(store);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0 ||
+		    access(store, X_OK) != 0 || access(store, W_OK) == 0)
+			_exit(77);
+		_exit(fn(store));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int
+make_readonly(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	chmod(path, flag == FTW_D ? 0555 : 0444);
+	return 0;
+}
+
+static void
+test_unwritable(void)
+{
+	char		*dir = scratch("ro"), fresh[PATH_MAX], full[PATH_MAX];
+	struct cache	*c = NULL;
+	struct tkey	 t;
+	int		 res, rc;
+
+	/* Paths must be reachable by nobody when running as root. */
+	chmod(dir, 0755);
+	snprintf(fresh, sizeof(fresh), "%s/fresh", dir);
+	snprintf(full, sizeof(full), "%s/full", dir);
+	mkdir(fresh, 0755);
+	chmod(fresh, 0555);
+	res = unprivileged(refused, fresh);
+	if (res == 77)
+		ok(1, "# SKIP unwritable store: root, and cannot become nobody");
+	else
+		ok(res == 0, "opening an unwritable directory is -EACCES/-EROFS"
+		    "%s", geteuid() == 0 ? " (as uid 65534)" : "");
+
+	rc = cache_open(full, NULL, &c);
+	rc = rc ? rc : put_seed(c, dkey(&t, 1), 5000, 1, NULL);
+	cache_close(c);
+	nftw(full, make_readonly, 16, FTW_PHYS);
+	res = rc ? 1 : unprivileged(serves_readonly, full);
+	if (res == 77)
+		ok(1, "# SKIP unwritable store: root, and cannot become nobody");
+	else
+		ok(res == 0, "an unwritable store refuses read-write but opens "
+		    "read-only and serves%s", geteuid() == 0 ?
+		    " (as uid 65534)" : "");
+	rmtree(dir);
+	free(dir);
+}
+
+int
+main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_codec();
+	test_file_codec();
+	test_put_get();
+	test_dedup();
+	test_external();
+	test_negative();
+	test_evict();
+	test_evict_shared();
+	test_reopen();
+	test_check();
+	test_bad_index();
+	test_grow();
+	test_threads();
+	test_files();
+	test_unwritable();
+	return done();
+}

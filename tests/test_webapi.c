@@ -1,0 +1,362 @@
+/*
+ * test_webapi: request URL parsing, id validation and path canonicalization.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webapi.h"
+#include "tap.h"
+
+#define ID40	"0123456789abcdef0123456789abcdef01234567"
+
+static int
+has(const char *why, const char *word)
+{
+	return why != NULL && strstr(why, word) != NULL;
+}
+
+/* Parse url and expect an artifact of kind k with canonical extra x. */
+static int
+artifact(const char *url, enum cache_kind k, const char *x)
+{
+	struct webapi_req	 req;
+	const char		*why;
+	int			 good;
+
+	if (webapi_parse(url, &req, &why) != 0)
+		return 0;
+	good = req.route == WEBAPI_ARTIFACT && req.kind == k &&
+	    (x == NULL ? req.extra == NULL :
+	    req.extra != NULL && strcmp(req.extra, x) == 0);
+	webapi_req_free(&req);
+	return good;
+}
+
+/* Parse url and expect failure rc with a reason containing word. */
+static int
+fails(const char *url, int rc, const char *word)
+{
+	struct webapi_req	 req;
+	const char		*why = NULL;
+	int			 got, good;
+
+	got = webapi_parse(url, &req, &why);
+	good = got == rc && has(why, word) && req.extra == NULL &&
+	    req.route == 0 && req.idlen == 0;
+	webapi_req_free(&req);
+	return good;
+}
+
+static int
+canon(const char *in, const char *want)
+{
+	char	*buf;
+	int	 good;
+
+	if ((buf = malloc(strlen(in) + 1)) == NULL)
+		return 0;
+	good = webapi_canon_path(in, buf) == 0 && strcmp(buf, want) == 0;
+	/* And in place. */
+	memcpy(buf, in, strlen(in) + 1);
+	good = good && webapi_canon_path(buf, buf) == 0 &&
+	    strcmp(buf, want) == 0;
+	free(buf);
+	return good;
+}
+
+static void
+test_hex(void)
+{
+	static const unsigned char bytes[] = { 0x00, 0x0f, 0xa5, 0xff };
+	unsigned char	 out[WEBAPI_ID_HEX_MAX / 2];
+	char		 hex[2 * sizeof(bytes) + 1], big[WEBAPI_ID_HEX_MAX + 3];
+
+	memset(hex, 'x', sizeof(hex));
+	webapi_hex(bytes, sizeof(bytes), hex);
+	ok(strcmp(hex, "000fa5ff") == 0, "webapi_hex lowercase: %s", hex);
+	webapi_hex(bytes, 0, hex);
+	ok(hex[0] == '\0', "webapi_hex of nothing is empty");
+
+	ok(webapi_parse_hexid("000fa5ff", 8, out) == 4 &&
+	    memcmp(out, bytes, 4) == 0, "parse_hexid decodes 4 bytes");
+	ok(webapi_parse_hexid("ab", 2, out) == 1 && out[0] == 0xab,
+	    "parse_hexid: 2 characters");
+	ok(webapi_parse_hexid("abcd", 2, out) == 1 && out[0] == 0xab,
+	    "parse_hexid honours len");
+	ok(webapi_parse_hexid("", 0, out) == -EINVAL, "parse_hexid: empty");
+	ok(webapi_parse_hexid("abc", 3, out) == -EINVAL,
+	    "parse_hexid: odd length");
+	ok(webapi_parse_hexid("AB", 2, out) == -EINVAL,
+	    "parse_hexid: uppercase");
+	ok(webapi_parse_hexid("0g", 2, out) == -EINVAL,
+	    "parse_hexid: non-hex");
+	memset(big, 'a', sizeof(big));
+	big[WEBAPI_ID_HEX_MAX + 2] = '\0';
+	ok(webapi_parse_hexid(big, WEBAPI_ID_HEX_MAX, out) ==
+	    WEBAPI_ID_HEX_MAX / 2, "parse_hexid: 128 characters");
+	ok(webapi_parse_hexid(big, WEBAPI_ID_HEX_MAX + 2, out) == -EINVAL,
+	    "parse_hexid: 130 characters");
+}
+
+static void
+test_ids(void)
+{
+	struct webapi_req	 req;
+	const char		*why;
+	char			 url[512], id128[WEBAPI_ID_HEX_MAX + 1];
+	char			 id130[WEBAPI_ID_HEX_MAX + 3];
+	char			 back[WEBAPI_ID_HEX_MAX + 1];
+	int			 rc;
+
+	rc = webapi_parse("/buildid/ab/debuginfo", &req, &why);
+	ok(rc == 0 && req.route == WEBAPI_ARTIFACT &&
+	    req.kind == CACHE_DEBUGINFO && req.idlen == 1 &&
+	    req.id[0] == 0xab && strcmp(req.idhex, "ab") == 0 &&
+	    req.extra == NULL && req.raw_extra == NULL,
+	    "2-character id, debuginfo");
+	webapi_req_free(&req);
+
+	rc = webapi_parse("/buildid/" ID40 "/executable", &req, &why);
+	webapi_hex(req.id, req.idlen, back);
+	ok(rc == 0 && req.kind == CACHE_EXECUTABLE && req.idlen == 20 &&
+	    req.id[0] == 0x01 && req.id[19] == 0x67 &&
+	    strcmp(req.idhex, ID40) == 0 && strcmp(back, ID40) == 0,
+	    "40-character id, executable; round trip through webapi_hex");
+	webapi_req_free(&req);
+
+	memset(id128, 'f', WEBAPI_ID_HEX_MAX);
+	id128[0] = '1';
+	id128[WEBAPI_ID_HEX_MAX] = '\0';
+	snprintf(url, sizeof(url), "/buildid/%s/debuginfo", id128);
+	rc = webapi_parse(url, &req, &why);
+	ok(rc == 0 && req.idlen == 64 && req.id[0] == 0x1f &&
+	    req.id[63] == 0xff && strcmp(req.idhex, id128) == 0,
+	    "128-character id");
+	webapi_req_free(&req);
+
+	memset(id130, 'f', WEBAPI_ID_HEX_MAX + 2);
+	id130[WEBAPI_ID_HEX_MAX + 2] = '\0';
+	snprintf(url, sizeof(url), "/buildid/%s/debuginfo", id130);
+	ok(fails(url, -EINVAL, "longer"), "130-character id");
+	snprintf(url, sizeof(url), "/buildid/%.129s/debuginfo", id130);
+	ok(fails(url, -EINVAL, "longer"), "129-character id");
+
+	ok(fails("/buildid/AB/debuginfo", -EINVAL, "lowercase"),
+	    "uppercase id");
+	ok(fails("/buildid/aB/debuginfo", -EINVAL, "lowercase"),
+	    "mixed-case id");
+	ok(fails("/buildid/abc/debuginfo", -EINVAL, "odd"),
+	    "odd-length id");
+	ok(fails("/buildid/a/debuginfo", -EINVAL, "odd"),
+	    "1-character id");
+	ok(fails("/buildid//debuginfo", -EINVAL, "empty"), "empty id");
+	ok(fails("/buildid/", -EINVAL, "empty"), "empty id, nothing after");
+	ok(fails("/buildid/zz/debuginfo", -EINVAL, "non-hex"),
+	    "non-hex id");
+	ok(fails("/buildid/a-/debuginfo", -EINVAL, "non-hex"),
+	    "id with punctuation");
+	ok(fails("/buildid/%41%42/debuginfo", -EINVAL, "build-id"),
+	    "percent-encoded id is not decoded again");
+	ok(fails("/buildid/ab /debuginfo", -EINVAL, "odd"),
+	    "id with a space");
+}
+
+static void
+test_routes(void)
+{
+	struct webapi_req	 req;
+	const char		*why;
+
+	ok(webapi_parse("/", &req, &why) == 0 && req.route == WEBAPI_ROOT &&
+	    req.extra == NULL, "root");
+	webapi_req_free(&req);
+	ok(webapi_parse("/metrics", &req, &why) == 0 &&
+	    req.route == WEBAPI_METRICS, "metrics");
+	webapi_req_free(&req);
+
+	ok(fails("", -ENOENT, "route"), "empty url");
+	ok(fails("/metrics/", -ENOENT, "route"), "metrics with a slash");
+	ok(fails("/metricsx", -ENOENT, "route"), "metricsx");
+	ok(fails("//", -ENOENT, "route"), "//");
+	ok(fails("/buildid", -ENOENT, "route"), "/buildid alone");
+	ok(fails("/buildidab/debuginfo", -ENOENT, "route"), "/buildidab");
+	ok(fails("/BUILDID/ab/debuginfo", -ENOENT, "route"),
+	    "route names are case-sensitive");
+	ok(fails("//buildid/ab/debuginfo", -ENOENT, "route"),
+	    "leading //");
+	ok(fails("/metadata", -ENOENT, "route"), "metadata is not ours");
+	ok(fails("/nothing/here", -ENOENT, "route"), "unknown route");
+
+	ok(fails("/buildid/ab", -EINVAL, "unknown artifact type"),
+	    "id with nothing after");
+	ok(fails("/buildid/ab/", -EINVAL, "unknown artifact type"),
+	    "id with an empty type");
+	ok(fails("/buildid/ab/foo", -EINVAL, "unknown artifact type"),
+	    "unknown artifact type foo");
+	ok(fails("/buildid/ab/Debuginfo", -EINVAL, "unknown artifact type"),
+	    "artifact types are case-sensitive");
+	ok(fails("/buildid/ab/debuginf", -EINVAL, "unknown artifact type"),
+	    "a prefix of a type is not the type");
+	ok(fails("/buildid/ab/sourcex/a.c", -EINVAL, "unknown artifact type"),
+	    "sourcex");
+	ok(fails("/buildid/ab/debuginfo/x", -EINVAL, "after"),
+	    "trailing garbage after debuginfo");
+	ok(fails("/buildid/ab/executable/", -EINVAL, "after"),
+	    "trailing slash after executable");
+}
+
+static void
+test_source(void)
+{
+	struct webapi_req	 req;
+	const char		*why, *url;
+	int			 rc;
+
+	url = "/buildid/ab/source/usr/src/x.c";
+	rc = webapi_parse(url, &req, &why);
+	ok(rc == 0 && req.route == WEBAPI_ARTIFACT &&
+	    req.kind == CACHE_SOURCE && req.extra != NULL &&
+	    strcmp(req.extra, "/usr/src/x.c") == 0 &&
+	    req.raw_extra == url + strlen("/buildid/ab/source"),
+	    "source path, raw_extra points into url");
+	webapi_req_free(&req);
+	ok(req.extra == NULL, "webapi_req_free clears extra");
+
+	url = "/buildid/ab/source//usr/src/./x.c";
+	rc = webapi_parse(url, &req, &why);
+	ok(rc == 0 && strcmp(req.extra, "/usr/src/x.c") == 0 &&
+	    req.raw_extra == url + strlen("/buildid/ab/source") &&
+	    strcmp(req.raw_extra, "//usr/src/./x.c") == 0,
+	    "source // and ., raw_extra keeps the client's spelling");
+	webapi_req_free(&req);
+
+	ok(artifact("/buildid/ab/source/usr/../../../etc/passwd",
+	    CACHE_SOURCE, "/etc/passwd"), ".. above root in a source path");
+	ok(artifact("/buildid/ab/source/a/b/../c.c", CACHE_SOURCE,
+	    "/a/c.c"), ".. in a source path");
+	ok(artifact("/buildid/ab/source/src/%2e%2e/x.c", CACHE_SOURCE,
+	    "/src/%2e%2e/x.c"), "%%2e%%2e is a name, not decoded again");
+	ok(artifact("/buildid/ab/source/a%2fb", CACHE_SOURCE, "/a%2fb"),
+	    "%%2f is a name, not a slash");
+	ok(artifact("/buildid/ab/source/a\tb\x01.c", CACHE_SOURCE,
+	    "/a\tb\x01.c"), "control characters are accepted");
+	ok(artifact("/buildid/ab/source/d/", CACHE_SOURCE, "/d/"),
+	    "trailing slash kept");
+
+	ok(fails("/buildid/ab/source", -EINVAL, "missing"),
+	    "source without path");
+	ok(fails("/buildid/ab/source/", -EINVAL, "missing"),
+	    "source with path /");
+	ok(fails("/buildid/ab/source//", -EINVAL, "missing"),
+	    "source with path //");
+	ok(fails("/buildid/ab/source/a/..", -EINVAL, "missing"),
+	    "source path that reduces to /");
+	ok(fails("/buildid/AB/source/x.c", -EINVAL, "lowercase"),
+	    "bad id with a source path");
+}
+
+static void
+test_canon(void)
+{
+	char buf[8];
+
+	ok(canon("/", "/"), "canon /");
+	ok(canon("/a/b/c", "/a/b/c"), "canon leaves a clean path alone");
+	ok(canon("/a//b/./c/", "/a/b/c/"), "canon /a//b/./c/");
+	ok(canon("/a/b/../../../c", "/c"), "canon /a/b/../../../c");
+	ok(canon("/..", "/"), "canon /..");
+	ok(canon("/../../x", "/x"), "canon /../../x");
+	ok(canon("/.", "/"), "canon /.");
+	ok(canon("/a/b/..", "/a/"), "canon /a/b/.. keeps a trailing /");
+	ok(canon("/a/b/.", "/a/b/"), "canon /a/b/. keeps a trailing /");
+	ok(canon("///a///", "/a/"), "canon ///a///");
+	ok(canon("/a/.../b", "/a/.../b"), "canon ... is a name");
+	ok(canon("/a/..b/.c/c.", "/a/..b/.c/c."), "canon dotted names");
+	ok(canon("/a/./../b", "/b"), "canon /a/./../b");
+	ok(canon("/x", "/x"), "canon /x");
+	ok(canon("/ab/cd/../ef", "/ab/ef"), "canon /ab/cd/../ef");
+	ok(webapi_canon_path("a/b", buf) == -EINVAL, "canon relative path");
+	ok(webapi_canon_path("", buf) == -EINVAL, "canon empty path");
+}
+
+static void
+test_section(void)
+{
+	struct webapi_req	 req;
+	const char		*why, *url;
+	char			 name[300], u[400];
+	int			 rc;
+
+	url = "/buildid/" ID40 "/section/.debug_info";
+	rc = webapi_parse(url, &req, &why);
+	ok(rc == 0 && req.route == WEBAPI_ARTIFACT &&
+	    req.kind == CACHE_SECTION && req.extra != NULL &&
+	    strcmp(req.extra, ".debug_info") == 0 && req.extra != req.raw_extra &&
+	    req.raw_extra == url + strlen(url) - strlen(".debug_info") &&
+	    req.idlen == 20, "section .debug_info");
+	webapi_req_free(&req);
+
+	ok(artifact("/buildid/ab/section/.gnu_debugdata", CACHE_SECTION,
+	    ".gnu_debugdata"), "section .gnu_debugdata");
+	ok(artifact("/buildid/ab/section/%2edebug", CACHE_SECTION,
+	    "%2edebug"), "percent-looking section name left alone");
+
+	memset(name, 'x', 255);
+	name[255] = '\0';
+	snprintf(u, sizeof(u), "/buildid/ab/section/%s", name);
+	ok(artifact(u, CACHE_SECTION, name), "255-byte section name");
+	memset(name, 'x', 256);
+	name[256] = '\0';
+	snprintf(u, sizeof(u), "/buildid/ab/section/%s", name);
+	ok(fails(u, -EINVAL, "longer"), "256-byte section name");
+
+	ok(fails("/buildid/ab/section", -EINVAL, "missing"),
+	    "section without name");
+	ok(fails("/buildid/ab/section/", -EINVAL, "empty"),
+	    "empty section name");
+	ok(fails("/buildid/ab/section/a/b", -EINVAL, "'/'"),
+	    "section name with /");
+	ok(fails("/buildid/ab/section/.text/", -EINVAL, "'/'"),
+	    "section name with trailing /");
+}
+
+static void
+test_free(void)
+{
+	struct webapi_req	 req;
+	const char		*why = "unchanged";
+
+	memset(&req, 0, sizeof(req));
+	webapi_req_free(&req);
+	webapi_req_free(NULL);
+	ok(req.extra == NULL, "webapi_req_free on a zeroed request and NULL");
+
+	/* Garbage in req before the call must not be freed or kept. */
+	memset(&req, 0x5a, sizeof(req));
+	ok(webapi_parse("/buildid/ab/source/", &req, &why) == -EINVAL &&
+	    req.extra == NULL && req.raw_extra == NULL,
+	    "failure after allocating leaves a zeroed request");
+	webapi_req_free(&req);
+	webapi_req_free(&req);
+	ok(req.extra == NULL, "webapi_req_free twice after failure");
+
+	ok(webapi_parse("/", &req, &why) == 0 && why == NULL,
+	    "why is NULL on success");
+	ok(webapi_parse("/buildid/ab/debuginfo", &req, NULL) == 0,
+	    "why may be NULL");
+	webapi_req_free(&req);
+}
+
+int
+main(void)
+{
+	test_hex();
+	test_ids();
+	test_routes();
+	test_source();
+	test_canon();
+	test_section();
+	test_free();
+	return done();
+}

@@ -1360,8 +1360,11 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 		return rc == MDB_NOTFOUND ? 0 : rc;
 	if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
 		return mdb_del(t, c->records, &k, NULL);
-	own = (rec.flags & CACHE_F_EXTERNAL) && rec.path != NULL &&
-	    strlen(rec.path) == plen && memcmp(rec.path, path, plen) == 0;
+	/* A source record refers to the source file, not to the ELF file
+	 * that named it; the ELF file's key list is what ties them. */
+	own = (rec.flags & CACHE_F_EXTERNAL) && (kb[0] == CACHE_SOURCE ||
+	    (rec.path != NULL && strlen(rec.path) == plen &&
+	    memcmp(rec.path, path, plen) == 0));
 	cache_record_release(&rec);
 	return own ? mdb_del(t, c->records, &k, NULL) : 0;
 }

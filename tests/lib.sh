@@ -1,3 +1,354 @@
-#!/bin/sh
-# Written in the next commit.
-exit 77
+#!/bin/bash
+# Shared helpers for the shell integration tests; sourced, never run.
+#
+# Sourcing sets up: $tmp (a fresh directory, removed at exit), a trap that
+# ends every process started through these helpers (by PID) and unmounts
+# what was mounted, counters for pass/fail, and the paths of the programs
+# under test.  Everything written goes under $tmp, so `make distcheck`
+# (read-only srcdir) works.  SYMHUB_TEST_KEEP=1 keeps $tmp for a look.
+
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_builddir:=.}"
+# Absolute, so that helpers may change directory.
+top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
+top_builddir=$(cd "$top_builddir" && pwd) || exit 99
+export LC_ALL=C
+
+# shellcheck disable=SC2034 # for the test that sources this
+{
+SYMHUBD=$top_builddir/src/symhubd
+SYMHUB=$top_builddir/src/symhub
+DFCLIENT=$top_builddir/tests/dfclient
+FIXTURES=$top_srcdir/tests/fixtures
+}
+
+# Never let a proxy from the environment stand between client and server.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/symhub-test.XXXXXX") || exit 99
+# Resolved, as the daemon names scanned files by their real paths.
+tmp=$(cd "$tmp" && pwd -P) || exit 99
+
+npass=0
+nfail=0
+nskip=0
+ncheck=0
+PIDS=()
+MOUNTS=()
+
+# ---- reporting --------------------------------------------------------
+
+pass() {
+	ncheck=$((ncheck + 1))
+	npass=$((npass + 1))
+	echo "ok $ncheck - $*"
+}
+
+# fail DESCRIPTION [DETAIL...]: details are printed as '#' lines.
+fail() {
+	local d=$1
+	shift
+	ncheck=$((ncheck + 1))
+	nfail=$((nfail + 1))
+	echo "not ok $ncheck - $d"
+	local l
+	for l in "$@"; do
+		printf '%s\n' "$l" | sed 's/^/#   /'
+	done
+}
+
+# check DESCRIPTION COMMAND...: pass when the command succeeds.
+check() {
+	local d=$1
+	shift
+	if "$@"; then
+		pass "$d"
+	else
+		fail "$d" "command failed: $*"
+	fi
+}
+
+# A check that cannot run here: reported, counted apart, not a failure.
+skip_check() {
+	nskip=$((nskip + 1))
+	echo "skip - $*"
+}
+
+# The whole test cannot run: Automake's "skipped" status.
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || skip "$t not found"
+	done
+}
+
+# The last line: "N passed, M failed"; exit status 1 when any failed.
+finish() {
+	[ "$nskip" -gt 0 ] && echo "# $nskip check(s) skipped"
+	echo "$npass passed, $nfail failed"
+	[ "$nfail" -eq 0 ]
+	exit $?
+}
+
+# ---- cleanup ----------------------------------------------------------
+
+# Is PID still a live process (not gone, not a zombie)?
+alive() {
+	local st
+	kill -0 "$1" 2>/dev/null || return 1
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "$st" != Z ] && [ "$st" != X ]
+}
+
+forget_pid() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	PIDS=("${keep[@]}")
+}
+
+# wait_exit PID SECONDS: wait for a child to end; its exit status is
+# left in $exit_status (124 when it did not end in time).
+wait_exit() {
+	local pid=$1 n=$(($2 * 20))
+	while alive "$pid" && [ "$n" -gt 0 ]; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	if alive "$pid"; then
+		exit_status=124
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	exit_status=$?
+	forget_pid "$pid"
+	return 0
+}
+
+cleanup() {
+	local p m
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait_exit "$p" 5 || { kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
+	done
+	for m in "${MOUNTS[@]}"; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+	done
+	if [ -n "$SYMHUB_TEST_KEEP" ]; then
+		echo "# kept $tmp"
+	else
+		rm -rf "$tmp"
+	fi
+}
+on_exit() {
+	local st=$?
+	cleanup
+	exit "$st"
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ---- waiting ----------------------------------------------------------
+
+# wait_until SECONDS COMMAND...: poll the command until it succeeds.
+wait_until() {
+	local n=$(($1 * 20))
+	shift
+	until "$@"; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.05
+	done
+}
+
+# ---- ports and the daemon ----------------------------------------------
+
+port_free() {
+	! ss -Htan 2>/dev/null | awk '{ print $4 }' | grep -q ":$1\$"
+}
+
+# A port on 127.0.0.1 that nothing listens on or connects from right now.
+free_port() {
+	local p
+	if command -v ss >/dev/null 2>&1; then
+		for _ in $(seq 100); do
+			p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+			port_free "$p" && { echo "$p"; return 0; }
+		done
+	fi
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# metrics_text [URL]: the /metrics page of the current (or given) daemon.
+metrics_text() {
+	curl -s --max-time 5 "${1:-$URL}/metrics"
+}
+
+# metric NAME [URL]: the value of one sample (NAME with its labels, as
+# printed), or nothing.
+metric() {
+	metrics_text "$2" | awk -v n="$1" '$1 == n { print $2; exit }'
+}
+
+# metric_cmp NAME OP VALUE [URL], OP one of -ge -gt -eq -le -lt.
+metric_cmp() {
+	local v
+	v=$(metric "$1" "$4")
+	[ -n "$v" ] || return 1
+	awk -v a="$v" -v b="$3" -v op="$2" 'BEGIN {
+	    a += 0; b += 0; r = 0
+	    if (op == "-ge") r = a >= b
+	    else if (op == "-gt") r = a > b
+	    else if (op == "-eq") r = a == b
+	    else if (op == "-le") r = a <= b
+	    else if (op == "-lt") r = a < b
+	    exit !r }'
+}
+
+# wait_metric NAME OP VALUE [SECONDS]
+wait_metric() {
+	wait_until "${4:-20}" metric_cmp "$1" "$2" "$3"
+}
+
+is_ready() {
+	metrics_text "$1" | grep -qx 'ready 1'
+}
+
+# start_symhubd ARGS...: start symhubd on a free port with ARGS, wait
+# until /metrics says "ready 1".  Sets PORT, URL, SYMHUBD_PID.  Retries
+# with another port when the daemon dies early (someone took the port).
+# Returns 1 when it never became ready.
+start_symhubd() {
+	local try n
+	for try in 1 2 3 4 5; do
+		PORT=$(free_port)
+		URL=http://127.0.0.1:$PORT
+		"$SYMHUBD" -p "$PORT" "$@" >>"$tmp/symhubd.out" 2>&1 &
+		SYMHUBD_PID=$!
+		PIDS+=("$SYMHUBD_PID")
+		n=400	# 20 s
+		while [ "$n" -gt 0 ]; do
+			is_ready "$URL" && return 0
+			alive "$SYMHUBD_PID" || break
+			sleep 0.05
+			n=$((n - 1))
+		done
+		if alive "$SYMHUBD_PID"; then
+			echo "# symhubd pid $SYMHUBD_PID not ready after 20 s"
+			return 1
+		fi
+		wait_exit "$SYMHUBD_PID" 1
+		echo "# symhubd exited early with status $exit_status (try $try)"
+	done
+	return 1
+}
+
+# stop_check DESC: stop the daemon; it must exit 0 within 10 s.
+stop_check() {
+	stop_symhubd "$SYMHUBD_PID"
+	if [ "$exit_status" = 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "exit status $exit_status (124: still running)"
+	fi
+}
+
+# stop_symhubd [PID]: SIGTERM, wait up to 10 s; the exit status is left
+# in $exit_status.  Returns 1 when it did not end in time (it is then
+# killed).
+stop_symhubd() {
+	local pid=${1:-$SYMHUBD_PID}
+	kill -TERM "$pid" 2>/dev/null
+	if ! wait_exit "$pid" 10; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		forget_pid "$pid"
+		exit_status=124
+		return 1
+	fi
+	return 0
+}
+
+# rescan: SIGHUP the daemon and wait for the scan pass it starts to end.
+rescan() {
+	local p
+	p=$(metric symhub_scan_passes_total) || return 1
+	[ -n "$p" ] || return 1
+	kill -HUP "$SYMHUBD_PID" || return 1
+	wait_metric symhub_scan_passes_total -ge $((p + 1)) 20
+}
+
+# ---- clients ----------------------------------------------------------
+
+# client_env: a fresh libdebuginfod client cache pointed at $URL, so that
+# no earlier answer (positive or negative) can hide the server's.
+client_env() {
+	export DEBUGINFOD_URLS=$URL
+	export DEBUGINFOD_TIMEOUT=10
+	export DEBUGINFOD_CACHE_PATH
+	DEBUGINFOD_CACHE_PATH=$(mktemp -d "$tmp/dcache.XXXXXX")
+	unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE \
+	    DEBUGINFOD_MAXTIME DEBUGINFOD_RETRY_LIMIT DEBUGINFOD_HEADERS_FILE
+}
+
+# http PATH BODY HDRS [CURL-ARGS...]: GET (by default) $URL/PATH, body and
+# headers to files; prints the status code (000 when no answer).
+http() {
+	local path=$1 body=$2 hdrs=$3
+	shift 3
+	curl -s --path-as-is --max-time 10 -o "$body" -D "$hdrs" \
+	    -w '%{http_code}' "$@" "$URL$path"
+}
+
+# header FILE NAME: the value of a response header (case-insensitive).
+header() {
+	awk -v n="$(echo "$2" | tr "[:upper:]" "[:lower:]")" '{
+	    sub(/\r$/, "")
+	    i = index($0, ":")
+	    if (i && tolower(substr($0, 1, i - 1)) == n) {
+	        v = substr($0, i + 1); sub(/^[ \t]+/, "", v); print v; exit
+	    } }' "$1"
+}
+
+# raw_request METHOD PATH OUT: one HTTP/1.1 request over /dev/tcp, the
+# whole answer (headers and any body) to OUT.
+raw_request() {
+	local fd
+	exec {fd}<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+	printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' \
+	    "$1" "$2" >&"$fd"
+	timeout 10 cat <&"$fd" >"$3"
+	exec {fd}<&-
+}
+
+# ---- ELF fixtures -----------------------------------------------------
+
+# buildid FILE: the GNU build-id as readelf prints it.
+buildid() {
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
+}
+
+# extract_section FILE NAME OUT: the raw bytes of a section, found with
+# readelf's offset and size (fails for a missing or NOBITS section).
+extract_section() {
+	local off size type
+	read -r type off size < <(readelf -S -W "$1" 2>/dev/null |
+	    sed -n 's/^ *\[ *[0-9]*\] //p' |
+	    awk -v n="$2" '$1 == n { print $2, $4, $5; exit }')
+	[ -n "$off" ] && [ "$type" != NOBITS ] || return 1
+	tail -c +$((16#$off + 1)) "$1" | head -c $((16#$size)) >"$3"
+}
+
+file_size() {
+	stat -c %s "$1"
+}

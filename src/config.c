@@ -126,8 +126,8 @@ list_add(struct strlist *l, const char *s)
 	return 0;
 }
 
-static void
-list_free(struct strlist *l)
+void
+strlist_free(struct strlist *l)
 {
 	size_t i;
 
@@ -455,6 +455,6 @@ config_free(struct config *cfg)
 		if (opts[i].type == O_STR)
 			free(*(char **)p), *(char **)p = NULL;
 		else if (opts[i].type == O_LIST)
-			list_free((struct strlist *)p);
+			strlist_free((struct strlist *)p);
 	}
 }

@@ -52,6 +52,10 @@ void	config_names(FILE *fp);
 
 void	config_free(struct config *cfg);
 
+/* Free a string list's strings and array, and empty it.  Accepts an
+ * empty list. */
+void	strlist_free(struct strlist *l);
+
 /* Parse "10G", "512M", "64k", "4096".  @return 0 or -EINVAL. */
 int	config_parse_size(const char *s, uint64_t *out);
 

@@ -101,16 +101,6 @@ scan_create(struct cache *c, const struct config *cfg, struct scan **out)
 	return 0;
 }
 
-static void
-strlist_clear(struct strlist *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->v[i]);
-	free(l->v);
-}
-
 void
 scan_free(struct scan *s)
 {
@@ -123,8 +113,8 @@ scan_free(struct scan *s)
 		pthread_mutex_unlock(&s->mu);
 		pthread_join(s->thread, NULL);
 	}
-	strlist_clear(&s->dirs);
-	strlist_clear(&s->roots);
+	strlist_free(&s->dirs);
+	strlist_free(&s->roots);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->pass_mu);
@@ -458,8 +448,6 @@ run(void *arg)
 	int		 n;
 
 	for (;;) {
-		if ((n = scan_pass(s, 0)) > 0)
-			log_info("scan: %d files indexed", n);
 		pthread_mutex_lock(&s->mu);
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += (time_t)s->interval;
@@ -475,6 +463,8 @@ run(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		if (n)
 			return NULL;
+		if ((n = scan_pass(s, 0)) > 0)
+			log_info("scan: %d files indexed", n);
 	}
 }
 

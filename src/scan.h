@@ -33,8 +33,9 @@ void	scan_free(struct scan *s);
  */
 int	scan_pass(struct scan *s, int force);
 
-/* Start the background thread: a pass now, then one every interval
- * seconds (0: only when triggered).  @return 0 or -errno. */
+/* Start the background thread: a pass every interval seconds (0: only
+ * when triggered), the first one interval seconds from now.
+ * @return 0 or -errno. */
 int	scan_start(struct scan *s, uint64_t interval);
 
 /* Ask the thread for a pass as soon as it is idle (SIGHUP). */

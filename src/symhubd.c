@@ -126,8 +126,19 @@ main(int argc, char **argv)
 		    (unsigned long long)st.check_removed);
 
 	if (cfg.scan_dirs.n > 0) {
-		if ((rc = scan_create(c, &cfg, &s)) < 0 ||
-		    (rc = scan_start(s, cfg.rescan)) < 0)
+		/*
+		 * Listen only once the first pass is done: a client asking
+		 * earlier gets "connection refused", which libdebuginfod
+		 * retries, instead of a 404 it would cache for 10 minutes.
+		 * After a restart unchanged files cost one stat() each.
+		 */
+		if ((rc = scan_create(c, &cfg, &s)) < 0)
+			fatalx("scanner: %s", strerror(-rc));
+		if ((rc = scan_pass(s, 0)) < 0)
+			log_warnx("first scan: %s", strerror(-rc));
+		else
+			log_info("first scan: %d files indexed", rc);
+		if ((rc = scan_start(s, cfg.rescan)) < 0)
 			fatalx("scanner: %s", strerror(-rc));
 	}
 	m.c = c;

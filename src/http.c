@@ -470,8 +470,12 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		r->type = METRICS_T_OTHER;
 		r->how = "-";
 		*con_cls = r;
+		/* Answer on the next call: libmicrohttpd closes a connection
+		 * whose response was queued on the first one, and keep-alive
+		 * is worth 2x on small hits. */
+		return MHD_YES;
 	}
-	if (r->status != 0) {
+	if (*upload_size != 0 || r->status != 0) {
 		/* A body we do not want: let MHD discard it. */
 		*upload_size = 0;
 		return MHD_YES;

@@ -17,7 +17,10 @@ static const char	*prog = "symhub";
 static char		*path;
 static int		 fd = STDERR_FILENO;
 static int		 verbose;
-static pthread_mutex_t	 mu = PTHREAD_MUTEX_INITIALIZER;
+static long		 pid;
+/* Guards fd against log_reopen(); lines need no lock, one write(2) each
+ * to an O_APPEND file never interleaves with another. */
+static pthread_rwlock_t	 fdlock = PTHREAD_RWLOCK_INITIALIZER;
 
 static int
 open_file(void)
@@ -29,11 +32,11 @@ open_file(void)
 	nfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (nfd < 0)
 		return -errno;
-	pthread_mutex_lock(&mu);
+	pthread_rwlock_wrlock(&fdlock);
 	if (fd != STDERR_FILENO)
 		close(fd);
 	fd = nfd;
-	pthread_mutex_unlock(&mu);
+	pthread_rwlock_unlock(&fdlock);
 	return 0;
 }
 
@@ -42,6 +45,7 @@ log_init(const char *p, const char *file, int v)
 {
 	prog = p;
 	verbose = v;
+	pid = (long)getpid();
 	free(path);
 	path = NULL;
 	if (file == NULL || strcmp(file, "-") == 0)
@@ -76,7 +80,7 @@ vlog(const char *level, int errnum, const char *fmt, va_list ap)
 	gmtime_r(&ts.tv_sec, &tm);
 	n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
 	r = snprintf(line + n, sizeof(line) - n, ".%03ldZ %s[%ld] %s",
-	    ts.tv_nsec / 1000000, prog, (long)getpid(), level);
+	    ts.tv_nsec / 1000000, prog, pid, level);
 	if (r > 0 && (size_t)r < sizeof(line) - n)
 		n += (size_t)r;
 	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
@@ -91,11 +95,11 @@ vlog(const char *level, int errnum, const char *fmt, va_list ap)
 			n = sizeof(line) - 2;
 	}
 	line[n++] = '\n';
-	pthread_mutex_lock(&mu);
+	pthread_rwlock_rdlock(&fdlock);
 	if (write(fd, line, n) < 0) {
 		/* Nowhere left to report it. */
 	}
-	pthread_mutex_unlock(&mu);
+	pthread_rwlock_unlock(&fdlock);
 }
 
 #define LOGFN(name, level, err, cond)				\

@@ -101,6 +101,12 @@ check "first scan pass is done when symhubd first answers" \
     metric_cmp symhub_scan_passes_total -ge 1
 files0=$(metric 'http_responses_total{result="file"}')
 
+# Keep-alive: a second request, a 200 and then a 404, on one connection.
+conns=$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' \
+    "$URL/buildid/$ID/debuginfo" "$URL/buildid/${ID%??}00/debuginfo")
+check "one connection serves a 200 and a 404 (keep-alive)" \
+    test "$conns" = "1 0 "
+
 # ---- 5a. headers, cold and warm -----------------------------------------
 # Compare the headers a user-agent sees on the first and second answer.
 hdrset() {

@@ -1,3 +1,390 @@
-#!/bin/sh
-# Written in the next commit.
-exit 77
+#!/bin/bash
+# Benchmark symhubd against elfutils' debuginfod on the same files.
+#
+# usage: tests/bench/bench.sh [BUILDDIR]
+#
+# BUILDDIR is where src/symhubd was built (default: the repository this
+# script is in). Both servers index one scan directory holding a small
+# fixture's debuginfo (~40 KB, built here) and libc's (~4 MB, from
+# libc6-dbg); wrk then asks each server for a small hit, a large hit and a
+# 404 in turn, and the script prints a table and a verdict against the
+# targets: small hits and 404s at least 5x debuginfod's req/s, the large
+# file at least 1x.
+#
+# Not part of `make check`: it takes a few minutes and its numbers depend on
+# the machine. Environment:
+#   BENCH_SECONDS=10      length of each timed wrk run
+#   BENCH_ROUNDS=3        timed runs per case and server; the median counts
+#   BENCH_WARMUP=2        length of the wrk warm-up before each run (0: none)
+#   BENCH_CONNS=32        wrk connections for the small hit and the 404
+#   BENCH_CONNS_LARGE=8   wrk connections for the large hit
+#   BENCH_WRK_THREADS=2   wrk threads
+#   BENCH_READY_TIMEOUT=120  seconds to wait for both servers to index
+#   SYMHUBD_THREADS       pass --threads N to symhubd (default: its own)
+#   BENCH_KEEP=1          keep the temporary directory (logs, wrk output)
+# Exits 0 when every target is met, 1 when one is missed or on an error,
+# 77 when a tool is missing, as the tests do.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+builddir=${1:-$repo}
+symhubd=$builddir/src/symhubd
+
+seconds=${BENCH_SECONDS:-10}
+warmup=${BENCH_WARMUP:-2}
+conns=${BENCH_CONNS:-32}
+conns_large=${BENCH_CONNS_LARGE:-8}
+wrk_threads=${BENCH_WRK_THREADS:-2}
+ready_timeout=${BENCH_READY_TIMEOUT:-120}
+rounds=${BENCH_ROUNDS:-3}
+
+die() { echo "bench: $*" >&2; exit 1; }
+skip() { echo "bench: skipped: $*" >&2; exit 77; }
+
+for n in "$seconds" "$warmup" "$conns" "$conns_large" "$wrk_threads" \
+    "$ready_timeout" "$rounds"; do
+	[[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
+done
+if [ "$seconds" = 0 ] || [ "$rounds" = 0 ]; then
+	die "BENCH_SECONDS and BENCH_ROUNDS must be positive"
+fi
+
+[ -x "$symhubd" ] ||
+	die "no $symhubd; build first, or pass the build directory"
+for tool in debuginfod wrk curl gcc objcopy readelf; do
+	command -v "$tool" >/dev/null || skip "$tool not installed"
+done
+
+# Neither server may federate: a 404 must be answered locally.
+unset DEBUGINFOD_URLS
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/symhub-bench.XXXXXX") || die "mktemp failed"
+pids=()
+wrk_pid=
+# shellcheck disable=SC2317 # called by the trap
+cleanup() {
+	local pid
+	for pid in $wrk_pid "${pids[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in $wrk_pid "${pids[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		echo "bench: kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A port nothing listens on now, below Linux's default ephemeral range
+# (32768-60999) so wrk's own client sockets cannot be in the way. Another
+# process may take it before the server binds; a server that cannot bind
+# exits and wait_ready reports it.
+free_port() {
+	local port i
+	for i in $(seq 100); do
+		port=$((20000 + RANDOM % 12000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+build_id() {
+	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
+}
+
+# --- Fixtures -------------------------------------------------------------
+
+scan=$tmp/scan
+mkdir -p "$scan"
+
+# A program with enough types and functions that its debuginfo weighs
+# ~40 KB: a typical small binary, where per-request overhead dominates.
+gen_fixture() {
+	local i
+	echo '#include <stdio.h>'
+	echo '#include <string.h>'
+	for i in $(seq 1 100); do
+		cat <<EOF
+struct rec$i {
+	int id;
+	long count;
+	double weight;
+	char name[16];
+	struct rec$i *next;
+};
+
+static long
+walk$i(struct rec$i *r, int depth)
+{
+	long sum = 0;
+	int k;
+
+	for (k = 0; r != NULL && k < depth; k++, r = r->next)
+		sum += r->count * $i + (long)r->weight + (long)strlen(r->name);
+	return sum;
+}
+
+EOF
+	done
+	echo 'int'
+	echo 'main(int argc, char **argv)'
+	echo '{'
+	echo '	long total = 0;'
+	for i in $(seq 1 100); do
+		echo "	struct rec$i r$i = { $i, argc, 1.5, \"r$i\", NULL };"
+		echo "	total += walk$i(&r$i, argc);"
+	done
+	cat <<'EOF'
+	printf("%s %ld\n", argv[0], total);
+	return 0;
+}
+EOF
+}
+
+gen_fixture >"$tmp/fixture.c"
+gcc -g -O0 -Wl,--build-id -o "$tmp/fixture" "$tmp/fixture.c" ||
+	die "cannot compile the fixture"
+small=$scan/fixture.debug
+objcopy --only-keep-debug "$tmp/fixture" "$small" ||
+	die "objcopy --only-keep-debug failed"
+small_id=$(build_id "$small")
+[ -n "$small_id" ] || die "fixture has no build-id"
+
+libc_id=$(build_id /lib/x86_64-linux-gnu/libc.so.6)
+libc_debug=
+if [ -n "$libc_id" ]; then
+	f=/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug
+	[ -f "$f" ] && libc_debug=$f
+fi
+if [ -z "$libc_debug" ]; then
+	libc_debug=$(find /usr/lib/debug/.build-id -name '*.debug' -size +3M \
+		2>/dev/null | head -1)
+	libc_id=$(build_id "$libc_debug")
+fi
+if [ -z "$libc_debug" ] || [ -z "$libc_id" ]; then
+	skip "no large debug file found (install libc6-dbg)"
+fi
+large=$scan/libc.debug
+ln "$libc_debug" "$large" 2>/dev/null || cp "$libc_debug" "$large" ||
+	die "cannot copy $libc_debug"
+
+# Valid syntax, unknown to both servers.
+missing_id=0123456789abcdef0123456789abcdef01234567
+
+# --- Servers --------------------------------------------------------------
+
+port_df=$(free_port) || die "no free port"
+port_sh=$(free_port) || die "no free port"
+[ "$port_df" != "$port_sh" ] || port_sh=$(free_port) || die "no free port"
+
+# elfutils' debuginfod: scan once (-t 0), no grooming (-g 0), default
+# connection handling (libmicrohttpd, thread per connection), not verbose.
+# It binds every interface, not only 127.0.0.1: it has no option to narrow
+# that. Its log goes to a file so the terminal is not in the way.
+debuginfod -F -t 0 -g 0 -p "$port_df" -d "$tmp/db.sqlite" "$scan" \
+	>"$tmp/debuginfod.log" 2>&1 &
+pid_df=$!
+pids+=("$pid_df")
+
+sh_args=(-p "$port_sh" -d "$tmp/store" -F "$scan" -t 0
+	--log-file "$tmp/symhubd.log")
+[ -n "${SYMHUBD_THREADS:-}" ] && sh_args+=(--threads "$SYMHUBD_THREADS")
+"$symhubd" "${sh_args[@]}" >"$tmp/symhubd.out" 2>&1 &
+pid_sh=$!
+pids+=("$pid_sh")
+
+status_of() {
+	curl -s -o /dev/null -w '%{http_code}' "$1" 2>/dev/null
+}
+
+# Wait until the server answers 200 for both build-ids: it has finished
+# indexing what the benchmark asks for.
+wait_ready() {
+	local name=$1 pid=$2 port=$3 deadline=$((SECONDS + ready_timeout)) id
+	for id in "$small_id" "$libc_id"; do
+		while [ "$(status_of "http://127.0.0.1:$port/buildid/$id/debuginfo")" != 200 ]; do
+			kill -0 "$pid" 2>/dev/null ||
+				die "$name exited early; see its log:
+$(tail -n 20 "$tmp/$name".* 2>/dev/null)"
+			[ "$SECONDS" -lt "$deadline" ] ||
+				die "$name has not indexed $id after ${ready_timeout}s"
+			sleep 0.2
+		done
+	done
+}
+
+t0=$SECONDS
+wait_ready symhubd "$pid_sh" "$port_sh"
+t_sh=$((SECONDS - t0))
+wait_ready debuginfod "$pid_df" "$port_df"
+t_df=$((SECONDS - t0))
+
+url() { # PORT ID
+	echo "http://127.0.0.1:$1/buildid/$2/debuginfo"
+}
+
+# --- Correct answers before timing ----------------------------------------
+
+for server in symhubd:$port_sh debuginfod:$port_df; do
+	name=${server%%:*}
+	port=${server##*:}
+	for pair in "small:$small_id:$small" "large:$libc_id:$large"; do
+		IFS=: read -r what id file <<<"$pair"
+		curl -sf -o "$tmp/got" "$(url "$port" "$id")" ||
+			die "$name: GET $what debuginfo failed"
+		cmp -s "$tmp/got" "$file" ||
+			die "$name: $what debuginfo differs from $file"
+	done
+	st=$(status_of "$(url "$port" "$missing_id")")
+	[ "$st" = 404 ] || die "$name: unknown build-id answered $st, not 404"
+done
+rm -f "$tmp/got"
+
+# --- Timing ---------------------------------------------------------------
+
+# wrk prints latencies as 505.00us, 1.23ms, 2.00s, 1.00m.
+to_ms() {
+	awk -v v="$1" 'BEGIN {
+		if (v ~ /us$/) printf "%.3f", v / 1000
+		else if (v ~ /ms$/) printf "%.3f", v + 0
+		else if (v ~ /m$/) printf "%.3f", v * 60000
+		else if (v ~ /s$/) printf "%.3f", v * 1000
+		else printf "?"
+	}'
+}
+
+# Sets rps, p50, p99 and bad (socket errors plus answers of the wrong
+# kind: non-2xx for a hit, 2xx for the 404 case) from wrk's output.
+parse_wrk() { # FILE CASE
+	local f=$1 kind=$2 reqs non2xx sockerr
+	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
+	p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$f")")
+	p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$f")")
+	reqs=$(awk '/ requests in / { print $1 }' "$f")
+	non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$f")
+	sockerr=$(awk '/Socket errors:/ {
+		gsub(/,/, ""); print $4 + $6 + $8 + $10 }' "$f")
+	: "${rps:=0}" "${reqs:=0}" "${non2xx:=0}" "${sockerr:=0}"
+	if [ "$kind" = 404 ]; then
+		bad=$((sockerr + reqs - non2xx))
+	else
+		bad=$((sockerr + non2xx))
+	fi
+}
+
+cases=(small large 404)
+declare -A case_id case_conns runs result_rps result_p50 result_p99 result_bad
+case_id=([small]=$small_id [large]=$libc_id [404]=$missing_id)
+case_conns=([small]=$conns [large]=$conns_large [404]=$conns)
+
+echo "bench: both servers ready (symhubd ${t_sh}s, debuginfod ${t_df}s);" \
+	"timing $rounds rounds x ${#cases[@]} cases x 2 servers x ${seconds}s..." >&2
+
+# Each round alternates which server goes first, so a neighbour's load
+# that comes and goes does not always land on the same one.
+for round in $(seq "$rounds"); do
+	if [ $((round % 2)) = 1 ]; then
+		order="debuginfod:$port_df symhubd:$port_sh"
+	else
+		order="symhubd:$port_sh debuginfod:$port_df"
+	fi
+	for c in "${cases[@]}"; do
+		for server in $order; do
+			name=${server%%:*}
+			port=${server##*:}
+			u=$(url "$port" "${case_id[$c]}")
+			for i in 1 2 3 4 5; do
+				curl -s -o /dev/null "$u"
+			done
+			if [ "$warmup" != 0 ]; then
+				wrk -t"$wrk_threads" -c"${case_conns[$c]}" \
+					-d"${warmup}s" "$u" >/dev/null 2>&1
+			fi
+			out=$tmp/wrk-$c-$name-$round.txt
+			# In the background, so that a signal ends the run now,
+			# not when wrk is done.
+			wrk -t"$wrk_threads" -c"${case_conns[$c]}" -d"${seconds}s" \
+				--latency "$u" >"$out" 2>&1 &
+			wrk_pid=$!
+			wait "$wrk_pid" || die "wrk failed on $u: $(cat "$out")"
+			wrk_pid=
+			kill -0 "$pid_sh" 2>/dev/null || die "symhubd died during $c"
+			kill -0 "$pid_df" 2>/dev/null ||
+				die "debuginfod died during $c"
+			parse_wrk "$out" "$c"
+			runs[$c-$name]+="$rps $p50 $p99 $bad"$'\n'
+		done
+	done
+done
+
+# Report the run with the median req/s, and every run's errors.
+for c in "${cases[@]}"; do
+	for name in debuginfod symhubd; do
+		read -r rps p50 p99 _ < <(printf '%s' "${runs[$c-$name]}" |
+			sort -g -k1,1 | sed -n "$(((rounds + 1) / 2))p")
+		result_rps[$c-$name]=$rps
+		result_p50[$c-$name]=$p50
+		result_p99[$c-$name]=$p99
+		result_bad[$c-$name]=$(printf '%s' "${runs[$c-$name]}" |
+			awk '{ n += $4 } END { print n + 0 }')
+	done
+done
+
+# --- Report ---------------------------------------------------------------
+
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+echo "machine:    $(nproc) CPUs, ${cpu:-unknown CPU}, $(uname -sr)"
+echo "versions:   $(debuginfod --version 2>&1 | head -1);" \
+	"$("$symhubd" --version 2>&1 | head -1)"
+echo "load:       wrk -t$wrk_threads --latency, ${seconds}s per run after a" \
+	"${warmup}s warm-up; -c$conns (small, 404), -c$conns_large (large);" \
+	"median of $rounds runs"
+echo "note:       wrk and the server share the same $(nproc) CPUs, so wrk's" \
+	"own CPU use caps both servers"
+echo "files:      small $(stat -c %s "$small") bytes ($small_id)," \
+	"large $(stat -c %s "$large") bytes ($libc_id)"
+echo "symhubd:    ${sh_args[*]}" | sed "s|$tmp|\$tmp|g"
+echo "debuginfod: -F -t 0 -g 0 -p $port_df -d \$tmp/db.sqlite \$tmp/scan" \
+	"(listens on every interface)"
+echo
+printf '%-6s %-11s %12s %10s %10s %7s\n' case server req/s 'p50 ms' 'p99 ms' errors
+for c in "${cases[@]}"; do
+	for name in debuginfod symhubd; do
+		printf '%-6s %-11s %12s %10s %10s %7s\n' "$c" "$name" \
+			"${result_rps[$c-$name]}" "${result_p50[$c-$name]}" \
+			"${result_p99[$c-$name]}" "${result_bad[$c-$name]}"
+	done
+done
+echo
+echo "errors: socket errors plus wrong answers (non-2xx for a hit, not-404 for" \
+	"404), over all $rounds runs"
+echo
+
+declare -A target=([small]=5 [large]=1 [404]=5)
+echo "req/s ratio symhubd/debuginfod, against the target:"
+fail=0
+for c in "${cases[@]}"; do
+	line=$(awk -v a="${result_rps[$c-symhubd]}" \
+		-v b="${result_rps[$c-debuginfod]}" -v t="${target[$c]}" 'BEGIN {
+		if (b <= 0) { print "n/a MISS"; exit }
+		r = a / b
+		printf "%.2fx %s\n", r, (r >= t ? "PASS" : "MISS")
+	}')
+	ratio=${line% *}
+	verdict=${line##* }
+	[ "${result_bad[$c-symhubd]}" = 0 ] || verdict="MISS (errors)"
+	[ "$verdict" = PASS ] || fail=1
+	printf '  %-6s %8s  (target >= %sx)  %s\n' "$c" "$ratio" \
+		"${target[$c]}" "$verdict"
+done
+exit "$fail"

@@ -1063,6 +1063,12 @@ cache_blob_size(const struct cache_blob *b)
 	return b->size;
 }
 
+int
+cache_blob_fd(const struct cache_blob *b)
+{
+	return b->fd;
+}
+
 void
 cache_blob_abort(struct cache_blob *b)
 {

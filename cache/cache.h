@@ -164,6 +164,10 @@ int	cache_blob_write(struct cache_blob *b, const void *buf, size_t len);
 /* Bytes written so far. */
 uint64_t cache_blob_size(const struct cache_blob *b);
 
+/* The blob's file, open for reading and writing, for checks after the
+ * last cache_blob_write() and before it is indexed.  Owned by the blob. */
+int	cache_blob_fd(const struct cache_blob *b);
+
 /* Discard a blob being written.  Accepts NULL. */
 void	cache_blob_abort(struct cache_blob *b);
 

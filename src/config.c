@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/cache.h"
 #include "config.h"
 
 enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
@@ -53,6 +54,29 @@ static const struct opt opts[] = {
 	    "close client connections idle this long" },
 	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
 	    "answer 404 to requests that went through N or more hubs; 0: no limit" },
+	{ "upstream", 'U', O_LIST, O_BOTH, F(upstreams), NULL,
+	    "URL [KEY=VALUE]...",
+	    "ask this debuginfod server on a miss (repeatable; default: "
+	    "$DEBUGINFOD_URLS); keys: name, connect-timeout, "
+	    "first-byte-timeout, timeout, max-size, header-file, tls-verify, "
+	    "ca-path, kinds" },
+	{ "upstream-connect-timeout", 0, O_NUM, O_BOTH, F(up_connect), "2",
+	    "SECONDS", "give up connecting to an upstream after this long" },
+	{ "upstream-first-byte-timeout", 0, O_NUM, O_BOTH, F(up_first_byte),
+	    "5", "SECONDS",
+	    "give up on an upstream that has not answered after this long" },
+	{ "upstream-timeout", 0, O_NUM, O_BOTH, F(up_timeout), "600",
+	    "SECONDS", "give up on a transfer from an upstream after this long" },
+	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "0", "SIZE",
+	    "fetch nothing larger from upstreams; 0: no limit" },
+	{ "negative-ttl", 0, O_STR, O_BOTH, F(negative_ttl),
+	    "600,3600,21600,86400", "SECONDS,...",
+	    "how long a miss every upstream answered 404 is remembered; "
+	    "the Nth miss in a row uses the Nth value" },
+	{ "breaker-failures", 0, O_NUM, O_BOTH, F(breaker_failures), "3", "N",
+	    "skip an upstream after N transport failures in a row" },
+	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30",
+	    "SECONDS", "then try it again after this long" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,
@@ -313,6 +337,235 @@ defaults(struct config *cfg)
 	return (cfg->store = strdup(buf)) ? 0 : -1;
 }
 
+/* Check what the option table cannot: values with inner syntax. */
+static int
+validate(const struct config *cfg)
+{
+	struct upstream_spec	 u;
+	const char		*why;
+	int64_t			*ttls;
+	size_t			 i, n;
+
+	if (config_parse_ttls(cfg->negative_ttl, &ttls, &n) < 0) {
+		fprintf(stderr, "symhubd: negative-ttl: expected positive "
+		    "seconds separated by commas, got '%s'\n",
+		    cfg->negative_ttl);
+		return -1;
+	}
+	free(ttls);
+	for (i = 0; i < cfg->upstreams.n; i++) {
+		if (config_parse_upstream(cfg, cfg->upstreams.v[i], &u,
+		    &why) < 0) {
+			fprintf(stderr, "symhubd: upstream '%s': %s\n",
+			    cfg->upstreams.v[i], why);
+			return -1;
+		}
+		config_upstream_free(&u);
+	}
+	return 0;
+}
+
+/* No upstream configured: take the client's DEBUGINFOD_URLS, as elfutils'
+ * debuginfod does (URLs separated by spaces). */
+static int
+env_upstreams(struct config *cfg)
+{
+	const char	*env = getenv("DEBUGINFOD_URLS");
+	char		*copy, *tok, *save = NULL;
+	int		 rc = 0;
+
+	if (env == NULL || *env == '\0')
+		return 0;
+	if ((copy = strdup(env)) == NULL)
+		return -1;
+	for (tok = strtok_r(copy, " \t\n", &save); tok != NULL && rc == 0;
+	    tok = strtok_r(NULL, " \t\n", &save))
+		rc = list_add(&cfg->upstreams, tok);
+	free(copy);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+config_parse_ttls(const char *s, int64_t **out, size_t *n)
+{
+	const char	*p = s;
+	char		*end;
+	int64_t		*v = NULL, *nv;
+	long long	 x;
+	size_t		 cnt = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (;;) {
+		errno = 0;
+		x = strtoll(p, &end, 10);
+		if (errno != 0 || end == p || x <= 0 ||
+		    (*end != ',' && *end != '\0')) {
+			free(v);
+			return -EINVAL;
+		}
+		if ((nv = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
+			free(v);
+			return -ENOMEM;
+		}
+		v = nv;
+		v[cnt++] = x;
+		if (*end == '\0')
+			break;
+		p = end + 1;
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void
+config_upstream_free(struct upstream_spec *u)
+{
+	free(u->url);
+	free(u->name);
+	free(u->header_file);
+	free(u->ca_path);
+	memset(u, 0, sizeof(*u));
+}
+
+/* Replace *dst by a copy of val; *dst is untouched on failure. */
+static int
+setstr(char **dst, const char *val)
+{
+	char *s;
+
+	if ((s = strdup(val)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int
+parse_kinds(const char *v, unsigned *out)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 kind;
+	} kinds[] = {
+		{ "debuginfo", CACHE_DEBUGINFO },
+		{ "executable", CACHE_EXECUTABLE },
+		{ "source", CACHE_SOURCE },
+		{ "section", CACHE_SECTION },
+	};
+	size_t	i, n;
+
+	*out = 0;
+	while (*v != '\0') {
+		n = strcspn(v, ",");
+		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (strlen(kinds[i].name) == n &&
+			    strncmp(v, kinds[i].name, n) == 0)
+				break;
+		if (i == sizeof(kinds) / sizeof(kinds[0]))
+			return -EINVAL;
+		*out |= 1u << kinds[i].kind;
+		v += n + (v[n] == ',');
+	}
+	return *out ? 0 : -EINVAL;
+}
+
+int
+config_parse_upstream(const struct config *cfg, const char *spec,
+    struct upstream_spec *u, const char **why)
+{
+	char	*copy, *tok, *save = NULL, *val, *host;
+	size_t	 n;
+	int	 rc = -EINVAL;
+
+	memset(u, 0, sizeof(*u));
+	u->connect = cfg->up_connect;
+	u->first_byte = cfg->up_first_byte;
+	u->timeout = cfg->up_timeout;
+	u->max_size = cfg->up_max_size;
+	u->tls_verify = 1;
+	u->kinds = 1u << CACHE_DEBUGINFO | 1u << CACHE_EXECUTABLE |
+	    1u << CACHE_SOURCE | 1u << CACHE_SECTION;
+	*why = "out of memory";
+	if ((copy = strdup(spec)) == NULL)
+		return -ENOMEM;
+	tok = strtok_r(copy, " \t", &save);
+	if (tok == NULL || (strncmp(tok, "http://", 7) != 0 &&
+	    strncmp(tok, "https://", 8) != 0)) {
+		*why = "an upstream URL must start with http:// or https://";
+		goto out;
+	}
+	n = strlen(tok);
+	while (n > 0 && tok[n - 1] == '/')
+		tok[--n] = '\0';
+	if ((u->url = strdup(tok)) == NULL)
+		goto nomem;
+	/* The default name is the URL's authority (host and port), so two
+	 * upstreams on one host keep apart in metrics; credentials in the
+	 * URL are left out of it. */
+	host = tok + strcspn(tok, ":") + 3;
+	host[strcspn(host, "/")] = '\0';
+	if (strchr(host, '@') != NULL)
+		host = strrchr(host, '@') + 1;
+	if (*host == '\0') {
+		*why = "an upstream URL needs a host";
+		goto out;
+	}
+	if ((u->name = strdup(host)) == NULL)
+		goto nomem;
+	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {
+		if ((val = strchr(tok, '=')) == NULL) {
+			*why = "upstream settings are KEY=VALUE";
+			goto out;
+		}
+		*val++ = '\0';
+		*why = "bad upstream setting value";
+		if (strcmp(tok, "name") == 0) {
+			if (*val == '\0' || setstr(&u->name, val) < 0)
+				goto out;
+		} else if (strcmp(tok, "connect-timeout") == 0) {
+			if (parse_num(val, &u->connect) < 0)
+				goto out;
+		} else if (strcmp(tok, "first-byte-timeout") == 0) {
+			if (parse_num(val, &u->first_byte) < 0)
+				goto out;
+		} else if (strcmp(tok, "timeout") == 0) {
+			if (parse_num(val, &u->timeout) < 0)
+				goto out;
+		} else if (strcmp(tok, "max-size") == 0) {
+			if (config_parse_size(val, &u->max_size) < 0)
+				goto out;
+		} else if (strcmp(tok, "header-file") == 0) {
+			if (setstr(&u->header_file, val) < 0)
+				goto nomem;
+		} else if (strcmp(tok, "ca-path") == 0) {
+			if (setstr(&u->ca_path, val) < 0)
+				goto nomem;
+		} else if (strcmp(tok, "tls-verify") == 0) {
+			if (strcmp(val, "0") != 0 && strcmp(val, "1") != 0)
+				goto out;
+			u->tls_verify = *val == '1';
+		} else if (strcmp(tok, "kinds") == 0) {
+			if (parse_kinds(val, &u->kinds) < 0)
+				goto out;
+		} else {
+			*why = "unknown upstream setting";
+			goto out;
+		}
+	}
+	free(copy);
+	*why = NULL;
+	return 0;
+nomem:
+	rc = -ENOMEM;
+	*why = "out of memory";
+out:
+	free(copy);
+	config_upstream_free(u);
+	return rc;
+}
+
 int
 config_parse(struct config *cfg, int argc, char **argv)
 {
@@ -395,7 +648,9 @@ config_parse(struct config *cfg, int argc, char **argv)
 		    argv[optind]);
 		return -1;
 	}
-	return 0;
+	if (cfg->upstreams.n == 0 && env_upstreams(cfg) < 0)
+		return -1;
+	return validate(cfg);
 }
 
 void

@@ -25,6 +25,14 @@ struct config {
 	uint64_t	 connections;	/* concurrent connections */
 	uint64_t	 timeout;	/* idle connection timeout, seconds */
 	uint64_t	 fwd_hops;	/* X-Forwarded-For hop limit */
+	struct strlist	 upstreams;	/* "URL [key=value]..." */
+	uint64_t	 up_connect;	/* seconds */
+	uint64_t	 up_first_byte;	/* seconds */
+	uint64_t	 up_timeout;	/* seconds, whole transfer */
+	uint64_t	 up_max_size;	/* bytes; 0: no limit */
+	char		*negative_ttl;	/* "600,3600,..." seconds */
+	uint64_t	 breaker_failures;
+	uint64_t	 breaker_cooldown;	/* seconds */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */
@@ -40,6 +48,29 @@ struct config {
  *         pass to config_free().
  */
 int	config_parse(struct config *cfg, int argc, char **argv);
+
+/* One upstream, from "URL [key=value]...", globals filled in. */
+struct upstream_spec {
+	char		*url;		/* without a trailing '/' */
+	char		*name;		/* name=, default: the URL's host */
+	uint64_t	 connect;	/* seconds */
+	uint64_t	 first_byte;	/* seconds */
+	uint64_t	 timeout;	/* seconds */
+	uint64_t	 max_size;	/* bytes; 0: no limit */
+	char		*header_file;	/* "Name: value" lines, or NULL */
+	char		*ca_path;	/* CA bundle, or NULL for the system's */
+	int		 tls_verify;	/* default 1 */
+	unsigned	 kinds;		/* bit (1 << cache_kind); default all */
+};
+
+/*
+ * Parse an upstream spec; unset keys take cfg's upstream-* values.
+ * @param why  on failure, a static reason.
+ * @return 0 (free out with config_upstream_free()), -EINVAL, -ENOMEM.
+ */
+int	config_parse_upstream(const struct config *cfg, const char *spec,
+	    struct upstream_spec *out, const char **why);
+void	config_upstream_free(struct upstream_spec *u);
 
 /* Parse one config file into cfg.  @return 0 or -1 (diagnosed). */
 int	config_load_file(struct config *cfg, const char *path);
@@ -58,5 +89,12 @@ void	strlist_free(struct strlist *l);
 
 /* Parse "10G", "512M", "64k", "4096".  @return 0 or -EINVAL. */
 int	config_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Parse a comma-separated list of positive seconds ("600,3600").
+ * @param out  receives a malloc'd array (caller frees) of *n values.
+ * @return 0 or -EINVAL / -ENOMEM.
+ */
+int	config_parse_ttls(const char *s, int64_t **out, size_t *n);
 
 #endif

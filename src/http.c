@@ -10,6 +10,14 @@
  *   500  the store failed
  * An empty artifact is answered 404: libdebuginfod takes an empty 200 as
  * "not found" anyway, and caches it as such.
+ *
+ * A miss that upstreams may fill suspends the connection until the fetch
+ * engine has an answer.  When it has none that is definite (timeouts,
+ * resets, 5xx, open breakers), the connection is reset (TCP RST): of
+ * everything a server can answer, libdebuginfod 0.188 retries only
+ * refused, reset and timed-out connections, while it caches every HTTP
+ * error, and even a connection closed without an answer, as "not found"
+ * for 10 minutes.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +32,7 @@
 #include <microhttpd.h>
 
 #include "elfinfo.h"
+#include "fetch.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -34,6 +43,7 @@ struct http {
 	const struct config	*cfg;
 	struct cache		*c;
 	struct scan		*s;
+	struct fetch		*f;
 	uint16_t		 port;
 };
 
@@ -45,6 +55,12 @@ struct req {
 	enum metrics_type	 type;
 	enum metrics_result	 result;
 	const char		*how;
+	struct MHD_Connection	*conn;
+	int			 fetches;	/* upstream rounds so far */
+	enum cache_kind		 asked;		/* in the last round */
+	enum fetch_result	 fetch_result;	/* of the last round */
+	char			 how_buf[80];	/* "upstream NAME" */
+	int			 reset;		/* answered with a TCP reset */
 	char			 method[8];
 	char			 url[];		/* as received, for the log */
 };
@@ -164,6 +180,142 @@ refuse(struct MHD_Connection *conn, struct req *r, uint64_t size,
 	return 0;
 }
 
+/* The client's address as text; buf keeps its contents if unknown. */
+static void
+peer_addr(struct MHD_Connection *conn, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr != NULL)
+		getnameinfo(ci->client_addr,
+		    ci->client_addr->sa_family == AF_INET6 ?
+		    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+		    buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
+}
+
+static void
+fetched(void *ctx, enum fetch_result res, const char *from)
+{
+	struct req *r = ctx;
+
+	static const char *const why[] = {
+		[FETCH_OK] = "upstream", [FETCH_NOTFOUND] = "upstream 404",
+		[FETCH_TRANSIENT] = "upstreams: nothing definite",
+		[FETCH_TOOBIG] = "upstream: too big",
+		[FETCH_UNSUPPORTED] = "upstream: no sections",
+	};
+
+	r->fetch_result = res;
+	if (from != NULL)
+		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
+	else
+		snprintf(r->how_buf, sizeof(r->how_buf), "%s", why[res]);
+	/* Runs on the fetch thread; MHD calls handle() again. */
+	MHD_resume_connection(r->conn);
+}
+
+/*
+ * Ask upstreams for key and suspend the connection until they answer.
+ * @return 1 when suspended, 0 when there is nothing to ask.
+ */
+static int
+ask_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const struct cache_key *key, const char *idhex, const char *raw_extra)
+{
+	struct fetch_req		 fr;
+	const char			*xff, *p;
+	uint64_t			 hops = 0;
+	char				 peer[NI_MAXHOST] = "unknown";
+	char				 chain[2048];
+	uint64_t			 max;
+	int				 rc;
+
+	if (h->f == NULL)
+		return 0;
+	/* Federation chains end here, as in elfutils: each hub appends one
+	 * address, and past the limit a miss is a miss. */
+	xff = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "X-Forwarded-For");
+	if (xff != NULL && *xff != '\0')
+		for (p = xff, hops = 1; *p; p++)
+			hops += *p == ',';
+	if (h->cfg->fwd_hops > 0 && hops >= h->cfg->fwd_hops)
+		return 0;
+	peer_addr(conn, peer, sizeof(peer));
+	if (xff != NULL && *xff != '\0')
+		snprintf(chain, sizeof(chain), "%s, %s", xff, peer);
+	else
+		snprintf(chain, sizeof(chain), "%s", peer);
+	max = maxsize(conn);
+	memset(&fr, 0, sizeof(fr));
+	fr.key = *key;
+	fr.idhex = idhex;
+	fr.raw_extra = raw_extra;
+	fr.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_USER_AGENT);
+	fr.forwarded_for = chain;
+	fr.via = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "X-Symhub-Via");
+	fr.maxsize = max == UINT64_MAX ? 0 : max;
+	r->conn = conn;
+	r->fetches++;
+	r->asked = key->kind;
+	MHD_suspend_connection(conn);
+	if ((rc = fetch_request(h->f, &fr, fetched, r)) < 0) {
+		log_warnx("cannot ask upstreams: %s", strerror(-rc));
+		r->fetch_result = FETCH_TRANSIENT;
+		MHD_resume_connection(conn);
+	}
+	return 1;
+}
+
+/*
+ * Nothing definite: reset the connection so that libdebuginfod asks again
+ * next time instead of caching a miss (see the top of this file).
+ */
+static enum MHD_Result
+transient(struct MHD_Connection *conn, struct req *r)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct linger			 lg = { 1, 0 };
+
+	struct sockaddr			 unspec = { .sa_family = AF_UNSPEC };
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci != NULL) {
+		/* libmicrohttpd shuts the socket down before closing it, which
+		 * sends a FIN even with SO_LINGER 0; dissolving the association
+		 * first makes the kernel send the RST. */
+		setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg,
+		    sizeof(lg));
+		connect(ci->connect_fd, &unspec, sizeof(unspec));
+	}
+	r->status = 0;
+	r->result = METRICS_R_TRANSIENT;
+	r->how = "reset";
+	r->reset = 1;
+	return MHD_NO;
+}
+
+/* The answer after the upstreams had their say and the store has no
+ * record still. */
+static enum MHD_Result
+after_fetch(struct MHD_Connection *conn, struct req *r)
+{
+	switch (r->fetch_result) {
+	case FETCH_NOTFOUND:
+		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
+		    METRICS_R_NOTFOUND, "upstream 404");
+	case FETCH_TOOBIG:
+		return text(conn, r, MHD_HTTP_NOT_ACCEPTABLE,
+		    "artifact larger than the size limit",
+		    METRICS_R_ERROR, "too-big");
+	default:
+		return transient(conn, r);
+	}
+}
+
 /* Serve rec from fd; fd is consumed in every case. */
 static enum MHD_Result
 send_fd(struct http *h, struct MHD_Connection *conn, struct req *r,
@@ -185,7 +337,7 @@ send_fd(struct http *h, struct MHD_Connection *conn, struct req *r,
 	add_headers(resp, rec);
 	cache_touch(h->c, key, rec, now_s());
 	return queue(conn, r, MHD_HTTP_OK, resp, rec->size, METRICS_R_FILE,
-	    "hit");
+	    r->fetches ? r->how_buf : "hit");
 }
 
 /*
@@ -268,6 +420,47 @@ store_section(struct http *h, const struct cache_key *key,
 		    strerror(-rc));
 }
 
+/*
+ * Neither file of a section is here: ask upstreams for the section itself;
+ * when they cannot cut sections (503), for the debuginfo, and when none
+ * has that, for the executable, to cut it here.
+ */
+static enum MHD_Result
+section_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const struct webapi_req *w, const struct cache_key *key, unsigned known)
+{
+	struct cache_key	pk = *key;
+	int			next = 0;
+
+	/* known: bit (1 << kind) for each parent file that is here and
+	 * lacks the section. */
+	if (r->fetches == 0 && known == 0)
+		next = CACHE_SECTION;
+	else if ((r->fetches == 0 || (r->asked == CACHE_SECTION &&
+	    r->fetch_result == FETCH_UNSUPPORTED)) &&
+	    !(known & 1u << CACHE_DEBUGINFO))
+		next = CACHE_DEBUGINFO;
+	else if ((r->fetches == 0 || r->asked != CACHE_EXECUTABLE) &&
+	    r->fetch_result != FETCH_TRANSIENT &&
+	    r->fetch_result != FETCH_TOOBIG &&
+	    !(r->asked == CACHE_SECTION && r->fetch_result == FETCH_NOTFOUND) &&
+	    !(known & 1u << CACHE_EXECUTABLE))
+		next = CACHE_EXECUTABLE;
+	if (next != 0) {
+		pk.kind = (enum cache_kind)next;
+		pk.extra = next == CACHE_SECTION ? key->extra : NULL;
+		if (ask_upstream(h, conn, r, &pk, w->idhex,
+		    next == CACHE_SECTION ? w->raw_extra : NULL))
+			return MHD_YES;
+	}
+	if (r->fetch_result == FETCH_TRANSIENT)
+		return transient(conn, r);
+	if (r->fetch_result == FETCH_TOOBIG)
+		return after_fetch(conn, r);
+	return text(conn, r, MHD_HTTP_NOT_FOUND, "no such section",
+	    METRICS_R_NOTFOUND, r->fetches ? "upstream 404" : "miss");
+}
+
 /* Does a cached section still come from the current debuginfo or
  * executable of its build-id? */
 static int
@@ -298,7 +491,7 @@ section_fresh(struct http *h, const struct cache_key *key,
  */
 static enum MHD_Result
 serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
-    const struct cache_key *key)
+    const struct webapi_req *w, const struct cache_key *key)
 {
 	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
 	    CACHE_EXECUTABLE };
@@ -308,10 +501,15 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	struct membuf		 m = { NULL, 0, 0 };
 	enum MHD_Result		 ret;
 	size_t			 i;
-	int			 fd, rc, found = 0;
+	unsigned		 known = 0;
+	int			 fd, rc, found = 0, neg;
 
-	if (cache_get(h->c, key, now_s(), &rec) == 0) {
-		if (section_fresh(h, key, &rec) &&
+	rc = cache_get(h->c, key, now_s(), &rec);
+	neg = rc == -ENODATA;
+	if (rc == 0) {
+		/* A section an upstream cut has no parent here to check. */
+		if ((!(rec.flags & CACHE_F_DERIVED) ||
+		    section_fresh(h, key, &rec)) &&
 		    cache_open_data(h->c, &rec, &fd) == 0) {
 			ret = send_fd(h, conn, r, key, &rec, fd);
 			cache_record_release(&rec);
@@ -329,6 +527,7 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 				    strerror(-rc));
 			continue;
 		}
+		known |= 1u << pk.kind;
 		m.n = 0;
 		rc = elfinfo_section(fd, key->extra, mem_sink, &m);
 		close(fd);
@@ -354,6 +553,12 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	}
 	if (!found) {
 		free(m.p);
+		if (known == 0 && neg && r->fetches == 0)
+			return text(conn, r, MHD_HTTP_NOT_FOUND,
+			    "no such section", METRICS_R_NEGATIVE, "negative");
+		if (h->f != NULL && known != (1u << CACHE_DEBUGINFO |
+		    1u << CACHE_EXECUTABLE))
+			return section_upstream(h, conn, r, w, key, known);
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "no such section",
 		    METRICS_R_NOTFOUND, "miss");
 	}
@@ -382,33 +587,37 @@ serve_artifact(struct http *h, struct MHD_Connection *conn, struct req *r,
 {
 	struct cache_record	 rec;
 	struct cache_key	 key;
-	const char		*xff;
+	const char		*via;
 	enum MHD_Result		 ret;
-	uint64_t		 hops = 0;
 	int			 fd, rc;
 
-	/* Federation loops end here: each hub appends one address. */
-	xff = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-	    "X-Forwarded-For");
-	if (xff != NULL && *xff != '\0') {
-		for (hops = 1; *xff; xff++)
-			hops += *xff == ',';
-	}
-	if (h->cfg->fwd_hops > 0 && hops >= h->cfg->fwd_hops)
+	/* A hub that finds itself in the chain is asked by itself. */
+	via = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "X-Symhub-Via");
+	if (via != NULL && h->f != NULL && strstr(via, fetch_via(h->f)))
 		return text(conn, r, MHD_HTTP_NOT_FOUND,
-		    "forwarded-ttl-limit reached", METRICS_R_NOTFOUND, "hops");
+		    "federation loop: this hub is already in X-Symhub-Via",
+		    METRICS_R_NOTFOUND, "loop");
 
 	key.kind = w->kind;
 	key.id = w->id;
 	key.idlen = w->idlen;
 	key.extra = w->extra;
 	if (w->kind == CACHE_SECTION)
-		return serve_section(h, conn, r, &key);
+		return serve_section(h, conn, r, w, &key);
 
 	rc = lookup(h, &key, &rec, &fd);
+	if (rc == -ENODATA && r->fetches > 0)
+		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
+		    METRICS_R_NOTFOUND, "upstream 404");
 	if (rc == -ENODATA)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
 		    METRICS_R_NEGATIVE, "negative");
+	if (rc == -ENOENT && r->fetches > 0)
+		return after_fetch(conn, r);
+	if (rc == -ENOENT && ask_upstream(h, conn, r, &key, w->idhex,
+	    w->raw_extra))
+		return MHD_YES;
 	if (rc == -ENOENT)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
 		    METRICS_R_NOTFOUND, "miss");
@@ -436,6 +645,8 @@ serve_metrics(struct http *h, struct MHD_Connection *conn, struct req *r)
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		return MHD_NO;
 	metrics_render(fp, have ? &st : NULL);
+	if (h->f != NULL)
+		fetch_metrics(h->f, fp);
 	fclose(fp);
 	resp = MHD_create_response_from_buffer(len, buf,
 	    MHD_RESPMEM_MUST_FREE);
@@ -519,7 +730,6 @@ static void
 completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
-	const union MHD_ConnectionInfo	*ci;
 	struct req			*r = *con_cls;
 	struct timespec			 t1;
 	char				 peer[NI_MAXHOST] = "-";
@@ -531,13 +741,12 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	usec = (uint64_t)((t1.tv_sec - r->t0.tv_sec) * 1000000 +
 	    (t1.tv_nsec - r->t0.tv_nsec) / 1000);
-	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (ci != NULL && ci->client_addr != NULL)
-		getnameinfo(ci->client_addr,
-		    ci->client_addr->sa_family == AF_INET6 ?
-		    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
-		    peer, sizeof(peer), NULL, 0, NI_NUMERICHOST);
-	if (r->status != 0) {
+	peer_addr(conn, peer, sizeof(peer));
+	if (r->reset) {
+		metrics_response(0, r->type, r->result, 0, usec);
+		log_access("%s %s %s RST 0 %s %.3fms", peer, r->method, r->url,
+		    r->fetches ? r->how_buf : "reset", (double)usec / 1000.0);
+	} else if (r->status != 0) {
 		metrics_response(r->status, r->type, r->result,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? r->bytes : 0,
 		    usec);
@@ -557,6 +766,9 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	buf[strcspn(buf, "\n")] = '\0';
+	/* Our deliberate resets (transient()) are not news. */
+	if (strstr(buf, "Application reported internal error") != NULL)
+		return;
 	log_warnx("http: %s", buf);
 }
 
@@ -603,7 +815,7 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct http **out)
+    struct fetch *f, struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
@@ -620,6 +832,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->cfg = cfg;
 	h->c = c;
 	h->s = s;
+	h->f = f;
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -10,17 +10,18 @@
 
 #include "cache/cache.h"
 #include "config.h"
+#include "fetch.h"
 #include "scan.h"
 
 struct http;
 
 /*
- * Start listening on cfg->listen and serving.  cfg, c and s must outlive
- * the server; s may be NULL.
+ * Start listening on cfg->listen and serving.  cfg, c, s and f must
+ * outlive the server; s (no scanning) and f (no upstreams) may be NULL.
  * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
  */
 int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
-	    struct http **out);
+	    struct fetch *f, struct http **out);
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);

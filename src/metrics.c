@@ -14,7 +14,8 @@ static const char *const tnames[METRICS_T_N] = {
 	"buildid", "metrics", "root", "other"
 };
 static const char *const rnames[METRICS_R_N] = {
-	"file", "section", "negative", "notfound", "error", "other"
+	"file", "section", "negative", "notfound", "error", "transient",
+	"other"
 };
 static const char *const snames[METRICS_SCAN_N] = {
 	"indexed", "unchanged", "skipped", "forgotten"

@@ -26,6 +26,7 @@ enum metrics_result {		/* the "result" label: how it was answered */
 	METRICS_R_NEGATIVE,	/* 404 from a negative entry */
 	METRICS_R_NOTFOUND,	/* 404, nothing known */
 	METRICS_R_ERROR,	/* any other 4xx/5xx */
+	METRICS_R_TRANSIENT,	/* connection reset: nothing definite */
 	METRICS_R_OTHER,	/* /, /metrics */
 	METRICS_R_N
 };

@@ -14,6 +14,7 @@
 #include "cache/cache.h"
 #include "config.h"
 #include "elfinfo.h"
+#include "fetch.h"
 #include "http.h"
 #include "log.h"
 #include "scan.h"
@@ -79,6 +80,7 @@ main(int argc, char **argv)
 	struct config		 cfg;
 	struct cache		*c;
 	struct scan		*s = NULL;
+	struct fetch		*f = NULL;
 	struct http		*h;
 	struct cache_stats	 st;
 	struct maint		 m;
@@ -148,7 +150,11 @@ main(int argc, char **argv)
 	if ((rc = pthread_create(&mt, NULL, maintain, &m)) != 0)
 		fatalx("maintenance thread: %s", strerror(rc));
 
-	if ((rc = http_start(&cfg, c, s, &h)) < 0)
+	if (cfg.upstreams.n > 0 && (rc = fetch_create(c, &cfg, &f)) < 0)
+		fatalx("upstreams: %s", strerror(-rc));
+	if (f != NULL)
+		log_info("asking %zu upstream(s) on a miss", cfg.upstreams.n);
+	if ((rc = http_start(&cfg, c, s, f, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -166,7 +172,9 @@ main(int argc, char **argv)
 		log_info("signal %d: stopping", sig);
 		break;
 	}
+	fetch_stop(f);		/* resumes every suspended connection */
 	http_stop(h);
+	fetch_free(f);
 	pthread_mutex_lock(&m.mu);
 	m.stop = 1;
 	pthread_cond_signal(&m.cv);

@@ -233,7 +233,10 @@ start_symhubd() {
 	for try in 1 2 3 4 5; do
 		PORT=$(free_port)
 		URL=http://127.0.0.1:$PORT
-		"$SYMHUBD" -p "$PORT" "$@" >>"$tmp/symhubd.out" 2>&1 &
+		# symhubd takes DEBUGINFOD_URLS as its upstreams: the clients'
+		# setting must not make it federate to itself.
+		env -u DEBUGINFOD_URLS "$SYMHUBD" -p "$PORT" "$@" \
+		    >>"$tmp/symhubd.out" 2>&1 &
 		SYMHUBD_PID=$!
 		PIDS+=("$SYMHUBD_PID")
 		n=400	# 20 s
@@ -351,4 +354,99 @@ extract_section() {
 
 file_size() {
 	stat -c %s "$1"
+}
+
+# ---- upstreams: real and misbehaving (tests/test_federation.sh) ----------
+
+BADUPSTREAM=$top_srcdir/tests/badupstream.py
+
+# http_code URL [CURL-ARGS...]: the status of a GET (000: no answer).
+http_code() {
+	local u=$1
+	shift
+	curl -s --path-as-is --max-time 10 -o /dev/null -w '%{http_code}' \
+	    "$@" "$u"
+}
+
+# http_is URL CODE: does a GET of URL answer CODE?
+http_is() {
+	[ "$(http_code "$1")" = "$2" ]
+}
+
+# wait_http SECONDS URL CODE: poll until a GET of URL answers CODE.
+wait_http() {
+	wait_until "$1" http_is "$2" "$3"
+}
+
+# start_symhubd_at PORT ARGS...: start_symhubd on a given port, one try
+# (for daemons that must know each other's port before they start).
+# Sets PORT, URL, SYMHUBD_PID.  Returns 1 when it never became ready.
+start_symhubd_at() {
+	local n=400	# 20 s
+	PORT=$1
+	shift
+	URL=http://127.0.0.1:$PORT
+	env -u DEBUGINFOD_URLS "$SYMHUBD" -p "$PORT" "$@" \
+	    >>"$tmp/symhubd.out" 2>&1 &
+	SYMHUBD_PID=$!
+	PIDS+=("$SYMHUBD_PID")
+	while [ "$n" -gt 0 ]; do
+		is_ready "$URL" && return 0
+		alive "$SYMHUBD_PID" || return 1
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# start_debuginfod NAME PORT DIR...: elfutils' debuginfod over the ELF
+# files under DIRs (-F), on PORT, or on a free port when PORT is empty
+# (retried should someone take it).  Database $tmp/NAME.sqlite, output
+# $tmp/NAME.log (one line per request).  Waits until /metrics answers;
+# indexing may still be under way.  Sets DPORT, DURL, DPID.
+start_debuginfod() {
+	local name=$1 want=$2 try n
+	shift 2
+	for try in 1 2 3 4 5; do
+		DPORT=${want:-$(free_port)}
+		DURL=http://127.0.0.1:$DPORT
+		# Without -U it would federate to DEBUGINFOD_URLS itself.
+		env -u DEBUGINFOD_URLS debuginfod -F -t 0 -g 0 -p "$DPORT" \
+		    -d "$tmp/$name.sqlite" "$@" >>"$tmp/$name.log" 2>&1 &
+		DPID=$!
+		PIDS+=("$DPID")
+		n=400
+		while [ "$n" -gt 0 ]; do
+			[ "$(http_code "$DURL/metrics")" = 200 ] && return 0
+			alive "$DPID" || break
+			sleep 0.05
+			n=$((n - 1))
+		done
+		alive "$DPID" && return 1
+		wait_exit "$DPID" 1
+		[ -z "$want" ] || return 1
+	done
+	return 1
+}
+
+# start_badupstream NAME MODE [ARG]: tests/badupstream.py on a free port,
+# waited for until it says "ready".  Sets BPORT, BURL, BPID.
+start_badupstream() {
+	local name=$1 try
+	shift
+	for try in 1 2 3 4 5; do
+		BPORT=$(free_port)
+		BURL=http://127.0.0.1:$BPORT
+		: >"$tmp/$name.ready"
+		python3 "$BADUPSTREAM" "$1" "$BPORT" "${@:2}" \
+		    >"$tmp/$name.ready" 2>>"$tmp/$name.err" &
+		BPID=$!
+		PIDS+=("$BPID")
+		wait_until 10 eval "grep -qx ready '$tmp/$name.ready' ||
+		    ! alive $BPID"
+		grep -qx ready "$tmp/$name.ready" && return 0
+		alive "$BPID" && return 1
+		wait_exit "$BPID" 1
+	done
+	return 1
 }

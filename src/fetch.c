@@ -1,0 +1,1090 @@
+/*
+ * fetch: the upstream fan-out engine (see fetch.h).
+ *
+ * Threads: HTTP workers only enqueue requests (fetch_request) and wake the
+ * fetch thread; everything else — jobs, attempts, breakers, the curl multi
+ * handle — belongs to the fetch thread and takes no lock.  Metrics that
+ * /metrics reads from other threads are relaxed atomics.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "elfinfo.h"
+#include "fetch.h"
+#include "log.h"
+#include "webapi.h"
+
+enum outcome {			/* per attempt, for metrics */
+	O_HIT, O_NOTFOUND, O_TIMEOUT, O_TRANSPORT, O_HTTP_ERROR,
+	O_WRONG_ID, O_CANCELLED, O_TOOBIG, O_N
+};
+static const char *const onames[O_N] = {
+	"hit", "notfound", "timeout", "transport", "http_error",
+	"wrong_buildid", "cancelled", "too_big"
+};
+
+/* First-byte latency histogram bounds, milliseconds. */
+static const uint64_t fbb[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500,
+    5000, 10000 };
+#define NFBB	(sizeof(fbb) / sizeof(fbb[0]))
+
+struct upstream {
+	struct upstream_spec	 spec;
+	struct curl_slist	*headers;	/* from header-file */
+	int			 ca_is_dir;	/* ca-path names a directory */
+	/* Breaker, fetch thread only (state mirrored for metrics). */
+	unsigned		 fails;		/* transport failures in a row */
+	int64_t			 open_until;	/* ms; 0: closed */
+	int			 probing;	/* half-open probe under way */
+	atomic_int		 state;		/* 0 closed, 1 open, 2 half */
+	atomic_uint_fast64_t	 out[O_N];
+	atomic_uint_fast64_t	 fb[NFBB + 1];
+	atomic_uint_fast64_t	 fb_sum_ms;
+	atomic_uint_fast64_t	 bytes;
+};
+
+struct waiter {
+	struct waiter	*next;
+	fetch_done_fn	 done;
+	void		*ctx;
+};
+
+struct job;
+
+enum astate { A_RUNNING, A_DONE, A_CANCELLED };
+
+struct attempt {
+	struct job		*job;
+	struct upstream		*up;
+	CURL			*easy;
+	struct curl_slist	*hdrs;
+	enum astate		 state;
+	int64_t			 started;	/* ms */
+	int			 got_header;
+	long			 status;	/* of the last response */
+	char			*xfile, *xarchive, *ximasig;
+	int64_t			 lastmod;
+	char			 err[CURL_ERROR_SIZE];
+};
+
+struct job {
+	struct job		*next;		/* in f->jobs, or the queue */
+	struct fetch		*f;
+	unsigned char		*kb;		/* coalescing key */
+	size_t			 klen;
+	struct cache_key	 key;
+	unsigned char		 id[CACHE_ID_MAX];
+	char			*extra, *idhex, *raw_extra, *ua, *xff, *via;
+	uint64_t		 maxsize;
+	struct waiter		*waiters;
+	struct attempt		*att;		/* one per upstream */
+	size_t			 natt;
+	struct attempt		*winner;
+	struct cache_blob	*blob;
+	int			 write_failed;	/* -errno from the blob */
+	int			 cancel_others;	/* a winner was just chosen */
+	int			 transient, toobig, unsupported;
+};
+
+struct fetch {
+	struct cache		*c;
+	struct upstream		*up;
+	size_t			 nup;
+	int64_t			*ttls;
+	size_t			 nttls;
+	unsigned		 breaker_failures;
+	int64_t			 breaker_cooldown_ms;
+	char			 via[33];	/* this instance's id */
+	CURLM			*multi;
+	pthread_t		 thread;
+	int			 started;
+
+	pthread_mutex_t		 mu;		/* guards queue, stop */
+	struct job		*queue;
+	int			 stop;
+
+	struct job		*jobs;		/* fetch thread only */
+	atomic_uint_fast64_t	 inflight, coalesced, started_jobs;
+};
+
+#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
+#define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
+#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *
+kind_name(enum cache_kind k)
+{
+	switch (k) {
+	case CACHE_DEBUGINFO:	return "debuginfo";
+	case CACHE_EXECUTABLE:	return "executable";
+	case CACHE_SOURCE:	return "source";
+	case CACHE_SECTION:	return "section";
+	}
+	return "?";
+}
+
+/*
+ * Upstreams.
+ */
+
+static int
+load_headers(struct upstream *u)
+{
+	FILE	*fp;
+	char	*line = NULL;
+	size_t	 cap = 0;
+	ssize_t	 n;
+	int	 rc = 0;
+
+	if (u->spec.header_file == NULL)
+		return 0;
+	if ((fp = fopen(u->spec.header_file, "re")) == NULL) {
+		log_warn("upstream %s: header file %s", u->spec.name,
+		    u->spec.header_file);
+		return -errno;
+	}
+	while ((n = getline(&line, &cap, fp)) != -1) {
+		struct curl_slist *l;
+
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#')
+			continue;
+		if (strchr(line, ':') == NULL) {
+			log_warnx("upstream %s: %s: not a 'Name: value' line",
+			    u->spec.name, u->spec.header_file);
+			rc = -EINVAL;
+			break;
+		}
+		if ((l = curl_slist_append(u->headers, line)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		u->headers = l;
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+/* May this upstream be asked now?  Half-open lets one probe through. */
+static int
+breaker_allows(struct fetch *f, struct upstream *u, int64_t now)
+{
+	if (u->open_until == 0)
+		return 1;
+	if (now < u->open_until || u->probing)
+		return 0;
+	u->probing = 1;
+	atomic_store(&u->state, 2);
+	return 1;
+}
+
+static void
+breaker_result(struct fetch *f, struct upstream *u, int transport_failure)
+{
+	u->probing = 0;
+	if (!transport_failure) {
+		if (u->open_until != 0)
+			log_info("upstream %s: answering again, breaker closed",
+			    u->spec.name);
+		u->fails = 0;
+		u->open_until = 0;
+		atomic_store(&u->state, 0);
+		return;
+	}
+	if (f->breaker_failures == 0)
+		return;		/* breaker disabled */
+	if (++u->fails >= f->breaker_failures || u->open_until != 0) {
+		if (u->open_until == 0 || GET(u->state) == 2)
+			log_warnx("upstream %s: %u failures in a row, skipping "
+			    "it for %" PRId64 " s", u->spec.name, u->fails,
+			    f->breaker_cooldown_ms / 1000);
+		u->open_until = now_ms() + f->breaker_cooldown_ms;
+		atomic_store(&u->state, 1);
+	}
+}
+
+/*
+ * Attempts.
+ */
+
+/* Percent-encode what may not stand in a URL path as it is. */
+static int
+append_path(char *buf, size_t cap, size_t *len, const char *s)
+{
+	static const char hx[] = "0123456789ABCDEF";
+	unsigned char ch;
+
+	for (; *s; s++) {
+		ch = (unsigned char)*s;
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || strchr("/-._~+,=@:", ch)) {
+			if (*len + 1 >= cap)
+				return -ENAMETOOLONG;
+			buf[(*len)++] = (char)ch;
+		} else {
+			if (*len + 3 >= cap)
+				return -ENAMETOOLONG;
+			buf[(*len)++] = '%';
+			buf[(*len)++] = hx[ch >> 4];
+			buf[(*len)++] = hx[ch & 15];
+		}
+	}
+	buf[*len] = '\0';
+	return 0;
+}
+
+static size_t	on_header(char *, size_t, size_t, void *);
+static size_t	on_body(char *, size_t, size_t, void *);
+
+static char *
+header_value(const char *line, size_t n, const char *name)
+{
+	size_t nl = strlen(name);
+
+	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
+		return NULL;
+	line += nl + 1;
+	n -= nl + 1;
+	while (n > 0 && (*line == ' ' || *line == '\t'))
+		line++, n--;
+	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
+	    line[n - 1] == ' '))
+		n--;
+	return strndup(line, n);
+}
+
+static size_t
+on_header(char *buf, size_t size, size_t n, void *arg)
+{
+	struct attempt	*a = arg;
+	size_t		 len = size * n;
+	char		*v;
+
+	if (!a->got_header) {
+		uint64_t	ms = (uint64_t)(now_ms() - a->started);
+		size_t		i;
+
+		a->got_header = 1;
+		for (i = 0; i < NFBB && ms > fbb[i]; i++)
+			;
+		INC(a->up->fb[i]);
+		ADD(a->up->fb_sum_ms, ms);
+	}
+	if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
+		/* A new response (after a redirect): forget the last one's. */
+		free(a->xfile);
+		free(a->xarchive);
+		free(a->ximasig);
+		a->xfile = a->xarchive = a->ximasig = NULL;
+		a->lastmod = 0;
+		return len;
+	}
+	if ((v = header_value(buf, len, "X-DEBUGINFOD-FILE")) != NULL) {
+		free(a->xfile);
+		a->xfile = v;
+	} else if ((v = header_value(buf, len, "X-DEBUGINFOD-ARCHIVE"))) {
+		free(a->xarchive);
+		a->xarchive = v;
+	} else if ((v = header_value(buf, len,
+	    "X-DEBUGINFOD-IMASIGNATURE"))) {
+		free(a->ximasig);
+		a->ximasig = v;
+	} else if ((v = header_value(buf, len, "Last-Modified")) != NULL) {
+		time_t t = curl_getdate(v, NULL);
+
+		a->lastmod = t > 0 ? (int64_t)t : 0;
+		free(v);
+	}
+	return len;
+}
+
+static void
+cancel(struct fetch *f, struct attempt *a)
+{
+	if (a->state != A_RUNNING)
+		return;
+	curl_multi_remove_handle(f->multi, a->easy);
+	a->state = A_CANCELLED;
+	INC(a->up->out[O_CANCELLED]);
+	/* A cancelled probe proved nothing; the next miss may probe. */
+	a->up->probing = 0;
+}
+
+static size_t
+on_body(char *buf, size_t size, size_t n, void *arg)
+{
+	struct attempt	*a = arg;
+	struct job	*j = a->job;
+	size_t		 len = size * n;
+	long		 code = 0;
+	int		 rc;
+
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200)
+		return len;	/* an error page: not kept */
+	if (j->winner == NULL) {
+		/* The first 200 with a body wins.  The others are cancelled
+		 * once curl_multi_perform() returns: libcurl forbids removing
+		 * handles from inside a callback. */
+		if ((rc = cache_blob_create(j->f->c, &j->blob)) < 0) {
+			j->write_failed = rc;
+			return 0;
+		}
+		j->winner = a;
+		j->cancel_others = 1;
+	}
+	if (j->winner != a)
+		return 0;
+	if ((rc = cache_blob_write(j->blob, buf, len)) < 0) {
+		j->write_failed = rc;
+		return 0;
+	}
+	ADD(a->up->bytes, len);
+	if ((j->maxsize && cache_blob_size(j->blob) > j->maxsize) ||
+	    (a->up->spec.max_size &&
+	    cache_blob_size(j->blob) > a->up->spec.max_size)) {
+		j->toobig = 1;
+		return 0;
+	}
+	return len;
+}
+
+static int
+attempt_start(struct fetch *f, struct attempt *a)
+{
+	struct job		*j = a->job;
+	struct upstream		*u = a->up;
+	struct curl_slist	*l;
+	char			 url[8192], hdr[4200];
+	size_t			 len;
+	uint64_t		 max;
+
+	len = (size_t)snprintf(url, sizeof(url), "%s/buildid/%s/%s",
+	    u->spec.url, j->idhex, kind_name(j->key.kind));
+	if (len >= sizeof(url))
+		return -ENAMETOOLONG;
+	if (j->raw_extra != NULL) {
+		if (j->key.kind == CACHE_SECTION)
+			url[len++] = '/';
+		if (append_path(url, sizeof(url), &len, j->raw_extra) < 0)
+			return -ENAMETOOLONG;
+	}
+	if ((a->easy = curl_easy_init()) == NULL)
+		return -ENOMEM;
+	a->hdrs = NULL;
+	for (l = u->headers; l != NULL; l = l->next)
+		if ((a->hdrs = curl_slist_append(a->hdrs, l->data)) == NULL)
+			return -ENOMEM;
+	if (j->xff != NULL) {
+		snprintf(hdr, sizeof(hdr), "X-Forwarded-For: %s", j->xff);
+		if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
+			return -ENOMEM;
+		a->hdrs = l;
+	}
+	if (j->maxsize) {
+		snprintf(hdr, sizeof(hdr), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
+		    j->maxsize);
+		if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
+			return -ENOMEM;
+		a->hdrs = l;
+	}
+	/* The chain of hubs this request went through, ours last: a hub
+	 * that finds itself in it answers 404 at once (see http.c). */
+	snprintf(hdr, sizeof(hdr), "X-Symhub-Via: %s%s%s", j->via ? j->via : "",
+	    j->via ? ", " : "", f->via);
+	if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
+		return -ENOMEM;
+	a->hdrs = l;
+
+	curl_easy_setopt(a->easy, CURLOPT_URL, url);
+	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
+	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
+	curl_easy_setopt(a->easy, CURLOPT_USERAGENT,
+	    j->ua ? j->ua : "symhubd/" PACKAGE_VERSION);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->err);
+	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(a->easy, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(a->easy, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(a->easy, CURLOPT_HTTP_VERSION,
+	    (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)(u->spec.connect * 1000));
+	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS,
+	    (long)(u->spec.timeout * 1000));
+	/* A winner that trickles would hold every waiter until the total
+	 * timeout: below 1 KB/s for a first-byte timeout's length it is
+	 * given up, and the upstreams it beat are asked again. */
+	if (u->spec.first_byte > 0) {
+		curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+		curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME,
+		    (long)u->spec.first_byte);
+	}
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER,
+	    (long)u->spec.tls_verify);
+	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST,
+	    u->spec.tls_verify ? 2L : 0L);
+	if (u->spec.ca_path != NULL)
+		curl_easy_setopt(a->easy, u->ca_is_dir ? CURLOPT_CAPATH :
+		    CURLOPT_CAINFO, u->spec.ca_path);
+	/* Never follow an https upstream down to plain http. */
+	curl_easy_setopt(a->easy, CURLOPT_REDIR_PROTOCOLS_STR,
+	    strncmp(u->spec.url, "https:", 6) == 0 ? "https" : "http,https");
+	max = u->spec.max_size;
+	if (j->maxsize && (max == 0 || j->maxsize < max))
+		max = j->maxsize;
+	if (max)
+		curl_easy_setopt(a->easy, CURLOPT_MAXFILESIZE_LARGE,
+		    (curl_off_t)max);
+	a->started = now_ms();
+	a->state = A_RUNNING;
+	if (curl_multi_add_handle(f->multi, a->easy) != CURLM_OK)
+		return -EIO;
+	return 0;
+}
+
+static void
+attempt_free(struct attempt *a)
+{
+	if (a->easy != NULL)
+		curl_easy_cleanup(a->easy);
+	curl_slist_free_all(a->hdrs);
+	free(a->xfile);
+	free(a->xarchive);
+	free(a->ximasig);
+	a->easy = NULL;
+	a->hdrs = NULL;
+	a->xfile = a->xarchive = a->ximasig = NULL;
+	a->got_header = 0;
+}
+
+/*
+ * Jobs.
+ */
+
+static void
+job_free(struct job *j)
+{
+	struct waiter	*w, *n;
+	size_t		 i;
+
+	for (i = 0; i < j->natt; i++)
+		attempt_free(&j->att[i]);
+	for (w = j->waiters; w != NULL; w = n) {
+		n = w->next;
+		free(w);
+	}
+	cache_blob_abort(j->blob);
+	free(j->att);
+	free(j->extra);
+	free(j->idhex);
+	free(j->raw_extra);
+	free(j->ua);
+	free(j->xff);
+	free(j->via);
+	free(j->kb);
+	free(j);
+}
+
+static void
+job_finish(struct fetch *f, struct job *j, enum fetch_result r,
+    const char *from)
+{
+	struct job	**pp;
+	struct waiter	 *w;
+	size_t		  i;
+
+	for (i = 0; i < j->natt; i++)
+		if (j->att[i].state == A_RUNNING)
+			curl_multi_remove_handle(f->multi, j->att[i].easy);
+	for (pp = &f->jobs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	for (w = j->waiters; w != NULL; w = w->next)
+		w->done(w->ctx, r, from);
+	atomic_fetch_sub(&f->inflight, 1);
+	job_free(j);
+}
+
+/* The winner's body is complete: check it and index it. */
+static int
+commit(struct fetch *f, struct job *j)
+{
+	struct attempt		*a = j->winner;
+	struct cache_record	 rec;
+	struct elfinfo		 ei;
+	int			 rc;
+
+	memset(&rec, 0, sizeof(rec));
+	if (j->key.kind == CACHE_DEBUGINFO ||
+	    j->key.kind == CACHE_EXECUTABLE) {
+		rc = elfinfo_read(cache_blob_fd(j->blob), &ei);
+		if (rc < 0 || ei.buildid_len != j->key.idlen ||
+		    memcmp(ei.buildid, j->key.id, ei.buildid_len) != 0) {
+			log_warnx("upstream %s sent %s for %s %s: dropped",
+			    a->up->spec.name, rc < 0 ? "a file that is not ELF" :
+			    "a file with another build-id",
+			    kind_name(j->key.kind), j->idhex);
+			INC(a->up->out[O_WRONG_ID]);
+			return -EBADMSG;
+		}
+		rec.quality = ei.quality;
+	}
+	rec.origin = a->up->spec.name;
+	rec.xfile = a->xfile;
+	rec.xarchive = a->xarchive;
+	rec.ximasig = a->ximasig;
+	rec.last_modified = a->lastmod;
+	rc = cache_put_blob(f->c, j->blob, &j->key, &rec, NULL);
+	j->blob = NULL;		/* consumed */
+	if (rc < 0) {
+		log_warnx("cannot store %s %s from %s: %s",
+		    kind_name(j->key.kind), j->idhex, a->up->spec.name,
+		    strerror(-rc));
+		return rc;
+	}
+	INC(a->up->out[O_HIT]);
+	return 0;
+}
+
+/* Decide a job whose attempts have all ended without a winner. */
+static void
+job_settle(struct fetch *f, struct job *j)
+{
+	size_t	i;
+	int	running = 0, cancelled = 0;
+
+	for (i = 0; i < j->natt; i++) {
+		running += j->att[i].state == A_RUNNING;
+		cancelled += j->att[i].state == A_CANCELLED;
+	}
+	if (running > 0 || j->winner != NULL)
+		return;
+	if (cancelled > 0) {
+		/* The winner failed after the others were cancelled: ask them
+		 * again. */
+		for (i = 0; i < j->natt; i++) {
+			struct attempt *a = &j->att[i];
+
+			if (a->state != A_CANCELLED)
+				continue;
+			attempt_free(a);
+			if (attempt_start(f, a) < 0) {
+				a->state = A_DONE;
+				j->transient = 1;
+				a->up->probing = 0;
+			}
+		}
+		for (i = 0; i < j->natt; i++)
+			if (j->att[i].state == A_RUNNING)
+				return;
+	}
+	if (j->toobig && !j->transient) {
+		job_finish(f, j, FETCH_TOOBIG, NULL);
+	} else if (j->transient) {
+		job_finish(f, j, FETCH_TRANSIENT, NULL);
+	} else if (j->unsupported) {
+		job_finish(f, j, FETCH_UNSUPPORTED, NULL);
+	} else {
+		if (cache_put_negative(f->c, &j->key, (int64_t)time(NULL),
+		    f->ttls, f->nttls) < 0)
+			log_debug("no negative entry for %s", j->idhex);
+		job_finish(f, j, FETCH_NOTFOUND, NULL);
+	}
+}
+
+/* One attempt ended (curl finished it, or its first byte never came). */
+static void
+attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
+{
+	struct job	*j = a->job;
+	struct upstream	*u = a->up;
+	long		 code = 0;
+	int		 transport = 0;
+
+	curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_multi_remove_handle(f->multi, a->easy);
+	a->state = A_DONE;
+
+	if (j->winner == a) {
+		if (res == CURLE_OK && code == 200 && commit(f, j) == 0) {
+			breaker_result(f, u, 0);
+			job_finish(f, j, FETCH_OK, u->spec.name);
+			return;
+		}
+		/* The winner failed: its bytes go, the others get a chance. */
+		cache_blob_abort(j->blob);
+		j->blob = NULL;
+		j->winner = NULL;
+		if (j->toobig || res == CURLE_FILESIZE_EXCEEDED) {
+			INC(u->out[O_TOOBIG]);
+			j->toobig = 1;
+			breaker_result(f, u, 0);
+		} else if (res == CURLE_OK || res == CURLE_WRITE_ERROR) {
+			/* It lied, or our disk is full: not its health. */
+			j->transient = 1;
+			breaker_result(f, u, 0);
+		} else {
+			transport = 1;
+		}
+		j->write_failed = 0;
+	} else if (res == CURLE_WRITE_ERROR && j->winner != NULL) {
+		/* It lost to another 200 in the same round. */
+		a->state = A_CANCELLED;
+		INC(u->out[O_CANCELLED]);
+	} else if (res == CURLE_WRITE_ERROR && j->write_failed) {
+		/* Our store refused the bytes: not the upstream's health. */
+		j->transient = 1;
+		breaker_result(f, u, 0);
+	} else if (res == CURLE_FILESIZE_EXCEEDED) {
+		INC(u->out[O_TOOBIG]);
+		j->toobig = 1;
+		breaker_result(f, u, 0);
+	} else if (res != CURLE_OK) {
+		transport = 1;
+	} else if (code == 404 || code == 200) {
+		/* A 200 with no body is libdebuginfod's "not found" too. */
+		INC(u->out[O_NOTFOUND]);
+		breaker_result(f, u, 0);
+	} else if (code == 406) {
+		INC(u->out[O_TOOBIG]);
+		j->toobig = 1;
+		breaker_result(f, u, 0);
+	} else if (code == 503 && j->key.kind == CACHE_SECTION) {
+		/* elfutils' way of saying "fetch the file, cut it yourself". */
+		INC(u->out[O_HTTP_ERROR]);
+		j->unsupported = 1;
+		breaker_result(f, u, 0);
+	} else {
+		INC(u->out[O_HTTP_ERROR]);
+		j->transient = 1;
+		breaker_result(f, u, 0);
+		log_debug("upstream %s: HTTP %ld for %s", u->spec.name, code,
+		    j->idhex);
+	}
+	if (transport) {
+		INC(u->out[res == CURLE_OPERATION_TIMEDOUT ? O_TIMEOUT :
+		    O_TRANSPORT]);
+		j->transient = 1;
+		breaker_result(f, u, 1);
+		log_debug("upstream %s: %s for %s", u->spec.name,
+		    a->err[0] ? a->err : curl_easy_strerror(res), j->idhex);
+	}
+	job_settle(f, j);
+}
+
+/* Start a job: one attempt per eligible upstream. */
+static void
+job_start(struct fetch *f, struct job *j)
+{
+	int64_t	now = now_ms();
+	size_t	i, n = 0;
+
+	j->next = f->jobs;
+	f->jobs = j;
+	INC(f->inflight);
+	INC(f->started_jobs);
+	for (i = 0; i < f->nup; i++) {
+		struct upstream	*u = &f->up[i];
+		struct attempt	*a = &j->att[n];
+
+		if (!(u->spec.kinds & (1u << j->key.kind)))
+			continue;
+		if (!breaker_allows(f, u, now)) {
+			j->transient = 1;
+			continue;
+		}
+		a->job = j;
+		a->up = u;
+		n++;
+		if (attempt_start(f, a) < 0) {
+			a->state = A_DONE;
+			j->transient = 1;
+			u->probing = 0;
+		}
+	}
+	j->natt = n;
+	/* No upstream cuts sections: let the caller fetch the file. */
+	if (n == 0 && j->key.kind == CACHE_SECTION && !j->transient)
+		j->unsupported = 1;
+	job_settle(f, j);
+}
+
+static struct job *
+job_find(struct fetch *f, const struct job *like)
+{
+	struct job *j;
+
+	for (j = f->jobs; j != NULL; j = j->next)
+		if (j->klen == like->klen &&
+		    memcmp(j->kb, like->kb, j->klen) == 0)
+			return j;
+	return NULL;
+}
+
+/* Take what fetch_request() queued: join running jobs or start new ones. */
+static void
+take_queue(struct fetch *f)
+{
+	struct job *q, *j, *next;
+
+	pthread_mutex_lock(&f->mu);
+	q = f->queue;
+	f->queue = NULL;
+	pthread_mutex_unlock(&f->mu);
+	for (; q != NULL; q = next) {
+		next = q->next;
+		if ((j = job_find(f, q)) != NULL) {
+			q->waiters->next = j->waiters;
+			j->waiters = q->waiters;
+			q->waiters = NULL;
+			INC(f->coalesced);
+			job_free(q);
+			continue;
+		}
+		job_start(f, q);
+	}
+}
+
+/* Attempts whose first byte is overdue are given up as timeouts. */
+static int64_t
+check_deadlines(struct fetch *f)
+{
+	struct job	*j, *next;
+	int64_t		 now = now_ms(), soonest = 1000, left;
+	size_t		 i;
+
+	for (j = f->jobs; j != NULL; j = next) {
+		next = j->next;
+		for (i = 0; i < j->natt; i++) {
+			struct attempt *a = &j->att[i];
+
+			if (a->state != A_RUNNING || a->got_header ||
+			    a->up->spec.first_byte == 0)
+				continue;
+			left = a->started + (int64_t)a->up->spec.first_byte *
+			    1000 - now;
+			if (left <= 0) {
+				snprintf(a->err, sizeof(a->err),
+				    "no answer within %" PRIu64 " s",
+				    a->up->spec.first_byte);
+				attempt_done(f, a, CURLE_OPERATION_TIMEDOUT);
+				break;	/* j may be gone */
+			}
+			if (left < soonest)
+				soonest = left;
+		}
+	}
+	return soonest;
+}
+
+static void
+cancel_losers(struct fetch *f)
+{
+	struct job	*j;
+	size_t		 i;
+
+	for (j = f->jobs; j != NULL; j = j->next) {
+		if (!j->cancel_others)
+			continue;
+		j->cancel_others = 0;
+		for (i = 0; i < j->natt; i++)
+			if (&j->att[i] != j->winner)
+				cancel(f, &j->att[i]);
+	}
+}
+
+static void *
+run(void *arg)
+{
+	struct fetch	*f = arg;
+	struct CURLMsg	*m;
+	int		 running, left, stop;
+	int64_t		 wait;
+
+	for (;;) {
+		pthread_mutex_lock(&f->mu);
+		stop = f->stop;
+		pthread_mutex_unlock(&f->mu);
+		if (stop)
+			break;
+		take_queue(f);
+		curl_multi_perform(f->multi, &running);
+		cancel_losers(f);
+		while ((m = curl_multi_info_read(f->multi, &left)) != NULL) {
+			struct attempt *a;
+
+			if (m->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
+			    (char **)&a);
+			attempt_done(f, a, m->data.result);
+		}
+		wait = check_deadlines(f);
+		curl_multi_poll(f->multi, NULL, 0, (int)(wait > 0 ? wait : 1),
+		    NULL);
+	}
+	/* Whoever still waits hears "try again". */
+	while (f->jobs != NULL)
+		job_finish(f, f->jobs, FETCH_TRANSIENT, NULL);
+	return NULL;
+}
+
+/*
+ * The API.
+ */
+
+int
+fetch_request(struct fetch *f, const struct fetch_req *req,
+    fetch_done_fn done, void *ctx)
+{
+	struct job	*j;
+	size_t		 el;
+	int		 stop;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -ENOMEM;
+	j->f = f;
+	j->key = req->key;
+	memcpy(j->id, req->key.id, req->key.idlen);
+	j->key.id = j->id;
+	j->maxsize = req->maxsize;
+	el = req->key.extra ? strlen(req->key.extra) : 0;
+	j->klen = 2 + req->key.idlen + 8 + el;
+	if ((j->kb = malloc(j->klen)) == NULL ||
+	    (j->att = calloc(f->nup ? f->nup : 1, sizeof(*j->att))) == NULL ||
+	    (j->waiters = calloc(1, sizeof(*j->waiters))) == NULL ||
+	    (j->idhex = strdup(req->idhex)) == NULL ||
+	    (req->key.extra && (j->extra = strdup(req->key.extra)) == NULL) ||
+	    (req->raw_extra &&
+	    (j->raw_extra = strdup(req->raw_extra)) == NULL) ||
+	    (req->user_agent && (j->ua = strdup(req->user_agent)) == NULL) ||
+	    (req->forwarded_for &&
+	    (j->xff = strdup(req->forwarded_for)) == NULL) ||
+	    (req->via && (j->via = strdup(req->via)) == NULL)) {
+		job_free(j);
+		return -ENOMEM;
+	}
+	j->key.extra = j->extra;
+	/* Requests with the same key and maximum size share one job. */
+	j->kb[0] = (unsigned char)req->key.kind;
+	j->kb[1] = (unsigned char)req->key.idlen;
+	memcpy(j->kb + 2, req->key.id, req->key.idlen);
+	memcpy(j->kb + 2 + req->key.idlen, &req->maxsize, 8);
+	if (el)
+		memcpy(j->kb + 10 + req->key.idlen, req->key.extra, el);
+	j->waiters->done = done;
+	j->waiters->ctx = ctx;
+
+	pthread_mutex_lock(&f->mu);
+	if (!(stop = f->stop)) {
+		j->next = f->queue;
+		f->queue = j;
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (stop) {
+		job_free(j);
+		return -ESHUTDOWN;
+	}
+	curl_multi_wakeup(f->multi);
+	return 0;
+}
+
+const char *
+fetch_via(const struct fetch *f)
+{
+	return f->via;
+}
+
+int
+fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
+{
+	struct fetch	*f;
+	const char	*why;
+	unsigned char	 rnd[16];
+	size_t		 i;
+	int		 rc;
+
+	*out = NULL;
+	if (cfg->upstreams.n == 0)
+		return 0;
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -ENOMEM;
+	f->c = c;
+	pthread_mutex_init(&f->mu, NULL);
+	f->breaker_failures = (unsigned)cfg->breaker_failures;
+	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
+	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
+	    &f->nttls)) < 0)
+		goto out;
+	if ((f->up = calloc(cfg->upstreams.n, sizeof(*f->up))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < cfg->upstreams.n; i++, f->nup++) {
+		if ((rc = config_parse_upstream(cfg, cfg->upstreams.v[i],
+		    &f->up[i].spec, &why)) < 0) {
+			log_warnx("upstream '%s': %s", cfg->upstreams.v[i], why);
+			goto out;
+		}
+		if ((rc = load_headers(&f->up[i])) < 0) {
+			f->nup++;
+			goto out;
+		}
+		if (f->up[i].spec.ca_path != NULL) {
+			struct stat st;
+
+			f->up[i].ca_is_dir = stat(f->up[i].spec.ca_path,
+			    &st) == 0 && S_ISDIR(st.st_mode);
+		}
+	}
+	if (getentropy(rnd, sizeof(rnd)) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	webapi_hex(rnd, sizeof(rnd), f->via);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (f->multi = curl_multi_init()) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+	if ((rc = pthread_create(&f->thread, NULL, run, f)) != 0) {
+		rc = -rc;
+		goto out;
+	}
+	f->started = 1;
+	*out = f;
+	return 0;
+out:
+	fetch_free(f);
+	return rc;
+}
+
+void
+fetch_stop(struct fetch *f)
+{
+	struct job	*q, *n;
+
+	if (f == NULL || !f->started)
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->stop = 1;
+	pthread_mutex_unlock(&f->mu);
+	curl_multi_wakeup(f->multi);
+	pthread_join(f->thread, NULL);
+	f->started = 0;
+	/* Requests queued after the thread's last look; no more can come. */
+	pthread_mutex_lock(&f->mu);
+	q = f->queue;
+	f->queue = NULL;
+	pthread_mutex_unlock(&f->mu);
+	for (; q != NULL; q = n) {
+		n = q->next;
+		q->waiters->done(q->waiters->ctx, FETCH_TRANSIENT, NULL);
+		job_free(q);
+	}
+}
+
+void
+fetch_free(struct fetch *f)
+{
+	size_t i;
+
+	if (f == NULL)
+		return;
+	fetch_stop(f);
+	for (i = 0; i < f->nup; i++) {
+		config_upstream_free(&f->up[i].spec);
+		curl_slist_free_all(f->up[i].headers);
+	}
+	if (f->multi != NULL)
+		curl_multi_cleanup(f->multi);
+	pthread_mutex_destroy(&f->mu);
+	free(f->up);
+	free(f->ttls);
+	free(f);
+}
+
+void
+fetch_metrics(struct fetch *f, FILE *fp)
+{
+	size_t	i, k;
+
+	fprintf(fp, "# TYPE symhub_fetch_inflight gauge\n"
+	    "symhub_fetch_inflight %llu\n"
+	    "# TYPE symhub_fetch_jobs_total counter\n"
+	    "symhub_fetch_jobs_total %llu\n"
+	    "# TYPE symhub_fetch_coalesced_total counter\n"
+	    "symhub_fetch_coalesced_total %llu\n",
+	    (unsigned long long)GET(f->inflight),
+	    (unsigned long long)GET(f->started_jobs),
+	    (unsigned long long)GET(f->coalesced));
+	fprintf(fp, "# TYPE symhub_upstream_requests_total counter\n");
+	for (i = 0; i < f->nup; i++)
+		for (k = 0; k < O_N; k++)
+			fprintf(fp, "symhub_upstream_requests_total"
+			    "{upstream=\"%s\",outcome=\"%s\"} %llu\n",
+			    f->up[i].spec.name, onames[k],
+			    (unsigned long long)GET(f->up[i].out[k]));
+	fprintf(fp, "# TYPE symhub_upstream_first_byte_seconds histogram\n");
+	for (i = 0; i < f->nup; i++) {
+		struct upstream	*u = &f->up[i];
+		uint64_t	 cum = 0;
+
+		for (k = 0; k <= NFBB; k++) {
+			cum += GET(u->fb[k]);
+			if (k < NFBB)
+				fprintf(fp, "symhub_upstream_first_byte_seconds"
+				    "_bucket{upstream=\"%s\",le=\"%g\"} %llu\n",
+				    u->spec.name, (double)fbb[k] / 1e3,
+				    (unsigned long long)cum);
+			else
+				fprintf(fp, "symhub_upstream_first_byte_seconds"
+				    "_bucket{upstream=\"%s\",le=\"+Inf\"} %llu\n",
+				    u->spec.name, (unsigned long long)cum);
+		}
+		fprintf(fp, "symhub_upstream_first_byte_seconds_sum"
+		    "{upstream=\"%s\"} %.3f\n"
+		    "symhub_upstream_first_byte_seconds_count"
+		    "{upstream=\"%s\"} %llu\n",
+		    u->spec.name, (double)GET(u->fb_sum_ms) / 1e3,
+		    u->spec.name, (unsigned long long)cum);
+	}
+	fprintf(fp, "# TYPE symhub_upstream_bytes_total counter\n");
+	for (i = 0; i < f->nup; i++)
+		fprintf(fp, "symhub_upstream_bytes_total{upstream=\"%s\"} "
+		    "%llu\n", f->up[i].spec.name,
+		    (unsigned long long)GET(f->up[i].bytes));
+	fprintf(fp, "# TYPE symhub_upstream_breaker_state gauge\n");
+	for (i = 0; i < f->nup; i++)
+		fprintf(fp, "symhub_upstream_breaker_state{upstream=\"%s\"} "
+		    "%d\n", f->up[i].spec.name, atomic_load(&f->up[i].state));
+}

@@ -1,0 +1,86 @@
+/*
+ * fetch: asks upstream debuginfod servers for what the store lacks.
+ *
+ * One thread drives a libcurl multi handle.  A request for a key joins the
+ * fetch already under way for that key, or starts one that asks every
+ * eligible upstream in parallel; the first 200 wins and the others are
+ * cancelled (and asked again should the winner fail).  The body streams
+ * into a cache blob; a debuginfo or executable must carry the requested
+ * build-id before it is committed.  When every upstream said 404 a
+ * negative entry is stored.  Each waiter's callback then runs, on the
+ * fetch thread, with the outcome.
+ *
+ * Upstream health: after a run of transport failures or timeouts an
+ * upstream's breaker opens and it is skipped for a cool-down, then one
+ * probe is let through.
+ */
+#ifndef SYMHUB_FETCH_H
+#define SYMHUB_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cache/cache.h"
+#include "config.h"
+
+struct fetch;
+
+enum fetch_result {
+	FETCH_OK,		/* committed: look the key up again */
+	FETCH_NOTFOUND,		/* every upstream asked said 404 */
+	FETCH_TRANSIENT,	/* nothing definite: timeouts, resets, 5xx,
+				 * open breakers, a full disk */
+	FETCH_TOOBIG,		/* larger than the client's maximum */
+	FETCH_UNSUPPORTED	/* a section: the upstreams that have the
+				 * file cannot cut sections (503) */
+};
+
+struct fetch_req {
+	struct cache_key	 key;
+	const char		*idhex;		/* the id as the client sent it */
+	const char		*raw_extra;	/* client's spelling, or NULL */
+	const char		*user_agent;	/* forwarded, or NULL */
+	const char		*forwarded_for;	/* X-Forwarded-For to send */
+	const char		*via;		/* X-Symhub-Via received */
+	uint64_t		 maxsize;	/* 0: none */
+};
+
+/* Called once per waiter, on the fetch thread.  upstream names the one
+ * that served (FETCH_OK) or NULL; it is valid during the call only. */
+typedef void (*fetch_done_fn)(void *ctx, enum fetch_result result,
+    const char *upstream);
+
+/*
+ * Build the engine from cfg's upstreams (none: *out is NULL and 0 is
+ * returned, nothing to fetch from).  Starts the fetch thread.
+ * @return 0 or -errno (-EINVAL for a bad upstream spec, diagnosed with
+ *         log_warnx).
+ */
+int	fetch_create(struct cache *c, const struct config *cfg,
+	    struct fetch **out);
+
+/* Stop the thread; every waiter, and every later request, gets
+ * FETCH_TRANSIENT.  Call it before the HTTP front stops, so no connection
+ * stays suspended.  Idempotent; accepts NULL. */
+void	fetch_stop(struct fetch *f);
+
+/* fetch_stop(), then free.  Accepts NULL. */
+void	fetch_free(struct fetch *f);
+
+/*
+ * Ask for req->key.  Copies what it needs from req.  done(ctx, ...) runs
+ * exactly once, later, on the fetch thread; never before this returns.
+ * @return 0, or -errno (then done is never called).
+ */
+int	fetch_request(struct fetch *f, const struct fetch_req *req,
+	    fetch_done_fn done, void *ctx);
+
+/* This instance's id in X-Symhub-Via chains (32 hex characters). */
+const char *fetch_via(const struct fetch *f);
+
+/* Append this engine's metrics (per upstream: outcomes, latency,
+ * bytes, breaker) in Prometheus text. */
+void	fetch_metrics(struct fetch *f, FILE *fp);
+
+#endif

@@ -53,7 +53,8 @@ static const struct opt opts[] = {
 	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60", "SECONDS",
 	    "close client connections idle this long" },
 	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
-	    "answer 404 to requests that went through N or more hubs; 0: no limit" },
+	    "ask no upstream for requests that went through N or more hubs; "
+	    "0: no limit" },
 	{ "upstream", 'U', O_LIST, O_BOTH, F(upstreams), NULL,
 	    "URL [KEY=VALUE]...",
 	    "ask this debuginfod server on a miss (repeatable; default: "
@@ -64,7 +65,8 @@ static const struct opt opts[] = {
 	    "SECONDS", "give up connecting to an upstream after this long" },
 	{ "upstream-first-byte-timeout", 0, O_NUM, O_BOTH, F(up_first_byte),
 	    "5", "SECONDS",
-	    "give up on an upstream that has not answered after this long" },
+	    "give up on an upstream that has not answered after this long; "
+	    "0: no limit" },
 	{ "upstream-timeout", 0, O_NUM, O_BOTH, F(up_timeout), "600",
 	    "SECONDS", "give up on a transfer from an upstream after this long" },
 	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "0", "SIZE",
@@ -74,7 +76,7 @@ static const struct opt opts[] = {
 	    "how long a miss every upstream answered 404 is remembered; "
 	    "the Nth miss in a row uses the Nth value" },
 	{ "breaker-failures", 0, O_NUM, O_BOTH, F(breaker_failures), "3", "N",
-	    "skip an upstream after N transport failures in a row" },
+	    "skip an upstream after N transport failures in a row; 0: never" },
 	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30",
 	    "SECONDS", "then try it again after this long" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",

@@ -704,12 +704,29 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 static void
 job_start(struct fetch *f, struct job *j)
 {
-	int64_t	now = now_ms();
-	size_t	i, n = 0;
+	struct cache_record	rec;
+	int64_t			now = now_ms();
+	size_t			i, n = 0;
+	int			rc;
 
 	j->next = f->jobs;
 	f->jobs = j;
 	INC(f->inflight);
+	/*
+	 * A job for this key may have ended between the client's miss and
+	 * now (the HTTP thread looked before queueing): what it stored
+	 * answers this one too.
+	 */
+	rc = cache_get(f->c, &j->key, (int64_t)time(NULL), &rec);
+	if (rc == 0) {
+		cache_record_release(&rec);
+		job_finish(f, j, FETCH_OK, "store");
+		return;
+	}
+	if (rc == -ENODATA) {
+		job_finish(f, j, FETCH_NOTFOUND, NULL);
+		return;
+	}
 	INC(f->started_jobs);
 	for (i = 0; i < f->nup; i++) {
 		struct upstream	*u = &f->up[i];

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Misbehaving debuginfod upstreams for symhub's federation test.
+
+    badupstream.py MODE PORT [ARG]
+
+Listens on 127.0.0.1:PORT only, prints "ready" on stdout once listening
+and nothing else there.  One thread per connection; every answer closes
+the connection.  Modes:
+
+    hang            read the request, then never answer
+    reset           read the request, then close with a TCP reset
+    wrongfile FILE  200 with FILE's bytes for every /buildid/... request
+                    (a valid ELF file, but of another build-id)
+    trickle FILE    200 with Content-Length, then one byte every 0.2 s
+    count LOG       404 to everything; append one line per request to LOG:
+                    "METHOD PATH" then each header as "\\tName: value"
+    delay URL       a slow path to a real server: wait 1 s, then pass the
+                    request on to URL (http://HOST:PORT) and relay its answer
+
+Python 3 standard library only.
+"""
+
+import socket
+import struct
+import sys
+import threading
+import time
+
+MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay")
+
+# Sockets of hung connections, kept so they are never closed.
+hung = []
+log_lock = threading.Lock()
+
+
+DELAY = 1.0
+
+
+def read_request(conn):
+    """The request head as (method, path, [(name, value)]), or None."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+        if len(data) > 1 << 20:
+            return None
+    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    lines = head.split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) < 2:
+        return None
+    headers = []
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers.append((name.strip(), value.strip()))
+    return parts[0], parts[1], headers
+
+
+def answer(conn, status, body=b"", extra=()):
+    reason = {200: "OK", 404: "Not Found"}.get(status, "Error")
+    head = ["HTTP/1.1 %d %s" % (status, reason),
+            "Content-Length: %d" % len(body),
+            "Connection: close"]
+    head.extend(extra)
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+
+def serve(conn, mode, arg, payload):
+    req = read_request(conn)
+    if req is None:
+        conn.close()
+        return
+    method, path, headers = req
+    if mode == "hang":
+        hung.append(conn)
+        return
+    if mode == "reset":
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+        conn.close()
+        return
+    if mode == "count":
+        line = method + " " + path + "".join(
+            "\t%s: %s" % (n, v) for n, v in headers) + "\n"
+        with log_lock:
+            with open(arg, "a") as f:
+                f.write(line)
+        answer(conn, 404, b"not found\n")
+        conn.close()
+        return
+    if mode == "delay":
+        relay(conn, arg, method, path, headers)
+        return
+    if not path.startswith("/buildid/"):
+        answer(conn, 404, b"not found\n")
+        conn.close()
+        return
+    xhdrs = ["Content-Type: application/octet-stream",
+             "X-DEBUGINFOD-SIZE: %d" % len(payload),
+             "X-DEBUGINFOD-FILE: bad-upstream"]
+    if mode == "wrongfile":
+        answer(conn, 200, payload, xhdrs)
+        conn.close()
+        return
+    # trickle: the whole length announced, the bytes dribbled.
+    head = ["HTTP/1.1 200 OK", "Content-Length: %d" % len(payload),
+            "Connection: close"] + xhdrs
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    for i in range(len(payload)):
+        conn.sendall(payload[i:i + 1])
+        time.sleep(0.2)
+    conn.close()
+
+
+def relay(conn, url, method, path, headers):
+    """Pass one request on to url after DELAY seconds, answer with its
+    answer, byte for byte."""
+    time.sleep(DELAY)
+    hostport = url.split("//", 1)[1].split("/", 1)[0]
+    host, _, port = hostport.rpartition(":")
+    up = socket.create_connection((host, int(port)), timeout=30)
+    head = [method + " " + path + " HTTP/1.1"]
+    head.extend("%s: %s" % (n, v) for n, v in headers
+                if n.lower() not in ("connection", "keep-alive"))
+    head.append("Connection: close")
+    up.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+    while True:
+        chunk = up.recv(65536)
+        if not chunk:
+            break
+        conn.sendall(chunk)
+    up.close()
+    conn.close()
+
+
+def worker(conn, mode, arg, payload):
+    try:
+        serve(conn, mode, arg, payload)
+    except OSError:
+        # The client gave up (symhubd cancels losers): not our business.
+        try:
+            conn.close()
+        except OSError:
+            pass
+
+
+def main():
+    if len(sys.argv) < 3 or sys.argv[1] not in MODES:
+        sys.stderr.write("usage: badupstream.py %s PORT [ARG]\n"
+                         % "|".join(MODES))
+        return 2
+    mode, port = sys.argv[1], int(sys.argv[2])
+    arg = sys.argv[3] if len(sys.argv) > 3 else None
+    if mode in ("wrongfile", "trickle", "count", "delay") and arg is None:
+        sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
+        return 2
+    payload = b""
+    if mode in ("wrongfile", "trickle"):
+        with open(arg, "rb") as f:
+            payload = f.read()
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        srv.bind(("127.0.0.1", port))
+    except OSError as e:
+        sys.stderr.write("badupstream.py: port %d: %s\n" % (port, e))
+        return 1
+    srv.listen(256)
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        conn, _ = srv.accept()
+        threading.Thread(target=worker, args=(conn, mode, arg, payload),
+                         daemon=True).start()
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

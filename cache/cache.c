@@ -52,6 +52,7 @@ struct cache {
 	MDB_dbi			 blobs;		/* digest -> {refs, size} */
 	MDB_dbi			 files;		/* path -> file entry */
 	MDB_dbi			 meta;		/* "bytes" -> u64 */
+	MDB_dbi			 fileids;	/* FileID -> build-id */
 	char			*dir;
 	uint64_t		 budget;
 	int			 readonly;
@@ -634,7 +635,8 @@ cache_open(const char *dir, const struct cache_options *opt,
 	    (rc = mdb_dbi_open(t, "negative", (unsigned)i, &c->negs)) ||
 	    (rc = mdb_dbi_open(t, "blobs", (unsigned)i, &c->blobs)) ||
 	    (rc = mdb_dbi_open(t, "files", (unsigned)i, &c->files)) ||
-	    (rc = mdb_dbi_open(t, "meta", (unsigned)i, &c->meta))) {
+	    (rc = mdb_dbi_open(t, "meta", (unsigned)i, &c->meta)) ||
+	    (rc = mdb_dbi_open(t, "fileids", (unsigned)i, &c->fileids))) {
 		mdb_txn_abort(t);
 		rc = merr(rc);
 		goto out;
@@ -1069,6 +1071,22 @@ cache_blob_fd(const struct cache_blob *b)
 	return b->fd;
 }
 
+int
+cache_blob_digest(const struct cache_blob *b, unsigned char out[32])
+{
+	EVP_MD_CTX	*copy;
+	unsigned int	 len;
+	int		 rc = -EIO;
+
+	if ((copy = EVP_MD_CTX_new()) == NULL)
+		return -ENOMEM;
+	if (EVP_MD_CTX_copy_ex(copy, b->md) == 1 &&
+	    EVP_DigestFinal_ex(copy, out, &len) == 1)
+		rc = 0;
+	EVP_MD_CTX_free(copy);
+	return rc;
+}
+
 void
 cache_blob_abort(struct cache_blob *b)
 {
@@ -1085,6 +1103,9 @@ cache_blob_abort(struct cache_blob *b)
 struct putctx {
 	const struct cache_key		*key;
 	struct cache_record		*rec;	/* a copy of the caller's */
+	int	(*decide)(void *, const struct cache_record *,
+		    const struct cache_record *);
+	void				*dctx;
 	const char			*tmp;	/* blob to rename in, or NULL */
 	int				 renamed;
 };
@@ -1127,6 +1148,22 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		return -kl;
 	k.mv_size = (size_t)kl;
 	k.mv_data = kb;
+	if (pc->decide != NULL) {
+		struct cache_record	old;
+		int			store;
+
+		rc = mdb_get(t, c->records, &k, &v);
+		if (rc == 0 && record_decode(v.mv_data, v.mv_size, &old) == 0) {
+			store = pc->decide(pc->dctx, &old, pc->rec);
+			cache_record_release(&old);
+		} else if (rc == 0 || rc == MDB_NOTFOUND) {
+			store = pc->decide(pc->dctx, NULL, pc->rec);
+		} else {
+			return rc;
+		}
+		if (!store)
+			return ECANCELED;
+	}
 	rc = drop_raw(c, t, &k, gone, &unl);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
@@ -1170,8 +1207,17 @@ cache_put_blob(struct cache *c, struct cache_blob *b,
     const struct cache_key *key, const struct cache_record *rec,
     unsigned char digest_out[32])
 {
+	return cache_put_blob_if(c, b, key, rec, NULL, NULL, digest_out);
+}
+
+int
+cache_put_blob_if(struct cache *c, struct cache_blob *b,
+    const struct cache_key *key, const struct cache_record *rec,
+    int (*decide)(void *, const struct cache_record *,
+    const struct cache_record *), void *dctx, unsigned char digest_out[32])
+{
 	struct cache_record	r = *rec;
-	struct putctx		pc = { key, &r, NULL, 0 };
+	struct putctx		pc = { key, &r, decide, dctx, NULL, 0 };
 	unsigned int		dlen;
 	int			rc;
 
@@ -1203,7 +1249,7 @@ cache_put(struct cache *c, const struct cache_key *key,
     const struct cache_record *rec)
 {
 	struct cache_record	r = *rec;
-	struct putctx		pc = { key, &r, NULL, 0 };
+	struct putctx		pc = { key, &r, NULL, NULL, NULL, 0 };
 
 	if (!(rec->flags & CACHE_F_EXTERNAL) || rec->path == NULL)
 		return -EINVAL;
@@ -1326,8 +1372,124 @@ cache_stats(struct cache *c, struct cache_stats *st)
 }
 
 /*
+ * The FileID map.
+ */
+
+struct fidctx {
+	const unsigned char	*fid, *id;
+	size_t			 idlen;
+};
+
+static int
+fileid_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct fidctx	*fc = ctx;
+	MDB_val		 k = { CACHE_FILEID_LEN, (void *)fc->fid };
+	MDB_val		 v = { fc->idlen, (void *)fc->id };
+
+	return mdb_put(t, c->fileids, &k, &v, 0);
+}
+
+int
+cache_fileid_put(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
+    const unsigned char *id, size_t idlen)
+{
+	struct fidctx fc = { fid, id, idlen };
+
+	if (idlen == 0 || idlen > CACHE_ID_MAX)
+		return -EINVAL;
+	return wtxn(c, fileid_fn, &fc);
+}
+
+int
+cache_fileid_get(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
+    unsigned char id[CACHE_ID_MAX], size_t *idlen)
+{
+	MDB_txn	*t;
+	MDB_val	 k = { CACHE_FILEID_LEN, (void *)fid }, v;
+	int	 rc;
+
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_get(t, c->fileids, &k, &v)) == 0) {
+		if (v.mv_size == 0 || v.mv_size > CACHE_ID_MAX) {
+			rc = EINVAL;
+		} else {
+			memcpy(id, v.mv_data, v.mv_size);
+			*idlen = v.mv_size;
+		}
+	}
+	rend(c, t);
+	return merr(rc);
+}
+
+/*
  * The files table.
  */
+
+struct invctx {
+	unsigned char	kb[RECORD_KEY_MAX];
+	size_t		klen;
+	int		marked;
+};
+
+static int
+invalidate_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct invctx		*ic = ctx;
+	struct record_file	 f;
+	const unsigned char	*ok;
+	MDB_cursor		*cur;
+	MDB_val			 k, v, nv;
+	unsigned char		*copy;
+	size_t			 pos, okl;
+	int64_t			 stale = -1;
+	int			 rc, hit;
+
+	ic->marked = 0;
+	if ((rc = mdb_cursor_open(t, c->files, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (record_file_decode(v.mv_data, v.mv_size, &f) < 0)
+			continue;
+		for (hit = 0, pos = 0; !hit &&
+		    record_file_next_key(&f, &pos, &ok, &okl) == 1; )
+			hit = okl == ic->klen && memcmp(ok, ic->kb, okl) == 0;
+		if (!hit)
+			continue;
+		/* An impossible mtime: the next pass sees a changed file. */
+		if ((copy = malloc(v.mv_size)) == NULL) {
+			rc = ENOMEM;
+			break;
+		}
+		memcpy(copy, v.mv_data, v.mv_size);
+		memcpy(copy + RECORD_FILE_MTIME_OFF, &stale, sizeof(stale));
+		nv.mv_size = v.mv_size;
+		nv.mv_data = copy;
+		rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
+		free(copy);
+		if (rc != 0)
+			break;
+		ic->marked++;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+cache_file_invalidate(struct cache *c, const struct cache_key *key)
+{
+	struct invctx	ic;
+	int		kl, rc;
+
+	if ((kl = record_key(key, ic.kb)) < 0)
+		return kl;
+	ic.klen = (size_t)kl;
+	if ((rc = wtxn(c, invalidate_fn, &ic)) < 0)
+		return rc;
+	return ic.marked;
+}
 
 int
 cache_file_get(struct cache *c, const char *path, struct cache_file *out)

@@ -168,6 +168,10 @@ uint64_t cache_blob_size(const struct cache_blob *b);
  * last cache_blob_write() and before it is indexed.  Owned by the blob. */
 int	cache_blob_fd(const struct cache_blob *b);
 
+/* The SHA-256 of the bytes written so far, without finishing the blob.
+ * @return 0 or -EIO. */
+int	cache_blob_digest(const struct cache_blob *b, unsigned char out[32]);
+
 /* Discard a blob being written.  Accepts NULL. */
 void	cache_blob_abort(struct cache_blob *b);
 
@@ -182,6 +186,20 @@ void	cache_blob_abort(struct cache_blob *b);
  */
 int	cache_put_blob(struct cache *c, struct cache_blob *b,
 	    const struct cache_key *key, const struct cache_record *rec,
+	    unsigned char digest_out[32]);
+
+/*
+ * cache_put_blob(), decided inside the write transaction: decide(ctx, old)
+ * sees the record stored for key at that moment (NULL for none) and
+ * returns 1 to store, 0 to keep it; rec->digest is already set then.  It
+ * must be quick and do no I/O: it runs with the writer lock held.  b is
+ * consumed in every case.
+ * @return 0 stored, -ECANCELED kept (decide said 0), or -errno.
+ */
+int	cache_put_blob_if(struct cache *c, struct cache_blob *b,
+	    const struct cache_key *key, const struct cache_record *rec,
+	    int (*decide)(void *ctx, const struct cache_record *old,
+	    const struct cache_record *rec), void *ctx,
 	    unsigned char digest_out[32]);
 
 /*
@@ -209,6 +227,23 @@ int	cache_put_negative(struct cache *c, const struct cache_key *key,
 int	cache_stats(struct cache *c, struct cache_stats *st);
 
 /*
+ * The FileID map (DESIGN.md, "Keys"): the FileID of a deployed binary to
+ * the build-id its artifacts are stored under.  A binary without a
+ * build-id maps to its own FileID.
+ */
+#define CACHE_FILEID_LEN	16
+
+/* @return 0 or -errno. */
+int	cache_fileid_put(struct cache *c,
+	    const unsigned char fid[CACHE_FILEID_LEN],
+	    const unsigned char *id, size_t idlen);
+
+/* @return 0 with id[0..*idlen), or -ENOENT. */
+int	cache_fileid_get(struct cache *c,
+	    const unsigned char fid[CACHE_FILEID_LEN],
+	    unsigned char id[CACHE_ID_MAX], size_t *idlen);
+
+/*
  * Files indexed in place.  For each scanned path the cache remembers the
  * file's identity and the keys the file was indexed under, so a rescan can
  * skip unchanged files and drop what vanished.
@@ -217,6 +252,13 @@ struct cache_file {
 	uint64_t	dev, ino, size;
 	int64_t		mtime_ns;
 };
+
+/*
+ * Make the next scan read again every remembered file that lists key (for
+ * when key's record went away, and a scanned file should take over).
+ * @return the number of files marked, or -errno.
+ */
+int	cache_file_invalidate(struct cache *c, const struct cache_key *key);
 
 /* @return 0 and *out, or -ENOENT. */
 int	cache_file_get(struct cache *c, const char *path,

@@ -230,7 +230,7 @@ record_file_encode(const char *path, const struct cache_file *f,
 	put64(buf, f->dev);
 	put64(buf + 8, f->ino);
 	put64(buf + 16, f->size);
-	put64(buf + 24, (uint64_t)f->mtime_ns);
+	put64(buf + RECORD_FILE_MTIME_OFF, (uint64_t)f->mtime_ns);
 	put32(buf + 32, (uint32_t)pl);
 	put32(buf + 36, (uint32_t)nkeys);
 	memcpy(buf + FILE_FIXED, path, pl);

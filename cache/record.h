@@ -40,6 +40,9 @@ int	record_encode(const struct cache_record *rec, unsigned char **out,
  */
 int	record_decode(const void *buf, size_t len, struct cache_record *out);
 
+/* Offset of the mtime in an encoded files-table entry. */
+#define RECORD_FILE_MTIME_OFF	24
+
 /* An entry of the files table: a scanned file and the keys it gave. */
 struct record_file {
 	struct cache_file	 id;

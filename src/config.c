@@ -79,6 +79,11 @@ static const struct opt opts[] = {
 	    "skip an upstream after N transport failures in a row; 0: never" },
 	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30",
 	    "SECONDS", "then try it again after this long" },
+	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL, "FILE",
+	    "accept uploads and deletions from the bearer tokens in FILE "
+	    "(lines: NAME SHA256HEX SCOPES); none: uploads refused" },
+	{ "max-upload-size", 0, O_SIZE, O_BOTH, F(max_upload), "4G", "SIZE",
+	    "refuse uploads larger than this" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,

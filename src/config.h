@@ -33,6 +33,8 @@ struct config {
 	char		*negative_ttl;	/* "600,3600,..." seconds */
 	uint64_t	 breaker_failures;
 	uint64_t	 breaker_cooldown;	/* seconds */
+	char		*tokens;	/* tokens file; NULL: no uploads */
+	uint64_t	 max_upload;	/* bytes */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */

@@ -25,6 +25,48 @@
 /* FileID: bytes hashed from each end of the file. */
 #define FILEID_PART	4096
 
+unsigned
+elfinfo_score(uint32_t q)
+{
+	return (q & ELFINFO_Q_DEBUG_INFO ? 8u : 0) |
+	    (q & ELFINFO_Q_DEBUG_LINE ? 4u : 0) |
+	    (q & ELFINFO_Q_SYMTAB ? 2u : 0) |
+	    (q & (ELFINFO_Q_DYNSYM | ELFINFO_Q_GOPCLNTAB) ? 1u : 0);
+}
+
+void
+elfinfo_quality_str(uint32_t q, char *buf, size_t len)
+{
+	static const struct {
+		uint32_t	 bit;
+		const char	*name;
+	} names[] = {
+		{ ELFINFO_Q_DEBUG_INFO, "debug_info" },
+		{ ELFINFO_Q_DEBUG_LINE, "debug_line" },
+		{ ELFINFO_Q_SYMTAB, "symtab" },
+		{ ELFINFO_Q_DYNSYM, "dynsym" },
+		{ ELFINFO_Q_GOPCLNTAB, "gopclntab" },
+		{ ELFINFO_Q_COMPRESSED, "compressed" },
+	};
+	size_t	i, n = 0;
+	int	w;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(q & names[i].bit))
+			continue;
+		w = snprintf(buf + n, len - n, "%s%s", n ? "," : "",
+		    names[i].name);
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+	if (n == 0)
+		snprintf(buf, len, "none");
+}
+
 int
 elfinfo_init(void)
 {

@@ -38,6 +38,16 @@ struct elfinfo {
 	uint32_t	quality;	/* ELFINFO_Q_* */
 };
 
+/*
+ * How good a file is for symbolization: DWARF info outranks line tables,
+ * which outrank a symbol table, which outranks dynamic symbols and Go's
+ * pclntab.  Used wherever two copies of an artifact compete.
+ */
+unsigned elfinfo_score(uint32_t quality);
+
+/* Write the quality markers as "debug_info,symtab,..." ("none" for 0). */
+void	elfinfo_quality_str(uint32_t quality, char *buf, size_t len);
+
 /* Initialise libelf.  @return 0, or -ENOTSUP when libelf is too old. */
 int	elfinfo_init(void);
 

@@ -533,6 +533,13 @@ job_finish(struct fetch *f, struct job *j, enum fetch_result r,
 	job_free(j);
 }
 
+static int
+only_new(void *ctx, const struct cache_record *old,
+    const struct cache_record *rec)
+{
+	return old == NULL;
+}
+
 /* The winner's body is complete: check it and index it. */
 static int
 commit(struct fetch *f, struct job *j)
@@ -562,8 +569,13 @@ commit(struct fetch *f, struct job *j)
 	rec.xarchive = a->xarchive;
 	rec.ximasig = a->ximasig;
 	rec.last_modified = a->lastmod;
-	rc = cache_put_blob(f->c, j->blob, &j->key, &rec, NULL);
+	/* An upload (or a scan) may have stored the key meanwhile: it wins,
+	 * and the waiters are served it. */
+	rc = cache_put_blob_if(f->c, j->blob, &j->key, &rec, only_new, NULL,
+	    NULL);
 	j->blob = NULL;		/* consumed */
+	if (rc == -ECANCELED)
+		rc = 0;
 	if (rc < 0) {
 		log_warnx("cannot store %s %s from %s: %s",
 		    kind_name(j->key.kind), j->idhex, a->up->spec.name,

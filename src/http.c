@@ -31,11 +31,13 @@
 
 #include <microhttpd.h>
 
+#include "auth.h"
 #include "elfinfo.h"
 #include "fetch.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "upload.h"
 #include "webapi.h"
 
 struct http {
@@ -44,6 +46,7 @@ struct http {
 	struct cache		*c;
 	struct scan		*s;
 	struct fetch		*f;
+	struct auth		*auth;		/* NULL: uploads refused */
 	uint16_t		 port;
 };
 
@@ -61,6 +64,8 @@ struct req {
 	enum fetch_result	 fetch_result;	/* of the last round */
 	char			 how_buf[80];	/* "upstream NAME" */
 	int			 reset;		/* answered with a TCP reset */
+	struct upload		*up;		/* a PUT being received */
+	const char		*who;		/* its token's name */
 	char			 method[8];
 	char			 url[];		/* as received, for the log */
 };
@@ -132,6 +137,10 @@ add_headers(struct MHD_Response *resp, const struct cache_record *rec)
 	if (rec->ximasig != NULL)
 		MHD_add_response_header(resp, "X-DEBUGINFOD-IMASIGNATURE",
 		    rec->ximasig);
+	if (rec->quality != 0) {
+		elfinfo_quality_str(rec->quality, buf, sizeof(buf));
+		MHD_add_response_header(resp, "X-Symhub-Quality", buf);
+	}
 	t = (time_t)(rec->last_modified > 0 ? rec->last_modified :
 	    rec->stored > 0 ? rec->stored : now_s());
 	gmtime_r(&t, &tm);
@@ -581,15 +590,56 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	    "extracted");
 }
 
+static enum MHD_Result serve_buildid(struct http *, struct MHD_Connection *,
+    struct req *, const struct webapi_req *, int);
+
+/*
+ * A FileID's build-id, from the map that uploads fill (DESIGN.md, "Keys").
+ * @return 1 with out a copy of w naming the build-id, else 0.
+ */
+static int
+by_fileid(struct http *h, const struct webapi_req *w, struct webapi_req *out)
+{
+	unsigned char	id[CACHE_ID_MAX];
+	size_t		idlen;
+
+	if (w->idlen != CACHE_FILEID_LEN ||
+	    cache_fileid_get(h->c, w->id, id, &idlen) < 0)
+		return 0;
+	*out = *w;	/* shares out->extra with w: w frees it */
+	memcpy(out->id, id, idlen);
+	out->idlen = idlen;
+	webapi_hex(id, idlen, out->idhex);
+	out->by_fileid = 0;
+	return 1;
+}
+
 static enum MHD_Result
 serve_artifact(struct http *h, struct MHD_Connection *conn, struct req *r,
     const struct webapi_req *w)
+{
+	struct webapi_req	 mapped;
+
+	if (w->by_fileid) {
+		if (!by_fileid(h, w, &mapped))
+			return text(conn, r, MHD_HTTP_NOT_FOUND,
+			    "unknown FileID", METRICS_R_NOTFOUND, "fileid");
+		return serve_buildid(h, conn, r, &mapped, 0);
+	}
+	return serve_buildid(h, conn, r, w, 1);
+}
+
+/* may_map: a miss may still be a FileID sent as a build-id. */
+static enum MHD_Result
+serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const struct webapi_req *w, int may_map)
 {
 	struct cache_record	 rec;
 	struct cache_key	 key;
 	const char		*via;
 	enum MHD_Result		 ret;
 	int			 fd, rc;
+	struct webapi_req	 mapped;
 
 	/* A hub that finds itself in the chain is asked by itself. */
 	via = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
@@ -607,6 +657,9 @@ serve_artifact(struct http *h, struct MHD_Connection *conn, struct req *r,
 		return serve_section(h, conn, r, w, &key);
 
 	rc = lookup(h, &key, &rec, &fd);
+	if (rc == -ENOENT && may_map && r->fetches == 0 &&
+	    by_fileid(h, w, &mapped))
+		return serve_buildid(h, conn, r, &mapped, 0);
 	if (rc == -ENODATA && r->fetches > 0)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
 		    METRICS_R_NOTFOUND, "upstream 404");
@@ -660,6 +713,147 @@ serve_metrics(struct http *h, struct MHD_Connection *conn, struct req *r)
 	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER, "-");
 }
 
+/*
+ * PUT and DELETE: checked on the first call, before any body is read, so
+ * a refused client is not sent "100 Continue".
+ * @return the handler's result; r->status is set when answered already.
+ */
+static enum MHD_Result
+begin_write(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const char *url, const char *method)
+{
+	struct webapi_req	 w;
+	struct cache_key	 key;
+	const char		*why = NULL, *cl, *fidhex;
+	unsigned char		 fid[WEBAPI_ID_HEX_MAX / 2];
+	char			 peer[NI_MAXHOST] = "-";
+	unsigned long long	 len;
+	int			 del, rc;
+	enum MHD_Result		 ret;
+
+	del = strcmp(method, MHD_HTTP_METHOD_DELETE) == 0;
+	r->type = METRICS_T_BUILDID;
+	if ((rc = webapi_parse(url, &w, &why)) < 0)
+		return text(conn, r, rc == -ENOENT ? MHD_HTTP_NOT_FOUND :
+		    MHD_HTTP_BAD_REQUEST, why ? why : "bad request",
+		    METRICS_R_ERROR, "-");
+	if (w.route != WEBAPI_ARTIFACT || (w.kind != CACHE_DEBUGINFO &&
+	    w.kind != CACHE_EXECUTABLE)) {
+		webapi_req_free(&w);
+		return text(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+		    "only debuginfo and executable can be uploaded or deleted",
+		    METRICS_R_ERROR, "-");
+	}
+	if (h->auth == NULL) {
+		webapi_req_free(&w);
+		return text(conn, r, MHD_HTTP_FORBIDDEN,
+		    "uploads are disabled on this hub (no --tokens file)",
+		    METRICS_R_ERROR, "refused");
+	}
+	rc = auth_check(h->auth, MHD_lookup_connection_value(conn,
+	    MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->who);
+	if (rc < 0) {
+		/* Logged without the token, which is never kept. */
+		peer_addr(conn, peer, sizeof(peer));
+		log_warnx("%s %s refused for %s: %s", method, url, peer,
+		    rc == -EPERM ? "token lacks the scope" :
+		    "missing or unknown token");
+		webapi_req_free(&w);
+		return text(conn, r, rc == -EPERM ? MHD_HTTP_FORBIDDEN :
+		    MHD_HTTP_UNAUTHORIZED, rc == -EPERM ?
+		    "this token may not do that" : "a valid bearer token is "
+		    "needed", METRICS_R_ERROR, "refused");
+	}
+	key.kind = w.kind;
+	key.id = w.id;
+	key.idlen = w.idlen;
+	key.extra = NULL;
+	if (del) {
+		rc = cache_drop(h->c, &key);
+		webapi_req_free(&w);
+		if (rc == -ENOENT)
+			return text(conn, r, MHD_HTTP_NOT_FOUND, "not stored",
+			    METRICS_R_NOTFOUND, "delete");
+		if (rc < 0)
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    strerror(-rc), METRICS_R_ERROR, "delete");
+		log_info("deleted %s by %s", url, r->who);
+		/* A scanned file the deleted copy had displaced takes over
+		 * again: the next pass reads the files that list this key. */
+		if (h->s != NULL && cache_file_invalidate(h->c, &key) > 0)
+			scan_trigger(h->s);
+		return text(conn, r, MHD_HTTP_OK, "deleted", METRICS_R_OTHER,
+		    "delete");
+	}
+	cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl != NULL && (len = strtoull(cl, NULL, 10)) > 0 &&
+	    h->cfg->max_upload && len > h->cfg->max_upload) {
+		webapi_req_free(&w);
+		return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "upload larger than the size limit", METRICS_R_ERROR,
+		    "upload");
+	}
+	rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->up);
+	if (rc == 0 && w.by_fileid)
+		upload_by_fileid(r->up);
+	if (rc == 0 && (fidhex = MHD_lookup_connection_value(conn,
+	    MHD_HEADER_KIND, "X-Symhub-FileID")) != NULL) {
+		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) ==
+		    CACHE_FILEID_LEN)
+			upload_set_fileid(r->up, fid);
+		else {
+			upload_abort(r->up);
+			r->up = NULL;
+			webapi_req_free(&w);
+			return text(conn, r, MHD_HTTP_BAD_REQUEST,
+			    "X-Symhub-FileID must be 32 lowercase hex "
+			    "characters", METRICS_R_ERROR, "upload");
+		}
+	}
+	webapi_req_free(&w);
+	if (rc < 0) {
+		ret = text(conn, r, rc == -EROFS || rc == -ENOSPC ?
+		    MHD_HTTP_INSUFFICIENT_STORAGE :
+		    MHD_HTTP_INTERNAL_SERVER_ERROR, strerror(-rc),
+		    METRICS_R_ERROR, "upload");
+		return ret;
+	}
+	return MHD_YES;
+}
+
+/* The whole body is in: validate, decide, answer. */
+static enum MHD_Result
+finish_upload(struct http *h, struct MHD_Connection *conn, struct req *r)
+{
+	static const int status[] = {
+		[UPLOAD_STORED] = MHD_HTTP_CREATED,
+		[UPLOAD_REPLACED] = MHD_HTTP_OK,
+		[UPLOAD_SAME] = MHD_HTTP_OK,
+		[UPLOAD_WORSE] = MHD_HTTP_CONFLICT,
+		[UPLOAD_INVALID] = MHD_HTTP_UNPROCESSABLE_CONTENT,
+		[UPLOAD_TOO_BIG] = MHD_HTTP_CONTENT_TOO_LARGE,
+		[UPLOAD_NO_SPACE] = MHD_HTTP_INSUFFICIENT_STORAGE,
+		[UPLOAD_ERROR] = MHD_HTTP_INTERNAL_SERVER_ERROR,
+	};
+	enum upload_result	 res;
+	const char		*f;
+	char			 msg[400];
+	int			 force;
+
+	f = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "force");
+	force = f != NULL && strcmp(f, "0") != 0;
+	f = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    "X-Symhub-Force");
+	force |= f != NULL && strcmp(f, "0") != 0;
+	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
+	r->up = NULL;	/* consumed */
+	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);
+	return text(conn, r, status[res], msg, res <= UPLOAD_SAME ?
+	    METRICS_R_OTHER : METRICS_R_ERROR, "upload");
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -681,9 +875,20 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		r->type = METRICS_T_OTHER;
 		r->how = "-";
 		*con_cls = r;
+		if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
+		    strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
+			return begin_write(h, conn, r, url, method);
 		/* Answer on the next call: libmicrohttpd closes a connection
 		 * whose response was queued on the first one, and keep-alive
 		 * is worth 2x on small hits. */
+		return MHD_YES;
+	}
+	if (r->up != NULL) {
+		if (*upload_size == 0)
+			return finish_upload(h, conn, r);
+		/* A failure is remembered and answered at the end. */
+		upload_write(r->up, upload_data, *upload_size);
+		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (*upload_size != 0 || r->status != 0) {
@@ -738,6 +943,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r == NULL)
 		return;
 	*con_cls = NULL;
+	upload_abort(r->up);	/* a client that went away mid-upload */
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	usec = (uint64_t)((t1.tv_sec - r->t0.tv_sec) * 1000000 +
 	    (t1.tv_nsec - r->t0.tv_nsec) / 1000);
@@ -815,7 +1021,7 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct fetch *f, struct http **out)
+    struct fetch *f, struct auth *auth, struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
@@ -833,6 +1039,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->c = c;
 	h->s = s;
 	h->f = f;
+	h->auth = auth;
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);

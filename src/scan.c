@@ -233,23 +233,23 @@ out:
 	return rc;
 }
 
-static int
-popcount(uint32_t v)
-{
-	return __builtin_popcount(v);
-}
-
-/* Is there a record for key already that is better than one for path? */
+/*
+ * Is there a record for key already that is better than one for path?
+ * An upload (pinned) also stays against a scanned file only as good.
+ */
 static int
 keep_existing(struct scan *s, const struct cache_key *key, const char *path,
     uint32_t quality)
 {
 	struct cache_record	rec;
+	unsigned		old, new;
 	int			fd, keep;
 
 	if (cache_get(s->c, key, now_s(), &rec) != 0)
 		return 0;
-	keep = popcount(rec.quality) > popcount(quality) &&
+	old = elfinfo_score(rec.quality);
+	new = elfinfo_score(quality);
+	keep = (old > new || (rec.flags & CACHE_F_PINNED && old >= new)) &&
 	    !(rec.path != NULL && strcmp(rec.path, path) == 0);
 	if (keep && cache_open_data(s->c, &rec, &fd) == 0)
 		close(fd);

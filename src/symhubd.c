@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "auth.h"
 #include "cache/cache.h"
 #include "config.h"
 #include "elfinfo.h"
@@ -81,6 +82,9 @@ main(int argc, char **argv)
 	struct cache		*c;
 	struct scan		*s = NULL;
 	struct fetch		*f = NULL;
+	struct auth		*auth = NULL;
+	const char		*why;
+	unsigned		 line;
 	struct http		*h;
 	struct cache_stats	 st;
 	struct maint		 m;
@@ -154,7 +158,15 @@ main(int argc, char **argv)
 		fatalx("upstreams: %s", strerror(-rc));
 	if (f != NULL)
 		log_info("asking %zu upstream(s) on a miss", cfg.upstreams.n);
-	if ((rc = http_start(&cfg, c, s, f, &h)) < 0)
+	if (cfg.tokens != NULL) {
+		rc = auth_load(cfg.tokens, &auth, &why, &line);
+		if (rc < 0 && why != NULL)
+			fatalx("tokens file %s:%u: %s", cfg.tokens, line, why);
+		if (rc < 0)
+			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
+		log_info("uploads accepted (tokens from %s)", cfg.tokens);
+	}
+	if ((rc = http_start(&cfg, c, s, f, auth, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -175,6 +187,7 @@ main(int argc, char **argv)
 	fetch_stop(f);		/* resumes every suspended connection */
 	http_stop(h);
 	fetch_free(f);
+	auth_free(auth);
 	pthread_mutex_lock(&m.mu);
 	m.stop = 1;
 	pthread_cond_signal(&m.cv);

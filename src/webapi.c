@@ -174,10 +174,10 @@ section(const char *name, struct webapi_req *req, const char **why)
 int
 webapi_parse(const char *url, struct webapi_req *req, const char **why)
 {
-	static const char prefix[] = "/buildid/";
+	static const char prefix[] = "/buildid/", fprefix[] = "/fileid/";
 	const char	*dummy, *id, *type, *rest;
 	size_t		 idlen, tlen;
-	int		 rc;
+	int		 rc, by_fileid;
 
 	if (why == NULL)
 		why = &dummy;
@@ -192,15 +192,22 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 		req->route = WEBAPI_METRICS;
 		return 0;
 	}
-	if (strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
+	by_fileid = strncmp(url, fprefix, sizeof(fprefix) - 1) == 0;
+	if (!by_fileid && strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
 		*why = "no such route";
 		return -ENOENT;
 	}
 
-	id = url + sizeof(prefix) - 1;
+	id = url + (by_fileid ? sizeof(fprefix) : sizeof(prefix)) - 1;
 	idlen = strcspn(id, "/");
 	if ((rc = hexid(id, idlen, req->id, why)) < 0)
 		goto out;
+	if (by_fileid && rc != CACHE_FILEID_LEN) {
+		*why = "a FileID is 32 hex characters";
+		rc = -EINVAL;
+		goto out;
+	}
+	req->by_fileid = by_fileid;
 	req->idlen = (size_t)rc;
 	memcpy(req->idhex, id, idlen);
 	req->idhex[idlen] = '\0';

@@ -17,7 +17,7 @@
 enum webapi_route {
 	WEBAPI_ROOT = 1,	/* "/" */
 	WEBAPI_METRICS,		/* "/metrics" */
-	WEBAPI_ARTIFACT		/* "/buildid/ID/..." */
+	WEBAPI_ARTIFACT		/* "/buildid/ID/..." or "/fileid/FILEID/..." */
 };
 
 struct webapi_req {
@@ -26,6 +26,7 @@ struct webapi_req {
 	unsigned char	 id[WEBAPI_ID_HEX_MAX / 2];
 	size_t		 idlen;		/* bytes in id */
 	char		 idhex[WEBAPI_ID_HEX_MAX + 1];	/* as sent, NUL-terminated */
+	int		 by_fileid;	/* /fileid/ID/...: id is a FileID */
 	/*
 	 * CACHE_SOURCE: the canonical absolute path (dot segments and
 	 * repeated slashes removed).  CACHE_SECTION: the section name.
@@ -46,9 +47,11 @@ struct webapi_req {
  *             webapi_req_free() is always safe on it.
  * @param why  on failure, set to a static human-readable reason.
  * @return 0 on success;
- *         -ENOENT  no such route (not under /buildid, not / or /metrics);
+ *         -ENOENT  no such route (not under /buildid or /fileid, not /
+ *                  or /metrics);
  *         -EINVAL  malformed request: bad id (empty, odd length, uppercase,
- *                  non-hex, longer than WEBAPI_ID_HEX_MAX), unknown
+ *                  non-hex, longer than WEBAPI_ID_HEX_MAX; a FileID not
+ *                  of 32 characters), unknown
  *                  artifact type, missing or malformed source path or
  *                  section name;
  *         -ENOMEM  out of memory.

@@ -450,3 +450,32 @@ start_badupstream() {
 	done
 	return 1
 }
+
+# ---- uploads (tests/test_upload.sh) ------------------------------------
+
+# new_token NAME SCOPES [FILE]: a fresh token from `symhub token new`,
+# printed; its tokens-file line (the last line on stderr, after the hint)
+# is appended to FILE when given.  Fails on a malformed line.
+new_token() {
+	local tok line
+	tok=$("$SYMHUB" token new "$1" "$2" 2>"$tmp/token.err") || return 1
+	line=$(tail -n 1 "$tmp/token.err")
+	[[ $tok =~ ^[0-9a-f]{64}$ ]] || return 1
+	[[ $line =~ ^"$1"\ [0-9a-f]{64}\ "$2"$ ]] || return 1
+	[ -z "$3" ] || echo "$line" >>"$3" || return 1
+	echo "$tok"
+}
+
+# put_file PATH FILE BODY HDRS [CURL-ARGS...]: PUT FILE's bytes to
+# $URL/PATH (an empty FILE sends an empty body), answer body and headers
+# to files; prints the status code (000 when no answer).
+put_file() {
+	local path=$1 file=$2
+	shift 2
+	http "$path" "$1" "$2" -X PUT --data-binary "@$file" "${@:3}"
+}
+
+# dir_empty DIR: DIR exists and holds nothing.
+dir_empty() {
+	[ -d "$1" ] && [ -z "$(ls -A "$1")" ]
+}

@@ -348,6 +348,37 @@ test_free(void)
 	webapi_req_free(&req);
 }
 
+static void
+test_fileid(void)
+{
+	struct webapi_req	 r;
+	const char		*why;
+	static const char	 fid[] = "caf6e5907166ac76eef618e5f7f59cd9";
+	char			 url[128];
+
+	snprintf(url, sizeof(url), "/fileid/%s/debuginfo", fid);
+	ok(webapi_parse(url, &r, &why) == 0 && r.route == WEBAPI_ARTIFACT &&
+	    r.by_fileid && r.kind == CACHE_DEBUGINFO && r.idlen == 16 &&
+	    r.id[0] == 0xca && strcmp(r.idhex, fid) == 0,
+	    "/fileid/FILEID/debuginfo");
+	webapi_req_free(&r);
+	snprintf(url, sizeof(url), "/fileid/%s/section/.debug_line", fid);
+	ok(webapi_parse(url, &r, &why) == 0 && r.by_fileid &&
+	    r.kind == CACHE_SECTION && strcmp(r.extra, ".debug_line") == 0,
+	    "/fileid/FILEID/section/NAME");
+	webapi_req_free(&r);
+	ok(webapi_parse("/fileid/abcd/debuginfo", &r, &why) == -EINVAL &&
+	    why != NULL, "a short FileID rejected: %s", why ? why : "");
+	ok(webapi_parse("/fileid/CAF6E5907166AC76EEF618E5F7F59CD9/executable",
+	    &r, &why) == -EINVAL, "an uppercase FileID rejected");
+	snprintf(url, sizeof(url), "/buildid/%s/debuginfo", fid);
+	ok(webapi_parse(url, &r, &why) == 0 && !r.by_fileid && r.idlen == 16,
+	    "a 32-hex id under /buildid is a build-id first");
+	webapi_req_free(&r);
+	ok(webapi_parse("/fileidx/00/debuginfo", &r, &why) == -ENOENT,
+	    "/fileidx is no route");
+}
+
 int
 main(void)
 {
@@ -358,5 +389,6 @@ main(void)
 	test_canon();
 	test_section();
 	test_free();
+	test_fileid();
 	return done();
 }

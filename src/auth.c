@@ -1,0 +1,188 @@
+/*
+ * auth: the tokens file and the constant-time check.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
+#include "auth.h"
+#include "webapi.h"
+
+struct entry {
+	char		*name;
+	unsigned char	 hash[32];
+	unsigned	 scopes;
+};
+
+struct auth {
+	struct entry	*e;
+	size_t		 n;
+};
+
+static int
+parse_scopes(const char *s, unsigned *out)
+{
+	size_t n;
+
+	*out = 0;
+	while (*s != '\0') {
+		n = strcspn(s, ",");
+		if (n == 6 && strncmp(s, "upload", 6) == 0)
+			*out |= AUTH_UPLOAD;
+		else if (n == 5 && strncmp(s, "admin", 5) == 0)
+			*out |= AUTH_ADMIN;
+		else
+			return -EINVAL;
+		s += n + (s[n] == ',');
+	}
+	return *out ? 0 : -EINVAL;
+}
+
+static int
+valid_name(const char *s)
+{
+	/* A leading '#' would make the line a comment in the tokens file. */
+	if (*s == '\0' || *s == '#')
+		return 0;
+	for (; *s; s++)
+		if (*s <= ' ' || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+void
+auth_free(struct auth *a)
+{
+	size_t i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->n; i++)
+		free(a->e[i].name);
+	free(a->e);
+	free(a);
+}
+
+int
+auth_load(const char *path, struct auth **out, const char **why,
+    unsigned *lineno)
+{
+	struct auth	*a;
+	struct entry	*ne;
+	FILE		*fp;
+	char		*line = NULL, *name, *hex, *scopes, *extra, *save;
+	unsigned char	 buf[WEBAPI_ID_HEX_MAX / 2];
+	size_t		 cap = 0;
+	int		 rc = 0;
+
+	*out = NULL;
+	*lineno = 0;
+	*why = NULL;
+	if ((fp = fopen(path, "re")) == NULL)
+		return -errno;
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		fclose(fp);
+		return -ENOMEM;
+	}
+	while (getline(&line, &cap, fp) != -1) {
+		(*lineno)++;
+		save = NULL;
+		name = strtok_r(line, " \t\r\n", &save);
+		if (name == NULL || *name == '#')
+			continue;
+		hex = strtok_r(NULL, " \t\r\n", &save);
+		scopes = strtok_r(NULL, " \t\r\n", &save);
+		extra = strtok_r(NULL, " \t\r\n", &save);
+		rc = -EINVAL;
+		if (hex == NULL || scopes == NULL || extra != NULL) {
+			*why = "expected NAME SHA256HEX SCOPES";
+			break;
+		}
+		if ((ne = realloc(a->e, (a->n + 1) * sizeof(*ne))) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		a->e = ne;
+		ne = &a->e[a->n];
+		if (strlen(hex) != 64 ||
+		    webapi_parse_hexid(hex, 64, buf) != 32) {
+			*why = "the hash must be 64 lowercase hex characters";
+			break;
+		}
+		memcpy(ne->hash, buf, sizeof(ne->hash));
+		if (parse_scopes(scopes, &ne->scopes) < 0) {
+			*why = "scopes are upload and admin, comma-separated";
+			break;
+		}
+		if ((ne->name = strdup(name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		a->n++;
+		rc = 0;
+	}
+	free(line);
+	fclose(fp);
+	if (rc < 0) {
+		auth_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int
+auth_check(const struct auth *a, const char *header, unsigned scope,
+    const char **who)
+{
+	unsigned char	 h[32];
+	const char	*tok;
+	size_t		 i, hit = (size_t)-1;
+
+	*who = NULL;
+	if (a == NULL || header == NULL ||
+	    strncasecmp(header, "Bearer ", 7) != 0)
+		return -EACCES;
+	tok = header + 7;
+	while (*tok == ' ')
+		tok++;
+	if (*tok == '\0')
+		return -EACCES;
+	SHA256((const unsigned char *)tok, strlen(tok), h);
+	/* Every entry is compared, so timing says nothing of which. */
+	for (i = 0; i < a->n; i++)
+		if (CRYPTO_memcmp(h, a->e[i].hash, sizeof(h)) == 0)
+			hit = i;
+	OPENSSL_cleanse(h, sizeof(h));
+	if (hit == (size_t)-1)
+		return -EACCES;
+	*who = a->e[hit].name;
+	return (a->e[hit].scopes & scope) == scope ? 0 : -EPERM;
+}
+
+int
+auth_new_token(const char *name, const char *scopes, char token[65],
+    char *line, size_t linelen)
+{
+	unsigned char	rnd[32], h[32];
+	char		hex[65];
+	unsigned	s;
+	int		n;
+
+	if (!valid_name(name) || parse_scopes(scopes, &s) < 0)
+		return -EINVAL;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return -EIO;
+	webapi_hex(rnd, sizeof(rnd), token);
+	SHA256((const unsigned char *)token, 64, h);
+	webapi_hex(h, sizeof(h), hex);
+	n = snprintf(line, linelen, "%s %s %s", name, hex, scopes);
+	OPENSSL_cleanse(rnd, sizeof(rnd));
+	return n < 0 || (size_t)n >= linelen ? -ENAMETOOLONG : 0;
+}

@@ -701,6 +701,81 @@ ro_store() {
 }
 ro_store
 
+# ---- 12. FileIDs -----------------------------------------------------
+# The FileID of DESIGN.md ("Keys"), computed here independently.
+fileid_ref() {
+	python3 - "$1" <<'PYEOF'
+import hashlib, struct, sys
+d = open(sys.argv[1], "rb").read()
+h = hashlib.sha256(d[:4096] + d[-4096:] + struct.pack(">Q", len(d)))
+print(h.hexdigest()[:32])
+PYEOF
+}
+(cd "$tmp/src" && gcc -g -O0 -Wl,--build-id=none -o "$tmp/bin/nobid" \
+    hello.c greet.c) && objcopy --only-keep-debug "$tmp/bin/nobid" \
+    "$F/nobid.debug" && strip -g -o "$F/nobid.stripped" "$tmp/bin/nobid" ||
+    { echo "# fixtures: cannot build a binary without a build-id"; exit 99; }
+FID=$("$SYMHUB" fileid "$F/hello.stripped")
+NFID=$("$SYMHUB" fileid "$F/nobid.stripped")
+check "symhub fileid of a real fixture matches an independent computation" \
+    test "$FID" = "$(fileid_ref "$F/hello.stripped")"
+check "symhub fileid of the build-id-less fixture, likewise" \
+    test "$NFID" = "$(fileid_ref "$F/nobid.stripped")"
+
+# expect_get DESC PATH FILE: 200 with FILE's bytes.
+expect_get() {
+	local code
+	code=$(http "$2" "$tmp/out/get.body" "$tmp/out/get.hdrs")
+	if [ "$code" = 200 ] && cmp -s "$tmp/out/get.body" "$3"; then
+		pass "$1"
+	else
+		fail "$1" "GET $2: status $code, or not the bytes of $3"
+	fi
+}
+
+start "symhubd for FileIDs" -d "$tmp/sG" --tokens "$TOKENS" \
+    --log-file "$tmp/g.log" || finish
+expect_status "an unknown FileID: 404" 404 "/fileid/$NFID/debuginfo"
+expect_status "a FileID of the wrong length: 400" 400 "/fileid/${FID:2}/debuginfo"
+expect_put "executable by build-id" 201 "$P_EXE" "$F/hello.stripped" \
+    -H "$AUTH_UP"
+expect_get "its FileID finds it: /fileid/FILEID/executable" \
+    "/fileid/$FID/executable" "$F/hello.stripped"
+expect_put "debuginfo naming the deployed binary's FileID" 201 "$P_DBG" \
+    "$F/hello.debug" -H "$AUTH_UP" -H "X-Symhub-FileID: $FID"
+expect_get "/fileid/FILEID/debuginfo serves the symbols" \
+    "/fileid/$FID/debuginfo" "$F/hello.debug"
+expect_get "/buildid/FILEID/debuginfo falls back to the FileID map" \
+    "/buildid/$FID/debuginfo" "$F/hello.debug"
+expect_status "a malformed X-Symhub-FileID: 400" 400 -X PUT \
+    --data-binary "@$F/hello.debug" -H "$AUTH_UP" \
+    -H "X-Symhub-FileID: nothex" "$P_DBG"
+expect_refused "a binary without a build-id under /buildid/" 422 \
+    "/buildid/$NFID/executable" "$F/nobid.stripped" "" -H "$AUTH_UP"
+body_says "the answer points to /fileid/" fileid
+expect_refused "the wrong file under /fileid/FILEID/executable" 422 \
+    "/fileid/$NFID/executable" "$F/hello.stripped" "" -H "$AUTH_UP"
+body_says "FileID mismatch: the answer says why" FileID
+expect_put "a binary without a build-id, by FileID" 201 \
+    "/fileid/$NFID/executable" "$F/nobid.stripped" -H "$AUTH_UP"
+expect_put "its debug file, by FileID" 201 "/fileid/$NFID/debuginfo" \
+    "$F/nobid.debug" -H "$AUTH_UP"
+client_env
+if out=$(debuginfod-find debuginfo "$NFID" 2>&1) && cmp -s "$out" \
+    "$F/nobid.debug"; then
+	pass "debuginfod-find with the FileID as id gets the symbols"
+else
+	fail "debuginfod-find with the FileID as id gets the symbols" "$out"
+fi
+stop_check "SIGTERM: exit 0"
+start "restart on the same store" -d "$tmp/sG" --tokens "$TOKENS" \
+    --log-file "$tmp/g.log" || finish
+expect_get "the FileID map survives a restart" "/fileid/$FID/debuginfo" \
+    "$F/hello.debug"
+expect_get "and so does a FileID-only upload" "/fileid/$NFID/executable" \
+    "$F/nobid.stripped"
+stop_check "SIGTERM: exit 0"
+
 # ---- the tokens never reach a log ------------------------------------
 leaks=()
 for t in "$TOK_UP" "$TOK_ADM" "$TOK_ALL" "$TOK_BAD"; do

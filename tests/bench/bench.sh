@@ -40,13 +40,12 @@ wrk_threads=${BENCH_WRK_THREADS:-2}
 ready_timeout=${BENCH_READY_TIMEOUT:-120}
 rounds=${BENCH_ROUNDS:-3}
 
-die() { echo "bench: $*" >&2; exit 1; }
-skip() { echo "bench: skipped: $*" >&2; exit 77; }
+bench_name=bench
+# shellcheck source=tests/bench/lib.sh
+. "$here/lib.sh"
 
-for n in "$seconds" "$warmup" "$conns" "$conns_large" "$wrk_threads" \
-    "$ready_timeout" "$rounds"; do
-	[[ $n =~ ^[0-9]+$ ]] || die "not a number: $n"
-done
+check_numbers "$seconds" "$warmup" "$conns" "$conns_large" "$wrk_threads" \
+    "$ready_timeout" "$rounds"
 if [ "$seconds" = 0 ] || [ "$rounds" = 0 ]; then
 	die "BENCH_SECONDS and BENCH_ROUNDS must be positive"
 fi
@@ -60,96 +59,12 @@ done
 # Neither server may federate: a 404 must be answered locally.
 unset DEBUGINFOD_URLS
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/symhub-bench.XXXXXX") || die "mktemp failed"
-pids=()
-wrk_pid=
-# shellcheck disable=SC2317 # called by the trap
-cleanup() {
-	local pid
-	for pid in $wrk_pid "${pids[@]}"; do
-		kill "$pid" 2>/dev/null
-	done
-	for pid in $wrk_pid "${pids[@]}"; do
-		wait "$pid" 2>/dev/null
-	done
-	if [ -n "${BENCH_KEEP:-}" ]; then
-		echo "bench: kept $tmp" >&2
-	else
-		rm -rf "$tmp"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# A port nothing listens on now, below Linux's default ephemeral range
-# (32768-60999) so wrk's own client sockets cannot be in the way. Another
-# process may take it before the server binds; a server that cannot bind
-# exits and wait_ready reports it.
-free_port() {
-	local port i
-	for i in $(seq 100); do
-		port=$((20000 + RANDOM % 12000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return 0
-		fi
-	done
-	return 1
-}
-
-build_id() {
-	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
-}
+bench_setup symhub-bench
 
 # --- Fixtures -------------------------------------------------------------
 
 scan=$tmp/scan
 mkdir -p "$scan"
-
-# A program with enough types and functions that its debuginfo weighs
-# ~40 KB: a typical small binary, where per-request overhead dominates.
-gen_fixture() {
-	local i
-	echo '#include <stdio.h>'
-	echo '#include <string.h>'
-	for i in $(seq 1 100); do
-		cat <<EOF
-struct rec$i {
-	int id;
-	long count;
-	double weight;
-	char name[16];
-	struct rec$i *next;
-};
-
-static long
-walk$i(struct rec$i *r, int depth)
-{
-	long sum = 0;
-	int k;
-
-	for (k = 0; r != NULL && k < depth; k++, r = r->next)
-		sum += r->count * $i + (long)r->weight + (long)strlen(r->name);
-	return sum;
-}
-
-EOF
-	done
-	echo 'int'
-	echo 'main(int argc, char **argv)'
-	echo '{'
-	echo '	long total = 0;'
-	for i in $(seq 1 100); do
-		echo "	struct rec$i r$i = { $i, argc, 1.5, \"r$i\", NULL };"
-		echo "	total += walk$i(&r$i, argc);"
-	done
-	cat <<'EOF'
-	printf("%s %ld\n", argv[0], total);
-	return 0;
-}
-EOF
-}
 
 gen_fixture >"$tmp/fixture.c"
 gcc -g -O0 -Wl,--build-id -o "$tmp/fixture" "$tmp/fixture.c" ||
@@ -160,20 +75,7 @@ objcopy --only-keep-debug "$tmp/fixture" "$small" ||
 small_id=$(build_id "$small")
 [ -n "$small_id" ] || die "fixture has no build-id"
 
-libc_id=$(build_id /lib/x86_64-linux-gnu/libc.so.6)
-libc_debug=
-if [ -n "$libc_id" ]; then
-	f=/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug
-	[ -f "$f" ] && libc_debug=$f
-fi
-if [ -z "$libc_debug" ]; then
-	libc_debug=$(find /usr/lib/debug/.build-id -name '*.debug' -size +3M \
-		2>/dev/null | head -1)
-	libc_id=$(build_id "$libc_debug")
-fi
-if [ -z "$libc_debug" ] || [ -z "$libc_id" ]; then
-	skip "no large debug file found (install libc6-dbg)"
-fi
+find_libc_debug
 large=$scan/libc.debug
 ln "$libc_debug" "$large" 2>/dev/null || cp "$libc_debug" "$large" ||
 	die "cannot copy $libc_debug"
@@ -203,10 +105,6 @@ sh_args=(-p "$port_sh" -d "$tmp/store" -F "$scan" -t 0
 pid_sh=$!
 pids+=("$pid_sh")
 
-status_of() {
-	curl -s -o /dev/null -w '%{http_code}' "$1" 2>/dev/null
-}
-
 # Wait until the server answers 200 for both build-ids: it has finished
 # indexing what the benchmark asks for.
 wait_ready() {
@@ -229,10 +127,6 @@ t_sh=$((SECONDS - t0))
 wait_ready debuginfod "$pid_df" "$port_df"
 t_df=$((SECONDS - t0))
 
-url() { # PORT ID
-	echo "http://127.0.0.1:$1/buildid/$2/debuginfo"
-}
-
 # --- Correct answers before timing ----------------------------------------
 
 for server in symhubd:$port_sh debuginfod:$port_df; do
@@ -251,36 +145,6 @@ done
 rm -f "$tmp/got"
 
 # --- Timing ---------------------------------------------------------------
-
-# wrk prints latencies as 505.00us, 1.23ms, 2.00s, 1.00m.
-to_ms() {
-	awk -v v="$1" 'BEGIN {
-		if (v ~ /us$/) printf "%.3f", v / 1000
-		else if (v ~ /ms$/) printf "%.3f", v + 0
-		else if (v ~ /m$/) printf "%.3f", v * 60000
-		else if (v ~ /s$/) printf "%.3f", v * 1000
-		else printf "?"
-	}'
-}
-
-# Sets rps, p50, p99 and bad (socket errors plus answers of the wrong
-# kind: non-2xx for a hit, 2xx for the 404 case) from wrk's output.
-parse_wrk() { # FILE CASE
-	local f=$1 kind=$2 reqs non2xx sockerr
-	rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
-	p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$f")")
-	p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$f")")
-	reqs=$(awk '/ requests in / { print $1 }' "$f")
-	non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$f")
-	sockerr=$(awk '/Socket errors:/ {
-		gsub(/,/, ""); print $4 + $6 + $8 + $10 }' "$f")
-	: "${rps:=0}" "${reqs:=0}" "${non2xx:=0}" "${sockerr:=0}"
-	if [ "$kind" = 404 ]; then
-		bad=$((sockerr + reqs - non2xx))
-	else
-		bad=$((sockerr + non2xx))
-	fi
-}
 
 cases=(small large 404)
 declare -A case_id case_conns runs result_rps result_p50 result_p99 result_bad
@@ -311,13 +175,9 @@ for round in $(seq "$rounds"); do
 					-d"${warmup}s" "$u" >/dev/null 2>&1
 			fi
 			out=$tmp/wrk-$c-$name-$round.txt
-			# In the background, so that a signal ends the run now,
-			# not when wrk is done.
-			wrk -t"$wrk_threads" -c"${case_conns[$c]}" -d"${seconds}s" \
-				--latency "$u" >"$out" 2>&1 &
-			wrk_pid=$!
-			wait "$wrk_pid" || die "wrk failed on $u: $(cat "$out")"
-			wrk_pid=
+			run_wrk "$out" -t"$wrk_threads" -c"${case_conns[$c]}" \
+				-d"${seconds}s" --latency "$u" ||
+				die "wrk failed on $u: $(cat "$out")"
 			kill -0 "$pid_sh" 2>/dev/null || die "symhubd died during $c"
 			kill -0 "$pid_df" 2>/dev/null ||
 				die "debuginfod died during $c"
@@ -331,7 +191,7 @@ done
 for c in "${cases[@]}"; do
 	for name in debuginfod symhubd; do
 		read -r rps p50 p99 _ < <(printf '%s' "${runs[$c-$name]}" |
-			sort -g -k1,1 | sed -n "$(((rounds + 1) / 2))p")
+			median_row)
 		result_rps[$c-$name]=$rps
 		result_p50[$c-$name]=$p50
 		result_p99[$c-$name]=$p99
@@ -342,10 +202,7 @@ done
 
 # --- Report ---------------------------------------------------------------
 
-cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
-echo "machine:    $(nproc) CPUs, ${cpu:-unknown CPU}, $(uname -sr)"
-echo "versions:   $(debuginfod --version 2>&1 | head -1);" \
-	"$("$symhubd" --version 2>&1 | head -1)"
+print_machine "$symhubd"
 echo "load:       wrk -t$wrk_threads --latency, ${seconds}s per run after a" \
 	"${warmup}s warm-up; -c$conns (small, 404), -c$conns_large (large);" \
 	"median of $rounds runs"

@@ -57,6 +57,7 @@ struct waiter {
 	struct waiter	*next;
 	fetch_done_fn	 done;
 	void		*ctx;
+	int		 want_bytes;
 };
 
 struct job;
@@ -528,7 +529,7 @@ job_finish(struct fetch *f, struct job *j, enum fetch_result r,
 			break;
 		}
 	for (w = j->waiters; w != NULL; w = w->next)
-		w->done(w->ctx, r, from);
+		w->done(w->ctx, r, from, NULL);
 	atomic_fetch_sub(&f->inflight, 1);
 	job_free(j);
 }
@@ -540,16 +541,16 @@ only_new(void *ctx, const struct cache_record *old,
 	return old == NULL;
 }
 
-/* The winner's body is complete: check it and index it. */
+/* The winner's body is complete: check it, and fill rec as it will be
+ * stored.  @return 0 or -EBADMSG (the upstream lied). */
 static int
-commit(struct fetch *f, struct job *j)
+verify(struct fetch *f, struct job *j, struct cache_record *rec)
 {
 	struct attempt		*a = j->winner;
-	struct cache_record	 rec;
 	struct elfinfo		 ei;
 	int			 rc;
 
-	memset(&rec, 0, sizeof(rec));
+	memset(rec, 0, sizeof(*rec));
 	if (j->key.kind == CACHE_DEBUGINFO ||
 	    j->key.kind == CACHE_EXECUTABLE) {
 		rc = elfinfo_read(cache_blob_fd(j->blob), &ei);
@@ -562,16 +563,53 @@ commit(struct fetch *f, struct job *j)
 			INC(a->up->out[O_WRONG_ID]);
 			return -EBADMSG;
 		}
-		rec.quality = ei.quality;
+		rec->quality = ei.quality;
 	}
-	rec.origin = a->up->spec.name;
-	rec.xfile = a->xfile;
-	rec.xarchive = a->xarchive;
-	rec.ximasig = a->ximasig;
-	rec.last_modified = a->lastmod;
+	rec->size = cache_blob_size(j->blob);
+	rec->origin = a->up->spec.name;
+	rec->xfile = a->xfile;
+	rec->xarchive = a->xarchive;
+	rec->ximasig = a->ximasig;
+	rec->last_modified = a->lastmod;
+	/* Set here, so the answer sent now and every later hit agree. */
+	rec->stored = (int64_t)time(NULL);
+	return 0;
+}
+
+/*
+ * Resume the waiters that want the bytes with a descriptor of their own
+ * on the verified file, before it is stored: the fsyncs that make it
+ * durable need not delay them.  Nobody can join the job meanwhile (only
+ * this thread takes requests in).
+ */
+static void
+serve_early(struct fetch *f, struct job *j, const struct cache_record *rec)
+{
+	struct fetch_served	  s = { -1, rec };
+	struct waiter		**pp = &j->waiters, *w;
+
+	while ((w = *pp) != NULL) {
+		if (!w->want_bytes ||
+		    (s.fd = dup(cache_blob_fd(j->blob))) < 0) {
+			pp = &w->next;	/* served from the store, after */
+			continue;
+		}
+		*pp = w->next;
+		w->done(w->ctx, FETCH_OK, rec->origin, &s);
+		free(w);
+	}
+}
+
+/* Index the verified file.  @return 0 or -errno (logged). */
+static int
+store(struct fetch *f, struct job *j, const struct cache_record *rec)
+{
+	struct attempt	*a = j->winner;
+	int		 rc;
+
 	/* An upload (or a scan) may have stored the key meanwhile: it wins,
-	 * and the waiters are served it. */
-	rc = cache_put_blob_if(f->c, j->blob, &j->key, &rec, only_new, NULL,
+	 * and later requests are served it. */
+	rc = cache_put_blob_if(f->c, j->blob, &j->key, rec, only_new, NULL,
 	    NULL);
 	j->blob = NULL;		/* consumed */
 	if (rc == -ECANCELED)
@@ -646,7 +684,13 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 	a->state = A_DONE;
 
 	if (j->winner == a) {
-		if (res == CURLE_OK && code == 200 && commit(f, j) == 0) {
+		struct cache_record rec;
+
+		if (res == CURLE_OK && code == 200 && verify(f, j, &rec) == 0) {
+			serve_early(f, j, &rec);
+			/* A store that fails (a full disk) costs later requests
+			 * a fetch; the waiters have their bytes already. */
+			store(f, j, &rec);
 			breaker_result(f, u, 0);
 			job_finish(f, j, FETCH_OK, u->spec.name);
 			return;
@@ -931,6 +975,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 		memcpy(j->kb + 10 + req->key.idlen, req->key.extra, el);
 	j->waiters->done = done;
 	j->waiters->ctx = ctx;
+	j->waiters->want_bytes = req->want_bytes;
 
 	pthread_mutex_lock(&f->mu);
 	if (!(stop = f->stop)) {
@@ -1037,7 +1082,7 @@ fetch_stop(struct fetch *f)
 	pthread_mutex_unlock(&f->mu);
 	for (; q != NULL; q = n) {
 		n = q->next;
-		q->waiters->done(q->waiters->ctx, FETCH_TRANSIENT, NULL);
+		q->waiters->done(q->waiters->ctx, FETCH_TRANSIENT, NULL, NULL);
 		job_free(q);
 	}
 }

@@ -44,12 +44,27 @@ struct fetch_req {
 	const char		*forwarded_for;	/* X-Forwarded-For to send */
 	const char		*via;		/* X-Symhub-Via received */
 	uint64_t		 maxsize;	/* 0: none */
+	/* Hand this waiter the bytes as soon as they are verified, before
+	 * they are stored (see struct fetch_served). */
+	int			 want_bytes;
+};
+
+/*
+ * With FETCH_OK, for a waiter that wanted the bytes: the file just
+ * fetched and verified, which the store is about to index (the fsyncs of
+ * that take ~1 ms that the client need not wait for).
+ */
+struct fetch_served {
+	int				 fd;	/* the waiter's own: close it */
+	const struct cache_record	*rec;	/* as it will be stored; size
+						 * set; valid during the call */
 };
 
 /* Called once per waiter, on the fetch thread.  upstream names the one
- * that served (FETCH_OK) or NULL; it is valid during the call only. */
+ * that served (FETCH_OK) or NULL; served is NULL, or the bytes (see
+ * above); both are valid during the call only. */
 typedef void (*fetch_done_fn)(void *ctx, enum fetch_result result,
-    const char *upstream);
+    const char *upstream, const struct fetch_served *served);
 
 /*
  * Build the engine from cfg's upstreams (none: *out is NULL and 0 is

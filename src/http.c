@@ -64,6 +64,9 @@ struct req {
 	enum fetch_result	 fetch_result;	/* of the last round */
 	char			 how_buf[80];	/* "upstream NAME" */
 	int			 reset;		/* answered with a TCP reset */
+	/* Bytes a fetch handed over before storing them (see fetch.h). */
+	int			 sfd;
+	struct cache_record	 srec;		/* its strings in srec.mem */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
 	char			 method[8];
@@ -203,8 +206,44 @@ peer_addr(struct MHD_Connection *conn, char *buf, size_t len)
 		    buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
 }
 
+/* Keep what the fetch engine handed over: the fd, and a copy of rec. */
 static void
-fetched(void *ctx, enum fetch_result res, const char *from)
+keep_served(struct req *r, const struct fetch_served *s)
+{
+	const char	*src[4] = { s->rec->origin, s->rec->xfile,
+			    s->rec->xarchive, s->rec->ximasig };
+	const char	**dst[4];
+	char		*m;
+	size_t		 n = 0, i, l;
+
+	r->srec = *s->rec;
+	dst[0] = &r->srec.origin;
+	dst[1] = &r->srec.xfile;
+	dst[2] = &r->srec.xarchive;
+	dst[3] = &r->srec.ximasig;
+	for (i = 0; i < 4; i++)
+		n += src[i] ? strlen(src[i]) + 1 : 0;
+	if ((m = malloc(n ? n : 1)) == NULL) {
+		close(s->fd);	/* served from the store instead */
+		memset(&r->srec, 0, sizeof(r->srec));
+		return;
+	}
+	r->srec.mem = m;
+	for (i = 0; i < 4; i++) {
+		*dst[i] = NULL;
+		if (src[i] == NULL)
+			continue;
+		l = strlen(src[i]) + 1;
+		memcpy(m, src[i], l);
+		*dst[i] = m;
+		m += l;
+	}
+	r->sfd = s->fd;		/* fd now owned by r */
+}
+
+static void
+fetched(void *ctx, enum fetch_result res, const char *from,
+    const struct fetch_served *served)
 {
 	struct req *r = ctx;
 
@@ -216,6 +255,8 @@ fetched(void *ctx, enum fetch_result res, const char *from)
 	};
 
 	r->fetch_result = res;
+	if (served != NULL)
+		keep_served(r, served);
 	if (from != NULL)
 		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
 	else
@@ -230,7 +271,8 @@ fetched(void *ctx, enum fetch_result res, const char *from)
  */
 static int
 ask_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
-    const struct cache_key *key, const char *idhex, const char *raw_extra)
+    const struct cache_key *key, const char *idhex, const char *raw_extra,
+    int want_bytes)
 {
 	struct fetch_req		 fr;
 	const char			*xff, *p;
@@ -267,6 +309,7 @@ ask_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
 	fr.via = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
 	    "X-Symhub-Via");
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
+	fr.want_bytes = want_bytes;
 	r->conn = conn;
 	r->fetches++;
 	r->asked = key->kind;
@@ -459,7 +502,8 @@ section_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
 		pk.kind = (enum cache_kind)next;
 		pk.extra = next == CACHE_SECTION ? key->extra : NULL;
 		if (ask_upstream(h, conn, r, &pk, w->idhex,
-		    next == CACHE_SECTION ? w->raw_extra : NULL))
+		    next == CACHE_SECTION ? w->raw_extra : NULL,
+		    next == CACHE_SECTION))
 			return MHD_YES;
 	}
 	if (r->fetch_result == FETCH_TRANSIENT)
@@ -653,6 +697,12 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	key.id = w->id;
 	key.idlen = w->idlen;
 	key.extra = w->extra;
+	if (r->sfd >= 0) {
+		/* The bytes an upstream just sent, being stored meanwhile. */
+		fd = r->sfd;
+		r->sfd = -1;
+		return send_fd(h, conn, r, &key, &r->srec, fd);
+	}
 	if (w->kind == CACHE_SECTION)
 		return serve_section(h, conn, r, w, &key);
 
@@ -669,7 +719,7 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	if (rc == -ENOENT && r->fetches > 0)
 		return after_fetch(conn, r);
 	if (rc == -ENOENT && ask_upstream(h, conn, r, &key, w->idhex,
-	    w->raw_extra))
+	    w->raw_extra, 1))
 		return MHD_YES;
 	if (rc == -ENOENT)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
@@ -870,6 +920,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		if ((r = calloc(1, sizeof(*r) + strlen(url) + 1)) == NULL)
 			return MHD_NO;
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+		r->sfd = -1;
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		memcpy(r->url, url, strlen(url) + 1);
 		r->type = METRICS_T_OTHER;
@@ -944,6 +995,9 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	*con_cls = NULL;
 	upload_abort(r->up);	/* a client that went away mid-upload */
+	if (r->sfd >= 0)
+		close(r->sfd);
+	cache_record_release(&r->srec);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	usec = (uint64_t)((t1.tv_sec - r->t0.tv_sec) * 1000000 +
 	    (t1.tv_nsec - r->t0.tv_nsec) / 1000);

@@ -95,6 +95,12 @@ struct job {
 	int			 write_failed;	/* -errno from the blob */
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 transient, toobig, unsupported;
+	/* Verified and being stored by the store thread: joiners are served
+	 * from sfd (a dup of the blob's) meanwhile. */
+	int			 committing;
+	int			 sfd;
+	struct cache_record	 srec;		/* strings: the winner's */
+	struct job		*cnext;		/* store or done queue */
 };
 
 struct fetch {
@@ -116,6 +122,16 @@ struct fetch {
 
 	struct job		*jobs;		/* fetch thread only */
 	atomic_uint_fast64_t	 inflight, coalesced, started_jobs;
+
+	/* The store thread: fsync, rename and index off the fetch thread,
+	 * so one file's ~1 ms of syncing never delays other requests. */
+	pthread_t		 sthread;
+	int			 have_sthread;
+	pthread_mutex_t		 smu;
+	pthread_cond_t		 scv;
+	struct job		*squeue;	/* to store, oldest last */
+	struct job		*sdone;		/* stored, for the fetch thread */
+	int			 sstop;
 };
 
 #define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
@@ -501,6 +517,8 @@ job_free(struct job *j)
 		free(w);
 	}
 	cache_blob_abort(j->blob);
+	if (j->sfd >= 0)
+		close(j->sfd);
 	free(j->att);
 	free(j->extra);
 	free(j->idhex);
@@ -583,20 +601,86 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
  * this thread takes requests in).
  */
 static void
-serve_early(struct fetch *f, struct job *j, const struct cache_record *rec)
+serve_early(struct fetch *f, struct job *j, int fd,
+    const struct cache_record *rec)
 {
 	struct fetch_served	  s = { -1, rec };
 	struct waiter		**pp = &j->waiters, *w;
 
 	while ((w = *pp) != NULL) {
-		if (!w->want_bytes ||
-		    (s.fd = dup(cache_blob_fd(j->blob))) < 0) {
+		if (!w->want_bytes || fd < 0 || (s.fd = dup(fd)) < 0) {
 			pp = &w->next;	/* served from the store, after */
 			continue;
 		}
 		*pp = w->next;
 		w->done(w->ctx, FETCH_OK, rec->origin, &s);
 		free(w);
+	}
+}
+
+static int	store(struct fetch *, struct job *, const struct cache_record *);
+
+/* The store thread: stores committing jobs, hands them back. */
+static void *
+store_run(void *arg)
+{
+	struct fetch	*f = arg;
+	struct job	*j, **pp;
+
+	pthread_mutex_lock(&f->smu);
+	for (;;) {
+		while (f->squeue == NULL && !f->sstop)
+			pthread_cond_wait(&f->scv, &f->smu);
+		if (f->squeue == NULL)
+			break;		/* stopping, and nothing left */
+		for (pp = &f->squeue; (*pp)->cnext != NULL; pp = &(*pp)->cnext)
+			;
+		j = *pp;		/* oldest first */
+		*pp = NULL;
+		pthread_mutex_unlock(&f->smu);
+		store(f, j, &j->srec);
+		pthread_mutex_lock(&f->smu);
+		j->cnext = f->sdone;
+		f->sdone = j;
+		curl_multi_wakeup(f->multi);
+	}
+	pthread_mutex_unlock(&f->smu);
+	return NULL;
+}
+
+/* Verified: serve who wants the bytes, and store in the background. */
+static void
+commit(struct fetch *f, struct job *j, const struct cache_record *rec)
+{
+	j->srec = *rec;
+	j->sfd = dup(cache_blob_fd(j->blob));
+	serve_early(f, j, j->sfd, rec);
+	if (!f->have_sthread) {
+		store(f, j, rec);
+		job_finish(f, j, FETCH_OK, rec->origin);
+		return;
+	}
+	j->committing = 1;
+	pthread_mutex_lock(&f->smu);
+	j->cnext = f->squeue;
+	f->squeue = j;
+	pthread_cond_signal(&f->scv);
+	pthread_mutex_unlock(&f->smu);
+}
+
+/* Stored jobs: the waiters left are served from the store now. */
+static void
+take_stored(struct fetch *f)
+{
+	struct job *j, *n;
+
+	pthread_mutex_lock(&f->smu);
+	j = f->sdone;
+	f->sdone = NULL;
+	pthread_mutex_unlock(&f->smu);
+	for (; j != NULL; j = n) {
+		n = j->cnext;
+		job_finish(f, j, FETCH_OK, j->srec.origin);
 	}
 }
 
@@ -687,12 +771,10 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		struct cache_record rec;
 
 		if (res == CURLE_OK && code == 200 && verify(f, j, &rec) == 0) {
-			serve_early(f, j, &rec);
+			breaker_result(f, u, 0);
 			/* A store that fails (a full disk) costs later requests
 			 * a fetch; the waiters have their bytes already. */
-			store(f, j, &rec);
-			breaker_result(f, u, 0);
-			job_finish(f, j, FETCH_OK, u->spec.name);
+			commit(f, j, &rec);
 			return;
 		}
 		/* The winner failed: its bytes go, the others get a chance. */
@@ -840,6 +922,9 @@ take_queue(struct fetch *f)
 			q->waiters = NULL;
 			INC(f->coalesced);
 			job_free(q);
+			/* Being stored: the bytes are at hand already. */
+			if (j->committing)
+				serve_early(f, j, j->sfd, &j->srec);
 			continue;
 		}
 		job_start(f, q);
@@ -902,12 +987,16 @@ run(void *arg)
 	int		 running, left, stop;
 	int64_t		 wait;
 
+	f->have_sthread = pthread_create(&f->sthread, NULL, store_run, f) == 0;
+	if (!f->have_sthread)
+		log_warnx("no store thread: storing on the fetch thread");
 	for (;;) {
 		pthread_mutex_lock(&f->mu);
 		stop = f->stop;
 		pthread_mutex_unlock(&f->mu);
 		if (stop)
 			break;
+		take_stored(f);
 		take_queue(f);
 		curl_multi_perform(f->multi, &running);
 		cancel_losers(f);
@@ -924,7 +1013,17 @@ run(void *arg)
 		curl_multi_poll(f->multi, NULL, 0, (int)(wait > 0 ? wait : 1),
 		    NULL);
 	}
-	/* Whoever still waits hears "try again". */
+	/* Let the store thread finish what it has, then answer its waiters;
+	 * whoever else still waits hears "try again". */
+	if (f->have_sthread) {
+		pthread_mutex_lock(&f->smu);
+		f->sstop = 1;
+		pthread_cond_signal(&f->scv);
+		pthread_mutex_unlock(&f->smu);
+		pthread_join(f->sthread, NULL);
+		f->have_sthread = 0;
+		take_stored(f);
+	}
 	while (f->jobs != NULL)
 		job_finish(f, f->jobs, FETCH_TRANSIENT, NULL);
 	return NULL;
@@ -945,6 +1044,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -ENOMEM;
 	j->f = f;
+	j->sfd = -1;
 	j->key = req->key;
 	memcpy(j->id, req->key.id, req->key.idlen);
 	j->key.id = j->id;
@@ -1013,6 +1113,8 @@ fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
 		return -ENOMEM;
 	f->c = c;
 	pthread_mutex_init(&f->mu, NULL);
+	pthread_mutex_init(&f->smu, NULL);
+	pthread_cond_init(&f->scv, NULL);
 	f->breaker_failures = (unsigned)cfg->breaker_failures;
 	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
@@ -1102,6 +1204,8 @@ fetch_free(struct fetch *f)
 	if (f->multi != NULL)
 		curl_multi_cleanup(f->multi);
 	pthread_mutex_destroy(&f->mu);
+	pthread_mutex_destroy(&f->smu);
+	pthread_cond_destroy(&f->scv);
 	free(f->up);
 	free(f->ttls);
 	free(f);

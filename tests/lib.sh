@@ -479,3 +479,19 @@ put_file() {
 dir_empty() {
 	[ -d "$1" ] && [ -z "$(ls -A "$1")" ]
 }
+
+# expect_get DESC PATH CODE [FILE [CURL-ARGS...]]: GET answers CODE, and
+# when FILE is given and not empty, FILE's bytes.
+expect_get() {
+	local d=$1 path=$2 want=$3 exp=$4 code
+	shift 4 2>/dev/null || shift $#
+	code=$(http "$path" "$tmp/out/body" "$tmp/out/hdrs" "$@")
+	if [ "$code" != "$want" ]; then
+		fail "$d" "GET $path: status $code, want $want" \
+		    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
+	elif [ -n "$exp" ] && ! cmp -s "$tmp/out/body" "$exp"; then
+		fail "$d" "GET $path: body differs from $exp"
+	else
+		pass "$d"
+	fi
+}

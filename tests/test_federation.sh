@@ -87,8 +87,8 @@ less() {
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'
 }
 
-# expect_get DESC URL EXPECTED-FILE [CURL-ARGS...]: 200 with those bytes.
-expect_get() {
+# expect_url DESC URL EXPECTED-FILE [CURL-ARGS...]: 200 with those bytes.
+expect_url() {
 	local d=$1 u=$2 exp=$3
 	shift 3
 	get "$u" "$tmp/out/body" "$@"
@@ -194,7 +194,7 @@ else
 	fail "cold request with X-DEBUGINFOD-MAXSIZE: 100 -> 406" \
 	    "status $code (curl exit $cexit)"
 fi
-expect_get "then without a maximum: 200, the executable" \
+expect_url "then without a maximum: 200, the executable" \
     "$HUB/buildid/$ID1/executable" "$EXE1"
 check "a 406 stores no negative entry" \
     metric_cmp symhub_cache_negative_entries -eq 0 "$HUB"
@@ -504,15 +504,15 @@ fi
 stop_check "main hub: SIGTERM, exit 0"
 DEAD=$(free_port)
 hub -d "$tmp/store" -U "http://127.0.0.1:$DEAD name=dead" --log-file "$hublog"
-expect_get "after restart, upstream down: prog1 debuginfo" \
+expect_url "after restart, upstream down: prog1 debuginfo" \
     "$URL/buildid/$ID1/debuginfo" "$DBG1"
-expect_get "after restart, upstream down: prog1 executable" \
+expect_url "after restart, upstream down: prog1 executable" \
     "$URL/buildid/$ID1/executable" "$EXE1"
-expect_get "after restart, upstream down: prog1 section .debug_info" \
+expect_url "after restart, upstream down: prog1 section .debug_info" \
     "$URL/buildid/$ID1/section/.debug_info" "$tmp/orig/prog1.debug_info"
-expect_get "after restart, upstream down: prog1 source" \
+expect_url "after restart, upstream down: prog1 source" \
     "$URL/buildid/$ID1/source$SRC1" "$SRC1"
-expect_get "after restart, upstream down: prog2 debuginfo" \
+expect_url "after restart, upstream down: prog2 debuginfo" \
     "$URL/buildid/$ID2/debuginfo" "$DBG2"
 get "$URL/buildid/$ID2/executable" "$tmp/out/xre"
 if [ "$code" = 200 ] &&
@@ -601,11 +601,11 @@ stop_check "hang hub: SIGTERM, exit 0"
 # ---- 4. a resetting upstream ------------------------------------------------
 if start_badupstream reset reset; then
 	hub -d "$tmp/store-reset" -U "$BURL name=reset" -U "$UP1 name=up1"
-	expect_get "reset + up1: prog1 debuginfo" "$URL/buildid/$ID1/debuginfo" \
+	expect_url "reset + up1: prog1 debuginfo" "$URL/buildid/$ID1/debuginfo" \
 	    "$DBG1"
-	expect_get "reset + up1: prog1 executable" \
+	expect_url "reset + up1: prog1 executable" \
 	    "$URL/buildid/$ID1/executable" "$EXE1"
-	expect_get "reset + up1: prog1 source" "$URL/buildid/$ID1/source$SRC1" \
+	expect_url "reset + up1: prog1 source" "$URL/buildid/$ID1/source$SRC1" \
 	    "$SRC1"
 	next_unknown
 	expect_reset "reset + up1, unknown id: reset" \
@@ -656,7 +656,7 @@ stop_check "liar hub: SIGTERM, exit 0"
 # The same store, an honest upstream: the file must come from up1.
 u0=$(seen "$tmp/up1.log" "$ID1" debuginfo)
 hub -d "$tmp/store-liar" -U "$UP1 name=up1" --log-file "$tmp/liar.log"
-expect_get "then up1 on the same store: prog1 debuginfo" \
+expect_url "then up1 on the same store: prog1 debuginfo" \
     "$URL/buildid/$ID1/debuginfo" "$DBG1"
 if [ "$(seen "$tmp/up1.log" "$ID1" debuginfo)" = $((u0 + 1)) ]; then
 	pass "... fetched from up1: the liar's answer was never stored"

@@ -71,20 +71,6 @@ expect_file() {
 	fi
 }
 
-# expect_get DESC PATH CODE [EXPECTED-FILE] [CURL-ARGS...]
-expect_get() {
-	local d=$1 path=$2 want=$3 exp=$4 code
-	shift 4 2>/dev/null || shift $#
-	code=$(http "$path" "$tmp/out/body" "$tmp/out/hdrs" "$@")
-	if [ "$code" != "$want" ]; then
-		fail "$d" "GET $path: status $code, want $want" \
-		    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
-	elif [ -n "$exp" ] && ! cmp -s "$tmp/out/body" "$exp"; then
-		fail "$d" "GET $path: body differs from $exp"
-	else
-		pass "$d"
-	fi
-}
 
 # ---- 1. start ---------------------------------------------------------
 if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \

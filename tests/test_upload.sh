@@ -164,20 +164,6 @@ body_says() {
 	fi
 }
 
-# expect_get DESC PATH CODE [EXPECTED-FILE] [CURL-ARGS...]
-expect_get() {
-	local d=$1 path=$2 want=$3 exp=$4 code
-	shift 4 2>/dev/null || shift $#
-	code=$(http "$path" "$tmp/out/body" "$tmp/out/hdrs" "$@")
-	if [ "$code" != "$want" ]; then
-		fail "$d" "GET $path: status $code, want $want" \
-		    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
-	elif [ -n "$exp" ] && ! cmp -s "$tmp/out/body" "$exp"; then
-		fail "$d" "GET $path: body differs from $exp"
-	else
-		pass "$d"
-	fi
-}
 
 # expect_status DESC CODE [CURL-ARGS...] URL-PATH: any request's status.
 expect_status() {
@@ -722,17 +708,6 @@ check "symhub fileid of a real fixture matches an independent computation" \
 check "symhub fileid of the build-id-less fixture, likewise" \
     test "$NFID" = "$(fileid_ref "$F/nobid.stripped")"
 
-# expect_get DESC PATH FILE: 200 with FILE's bytes.
-expect_get() {
-	local code
-	code=$(http "$2" "$tmp/out/get.body" "$tmp/out/get.hdrs")
-	if [ "$code" = 200 ] && cmp -s "$tmp/out/get.body" "$3"; then
-		pass "$1"
-	else
-		fail "$1" "GET $2: status $code, or not the bytes of $3"
-	fi
-}
-
 start "symhubd for FileIDs" -d "$tmp/sG" --tokens "$TOKENS" \
     --log-file "$tmp/g.log" || finish
 expect_status "an unknown FileID: 404" 404 "/fileid/$NFID/debuginfo"
@@ -740,13 +715,13 @@ expect_status "a FileID of the wrong length: 400" 400 "/fileid/${FID:2}/debuginf
 expect_put "executable by build-id" 201 "$P_EXE" "$F/hello.stripped" \
     -H "$AUTH_UP"
 expect_get "its FileID finds it: /fileid/FILEID/executable" \
-    "/fileid/$FID/executable" "$F/hello.stripped"
+    "/fileid/$FID/executable" 200 "$F/hello.stripped"
 expect_put "debuginfo naming the deployed binary's FileID" 201 "$P_DBG" \
     "$F/hello.debug" -H "$AUTH_UP" -H "X-Symhub-FileID: $FID"
 expect_get "/fileid/FILEID/debuginfo serves the symbols" \
-    "/fileid/$FID/debuginfo" "$F/hello.debug"
+    "/fileid/$FID/debuginfo" 200 "$F/hello.debug"
 expect_get "/buildid/FILEID/debuginfo falls back to the FileID map" \
-    "/buildid/$FID/debuginfo" "$F/hello.debug"
+    "/buildid/$FID/debuginfo" 200 "$F/hello.debug"
 expect_status "a malformed X-Symhub-FileID: 400" 400 -X PUT \
     --data-binary "@$F/hello.debug" -H "$AUTH_UP" \
     -H "X-Symhub-FileID: nothex" "$P_DBG"
@@ -771,9 +746,9 @@ stop_check "SIGTERM: exit 0"
 start "restart on the same store" -d "$tmp/sG" --tokens "$TOKENS" \
     --log-file "$tmp/g.log" || finish
 expect_get "the FileID map survives a restart" "/fileid/$FID/debuginfo" \
-    "$F/hello.debug"
+    200 "$F/hello.debug"
 expect_get "and so does a FileID-only upload" "/fileid/$NFID/executable" \
-    "$F/nobid.stripped"
+    200 "$F/nobid.stripped"
 stop_check "SIGTERM: exit 0"
 
 # ---- the tokens never reach a log ------------------------------------

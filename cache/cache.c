@@ -1291,6 +1291,10 @@ drop_fn(struct cache *c, MDB_txn *t, void *ctx)
 	k.mv_data = kb;
 	if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0)
 		return rc;
+	/* A mark of cache_mark_checked() would turn into a negative entry. */
+	rc = mdb_del(t, c->negs, &k, NULL);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
 	return unl ? gone_add(c, gone) : 0;
 }
 
@@ -1356,6 +1360,68 @@ cache_put_negative(struct cache *c, const struct cache_key *key,
 	if ((rc = wtxn(c, neg_fn, &nc)) < 0)
 		return rc;
 	return (int)(nc.misses > INT32_MAX ? INT32_MAX : nc.misses);
+}
+
+struct markctx {
+	const struct cache_key	*key;
+	int64_t			 until;
+};
+
+static int
+mark_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct markctx	*mc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX];
+	struct neg	 n = { 0, 0, 0 };
+	MDB_val		 k, v;
+	int		 kl, rc;
+
+	if ((kl = record_key(mc->key, kb)) < 0)
+		return -kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	rc = mdb_get(t, c->negs, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(n))
+		memcpy(&n, v.mv_data, sizeof(n));
+	else if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	n.expires = mc->until;
+	v.mv_size = sizeof(n);
+	v.mv_data = &n;
+	return mdb_put(t, c->negs, &k, &v, 0);
+}
+
+int
+cache_mark_checked(struct cache *c, const struct cache_key *key,
+    int64_t until)
+{
+	struct markctx mc = { key, until };
+
+	return wtxn(c, mark_fn, &mc);
+}
+
+int
+cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
+{
+	unsigned char	kb[RECORD_KEY_MAX];
+	struct neg	n;
+	MDB_txn		*t;
+	MDB_val		 k, v;
+	int		 kl, rc;
+
+	if ((kl = record_key(key, kb)) < 0)
+		return kl;
+	k.mv_size = (size_t)kl;
+	k.mv_data = kb;
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	rc = 0;
+	if (mdb_get(t, c->negs, &k, &v) == 0 && v.mv_size == sizeof(n)) {
+		memcpy(&n, v.mv_data, sizeof(n));
+		rc = n.expires > now;
+	}
+	rend(c, t);
+	return rc;
 }
 
 int

@@ -223,6 +223,20 @@ int	cache_drop(struct cache *c, const struct cache_key *key);
 int	cache_put_negative(struct cache *c, const struct cache_key *key,
 	    int64_t now, const int64_t *ttls, size_t nttls);
 
+/*
+ * Remember until `until` that key was checked against upstreams although
+ * it has a record (a copy that might have a better one upstream).  Kept
+ * with the negative entries: cache_get() still returns the record, and
+ * cache_drop() forgets the mark.
+ * @return 0 or -errno.
+ */
+int	cache_mark_checked(struct cache *c, const struct cache_key *key,
+	    int64_t until);
+
+/* @return 1 while such a mark is fresh, 0 otherwise, or -errno. */
+int	cache_checked(struct cache *c, const struct cache_key *key,
+	    int64_t now);
+
 /* Fill st.  @return 0 or -errno. */
 int	cache_stats(struct cache *c, struct cache_stats *st);
 

@@ -94,6 +94,7 @@ struct job {
 	struct cache_blob	*blob;
 	int			 write_failed;	/* -errno from the blob */
 	int			 cancel_others;	/* a winner was just chosen */
+	int			 upgrade;	/* see fetch_req */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -559,6 +560,14 @@ only_new(void *ctx, const struct cache_record *old,
 	return old == NULL;
 }
 
+static int
+only_better(void *ctx, const struct cache_record *old,
+    const struct cache_record *rec)
+{
+	return old == NULL ||
+	    elfinfo_score(rec->quality) > elfinfo_score(old->quality);
+}
+
 /* The winner's body is complete: check it, and fill rec as it will be
  * stored.  @return 0 or -EBADMSG (the upstream lied). */
 static int
@@ -693,8 +702,8 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 
 	/* An upload (or a scan) may have stored the key meanwhile: it wins,
 	 * and later requests are served it. */
-	rc = cache_put_blob_if(f->c, j->blob, &j->key, rec, only_new, NULL,
-	    NULL);
+	rc = cache_put_blob_if(f->c, j->blob, &j->key, rec,
+	    j->upgrade ? only_better : only_new, NULL, NULL);
 	j->blob = NULL;		/* consumed */
 	if (rc == -ECANCELED)
 		rc = 0;
@@ -855,7 +864,8 @@ job_start(struct fetch *f, struct job *j)
 	 * now (the HTTP thread looked before queueing): what it stored
 	 * answers this one too.
 	 */
-	rc = cache_get(f->c, &j->key, (int64_t)time(NULL), &rec);
+	rc = j->upgrade ? -ENOENT :
+	    cache_get(f->c, &j->key, (int64_t)time(NULL), &rec);
 	if (rc == 0) {
 		cache_record_release(&rec);
 		job_finish(f, j, FETCH_OK, "store");
@@ -1050,7 +1060,8 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	j->key.id = j->id;
 	j->maxsize = req->maxsize;
 	el = req->key.extra ? strlen(req->key.extra) : 0;
-	j->klen = 2 + req->key.idlen + 8 + el;
+	j->upgrade = req->upgrade;
+	j->klen = 3 + req->key.idlen + 8 + el;
 	if ((j->kb = malloc(j->klen)) == NULL ||
 	    (j->att = calloc(f->nup ? f->nup : 1, sizeof(*j->att))) == NULL ||
 	    (j->waiters = calloc(1, sizeof(*j->waiters))) == NULL ||
@@ -1071,8 +1082,9 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	j->kb[1] = (unsigned char)req->key.idlen;
 	memcpy(j->kb + 2, req->key.id, req->key.idlen);
 	memcpy(j->kb + 2 + req->key.idlen, &req->maxsize, 8);
+	j->kb[10 + req->key.idlen] = (unsigned char)(req->upgrade != 0);
 	if (el)
-		memcpy(j->kb + 10 + req->key.idlen, req->key.extra, el);
+		memcpy(j->kb + 11 + req->key.idlen, req->key.extra, el);
 	j->waiters->done = done;
 	j->waiters->ctx = ctx;
 	j->waiters->want_bytes = req->want_bytes;

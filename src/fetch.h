@@ -47,6 +47,9 @@ struct fetch_req {
 	/* Hand this waiter the bytes as soon as they are verified, before
 	 * they are stored (see struct fetch_served). */
 	int			 want_bytes;
+	/* The store has a copy already (one without DWARF): ask anyway, and
+	 * replace it only with a copy that ranks strictly higher. */
+	int			 upgrade;
 };
 
 /*

@@ -46,6 +46,8 @@ struct http {
 	struct cache		*c;
 	struct scan		*s;
 	struct fetch		*f;
+	int64_t			 recheck;	/* seconds between upgrade
+						 * checks: negative-ttl's first */
 	struct auth		*auth;		/* NULL: uploads refused */
 	uint16_t		 port;
 };
@@ -272,7 +274,7 @@ fetched(void *ctx, enum fetch_result res, const char *from,
 static int
 ask_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
     const struct cache_key *key, const char *idhex, const char *raw_extra,
-    int want_bytes)
+    int want_bytes, int upgrade)
 {
 	struct fetch_req		 fr;
 	const char			*xff, *p;
@@ -310,6 +312,7 @@ ask_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
 	    "X-Symhub-Via");
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
 	fr.want_bytes = want_bytes;
+	fr.upgrade = upgrade;
 	r->conn = conn;
 	r->fetches++;
 	r->asked = key->kind;
@@ -503,7 +506,7 @@ section_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
 		pk.extra = next == CACHE_SECTION ? key->extra : NULL;
 		if (ask_upstream(h, conn, r, &pk, w->idhex,
 		    next == CACHE_SECTION ? w->raw_extra : NULL,
-		    next == CACHE_SECTION))
+		    next == CACHE_SECTION, 0))
 			return MHD_YES;
 	}
 	if (r->fetch_result == FETCH_TRANSIENT)
@@ -719,8 +722,23 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	if (rc == -ENOENT && r->fetches > 0)
 		return after_fetch(conn, r);
 	if (rc == -ENOENT && ask_upstream(h, conn, r, &key, w->idhex,
-	    w->raw_extra, 1))
+	    w->raw_extra, 1, 0))
 		return MHD_YES;
+	/*
+	 * A debuginfo without DWARF (an upload with only a symbol table)
+	 * must not hide a better copy an upstream has: ask once per
+	 * negative-ttl, and keep the better of the two.
+	 */
+	if (rc == 0 && key.kind == CACHE_DEBUGINFO && h->f != NULL &&
+	    !(rec.quality & ELFINFO_Q_DEBUG_INFO) && r->fetches == 0 &&
+	    cache_checked(h->c, &key, now_s()) == 0 &&
+	    cache_mark_checked(h->c, &key, now_s() + h->recheck) == 0) {
+		close(fd);
+		cache_record_release(&rec);
+		if (ask_upstream(h, conn, r, &key, w->idhex, NULL, 0, 1))
+			return MHD_YES;
+		rc = lookup(h, &key, &rec, &fd);
+	}
 	if (rc == -ENOENT)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "not found",
 		    METRICS_R_NOTFOUND, "miss");
@@ -1080,6 +1098,8 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
 	struct http			*h;
+	int64_t				*ttls;
+	size_t				 nttls;
 	socklen_t			 sslen;
 	unsigned int			 flags, threads;
 	long				 ncpu;
@@ -1094,6 +1114,11 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->s = s;
 	h->f = f;
 	h->auth = auth;
+	h->recheck = 600;
+	if (config_parse_ttls(cfg->negative_ttl, &ttls, &nttls) == 0) {
+		h->recheck = ttls[0];
+		free(ttls);
+	}
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -956,6 +956,46 @@ else
 	fail "hub A starts on port $PA" "$(tail -n 3 "$tmp/symhubd.out")"
 fi
 
+# ---- 13. an upload without DWARF does not hide an upstream's copy -----
+# A debuginfo with only a symbol table is stored; the first request for
+# it asks the upstreams once anyway, and a better copy replaces it.
+FTOKENS=$tmp/fed.tokens
+if FTOK=$(new_token fed upload "$FTOKENS"); then
+	hub -d "$tmp/store13" -U "$UP1" --tokens "$FTOKENS" \
+	    --log-file "$tmp/h13.log"
+	strip -g -o "$tmp/out/p1.symtab" "$tmp/bin/prog1" &&
+	    strip -g -o "$tmp/out/p2.symtab" "$tmp/bin/prog2" || exit 99
+	for p in 1 2; do
+		eval "id=\$ID$p"
+		code=$(put_file "/buildid/$id/debuginfo" "$tmp/out/p$p.symtab" \
+		    "$tmp/out/put.body" "$tmp/out/put.hdrs" \
+		    -H "Authorization: Bearer $FTOK")
+		check "prog$p: a debuginfo with only a symbol table is stored" \
+		    test "$code" = 201
+	done
+	n0=$(seen "$tmp/up1.log" "$ID1" debuginfo)
+	expect_url "prog1: the first request gets up1's DWARF copy instead" \
+	    "$URL/buildid/$ID1/debuginfo" "$DBG1"
+	n1=$(seen "$tmp/up1.log" "$ID1" debuginfo)
+	check "prog1: up1 was asked once ($n0 -> $n1)" test "$n1" = $((n0 + 1))
+	expect_url "prog1: the better copy is kept" \
+	    "$URL/buildid/$ID1/debuginfo" "$DBG1"
+	check "prog1: and up1 is not asked again" \
+	    test "$(seen "$tmp/up1.log" "$ID1" debuginfo)" = "$n1"
+	m0=$(seen "$tmp/up1.log" "$ID2" debuginfo)
+	expect_url "prog2 (up1 lacks it): the upload is served" \
+	    "$URL/buildid/$ID2/debuginfo" "$tmp/out/p2.symtab"
+	m1=$(seen "$tmp/up1.log" "$ID2" debuginfo)
+	check "prog2: up1 was asked ($m0 -> $m1)" test "$m1" = $((m0 + 1))
+	expect_url "prog2: served again" "$URL/buildid/$ID2/debuginfo" \
+	    "$tmp/out/p2.symtab"
+	check "prog2: up1 is not asked on every request" \
+	    test "$(seen "$tmp/up1.log" "$ID2" debuginfo)" = "$m1"
+	stop_symhubd "$SYMHUBD_PID"
+else
+	fail "a token for the upload checks" "new_token failed"
+fi
+
 check "upstream up1 still alive" alive "$UP1_PID"
 echo "# $(($(date +%s) - t0)) s"
 finish

@@ -111,6 +111,42 @@ merr(int rc)
 	return -EIO;
 }
 
+/* Encode key into kb and point k at it.  @return 0 or -EINVAL. */
+static int
+keyval(const struct cache_key *key, unsigned char kb[RECORD_KEY_MAX],
+    MDB_val *k)
+{
+	int kl;
+
+	if ((kl = record_key(key, kb)) < 0)
+		return kl;
+	k->mv_size = (size_t)kl;
+	k->mv_data = kb;
+	return 0;
+}
+
+/* The negative entry at k, or a zeroed one.  @return 0 or an LMDB code. */
+static int
+neg_read(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
+{
+	MDB_val	v;
+	int	rc;
+
+	memset(n, 0, sizeof(*n));
+	rc = mdb_get(t, c->negs, k, &v);
+	if (rc == 0 && v.mv_size == sizeof(*n))
+		memcpy(n, v.mv_data, sizeof(*n));
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static int
+neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
+{
+	MDB_val v = { sizeof(*n), n };
+
+	return mdb_put(t, c->negs, k, &v, 0);
+}
+
 static void
 hex(const unsigned char *b, size_t n, char *out)
 {
@@ -699,25 +735,18 @@ cache_get(struct cache *c, const struct cache_key *key, int64_t now,
 	MDB_txn		*t;
 	MDB_val		 k, v;
 	struct neg	 n;
-	int		 kl, rc;
+	int		 rc;
 
-	if ((kl = record_key(key, kb)) < 0)
-		return kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
+	if ((rc = keyval(key, kb, &k)) < 0)
+		return rc;
 	if ((rc = rbegin(c, &t)) < 0)
 		return rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0) {
 		rc = record_decode(v.mv_data, v.mv_size, out);
 	} else if (rc == MDB_NOTFOUND) {
-		rc = -ENOENT;
-		if (mdb_get(t, c->negs, &k, &v) == 0 &&
-		    v.mv_size == sizeof(n)) {
-			memcpy(&n, v.mv_data, sizeof(n));
-			if (n.expires > now)
-				rc = -ENODATA;
-		}
+		rc = neg_read(c, t, &k, &n) == 0 && n.expires > now ?
+		    -ENODATA : -ENOENT;
 	} else {
 		rc = merr(rc);
 	}
@@ -1157,12 +1186,10 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	char		 path[PATH_MAX], dir[PATH_MAX];
 	MDB_val		 k, v;
 	size_t		 vlen;
-	int		 kl, rc, unl = 0, is_new = 0;
+	int		 rc, unl = 0, is_new = 0;
 
-	if ((kl = record_key(pc->key, kb)) < 0)
-		return -kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
+	if ((rc = keyval(pc->key, kb, &k)) < 0)
+		return -rc;
 	if (pc->decide != NULL) {
 		struct cache_record	old;
 		int			store;
@@ -1283,12 +1310,10 @@ drop_fn(struct cache *c, MDB_txn *t, void *ctx)
 	struct dropctx	*dc = ctx;
 	unsigned char	 kb[RECORD_KEY_MAX], gone[32];
 	MDB_val		 k;
-	int		 kl, rc, unl;
+	int		 rc, unl;
 
-	if ((kl = record_key(dc->key, kb)) < 0)
-		return -kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
+	if ((rc = keyval(dc->key, kb, &k)) < 0)
+		return -rc;
 	if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0)
 		return rc;
 	/* A mark of cache_mark_checked() would turn into a negative entry. */
@@ -1319,33 +1344,24 @@ neg_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
 	struct negctx	*nc = ctx;
 	unsigned char	 kb[RECORD_KEY_MAX];
-	struct neg	 n = { 0, 0, 0 };
+	struct neg	 n;
 	MDB_val		 k, v;
 	size_t		 i;
-	int		 kl, rc;
+	int		 rc;
 
-	if ((kl = record_key(nc->key, kb)) < 0)
-		return -kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
+	if ((rc = keyval(nc->key, kb, &k)) < 0)
+		return -rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0)
 		return EEXIST;
-	if (rc != MDB_NOTFOUND)
-		return rc;
-	rc = mdb_get(t, c->negs, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(n))
-		memcpy(&n, v.mv_data, sizeof(n));
-	else if (rc != 0 && rc != MDB_NOTFOUND)
+	if (rc != MDB_NOTFOUND || (rc = neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	if (n.misses < UINT32_MAX)
 		n.misses++;
 	i = n.misses < nc->nttls ? n.misses : nc->nttls;
 	n.expires = nc->now + nc->ttls[i - 1];
 	nc->misses = n.misses;
-	v.mv_size = sizeof(n);
-	v.mv_data = &n;
-	return mdb_put(t, c->negs, &k, &v, 0);
+	return neg_write(c, t, &k, &n);
 }
 
 int
@@ -1372,23 +1388,16 @@ mark_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
 	struct markctx	*mc = ctx;
 	unsigned char	 kb[RECORD_KEY_MAX];
-	struct neg	 n = { 0, 0, 0 };
-	MDB_val		 k, v;
-	int		 kl, rc;
+	struct neg	 n;
+	MDB_val		 k;
+	int		 rc;
 
-	if ((kl = record_key(mc->key, kb)) < 0)
-		return -kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
-	rc = mdb_get(t, c->negs, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(n))
-		memcpy(&n, v.mv_data, sizeof(n));
-	else if (rc != 0 && rc != MDB_NOTFOUND)
+	if ((rc = keyval(mc->key, kb, &k)) < 0)
+		return -rc;
+	if ((rc = neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	n.expires = mc->until;
-	v.mv_size = sizeof(n);
-	v.mv_data = &n;
-	return mdb_put(t, c->negs, &k, &v, 0);
+	return neg_write(c, t, &k, &n);
 }
 
 int
@@ -1406,22 +1415,16 @@ cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
 	unsigned char	kb[RECORD_KEY_MAX];
 	struct neg	n;
 	MDB_txn		*t;
-	MDB_val		 k, v;
-	int		 kl, rc;
+	MDB_val		 k;
+	int		 rc;
 
-	if ((kl = record_key(key, kb)) < 0)
-		return kl;
-	k.mv_size = (size_t)kl;
-	k.mv_data = kb;
+	if ((rc = keyval(key, kb, &k)) < 0)
+		return rc;
 	if ((rc = rbegin(c, &t)) < 0)
 		return rc;
-	rc = 0;
-	if (mdb_get(t, c->negs, &k, &v) == 0 && v.mv_size == sizeof(n)) {
-		memcpy(&n, v.mv_data, sizeof(n));
-		rc = n.expires > now;
-	}
+	rc = neg_read(c, t, &k, &n);
 	rend(c, t);
-	return rc;
+	return rc != 0 ? merr(rc) : n.expires > now;
 }
 
 int

@@ -1103,6 +1103,12 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	return 0;
 }
 
+int64_t
+fetch_negative_ttl(const struct fetch *f)
+{
+	return f->ttls[0];	/* config_parse_ttls gives at least one */
+}
+
 const char *
 fetch_via(const struct fetch *f)
 {

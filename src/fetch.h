@@ -94,6 +94,10 @@ void	fetch_free(struct fetch *f);
 int	fetch_request(struct fetch *f, const struct fetch_req *req,
 	    fetch_done_fn done, void *ctx);
 
+/* The first negative-ttl value, in seconds: also how long a copy checked
+ * against the upstreams for a better one stays checked. */
+int64_t	fetch_negative_ttl(const struct fetch *f);
+
 /* This instance's id in X-Symhub-Via chains (32 hex characters). */
 const char *fetch_via(const struct fetch *f);
 

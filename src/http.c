@@ -46,8 +46,6 @@ struct http {
 	struct cache		*c;
 	struct scan		*s;
 	struct fetch		*f;
-	int64_t			 recheck;	/* seconds between upgrade
-						 * checks: negative-ttl's first */
 	struct auth		*auth;		/* NULL: uploads refused */
 	uint16_t		 port;
 };
@@ -732,7 +730,8 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	if (rc == 0 && key.kind == CACHE_DEBUGINFO && h->f != NULL &&
 	    !(rec.quality & ELFINFO_Q_DEBUG_INFO) && r->fetches == 0 &&
 	    cache_checked(h->c, &key, now_s()) == 0 &&
-	    cache_mark_checked(h->c, &key, now_s() + h->recheck) == 0) {
+	    cache_mark_checked(h->c, &key,
+	    now_s() + fetch_negative_ttl(h->f)) == 0) {
 		close(fd);
 		cache_record_release(&rec);
 		if (ask_upstream(h, conn, r, &key, w->idhex, NULL, 0, 1))
@@ -1098,8 +1097,6 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
 	struct http			*h;
-	int64_t				*ttls;
-	size_t				 nttls;
 	socklen_t			 sslen;
 	unsigned int			 flags, threads;
 	long				 ncpu;
@@ -1114,11 +1111,6 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->s = s;
 	h->f = f;
 	h->auth = auth;
-	h->recheck = 600;
-	if (config_parse_ttls(cfg->negative_ttl, &ttls, &nttls) == 0) {
-		h->recheck = ttls[0];
-		free(ttls);
-	}
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);

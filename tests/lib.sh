@@ -495,3 +495,22 @@ expect_get() {
 		pass "$d"
 	fi
 }
+
+# gdb_info_line DESC BINARY SRCDIR: gdb with debuginfod on resolves
+# `info line square` in BINARY, copied alone to a directory with SRCDIR
+# hidden, so the function and its line can only come from the server.
+# Call client_env first.
+gdb_info_line() {
+	local d=$1 dir
+	dir=$(mktemp -d "$tmp/gdb.XXXXXX") && cp "$2" "$dir/hello" ||
+	    { fail "$d" "cannot copy $2"; return; }
+	(cd "$dir" && timeout 30 gdb -nx -batch \
+	    -iex 'set debuginfod enabled on' \
+	    -iex "set substitute-path $3 $tmp/nonexistent" \
+	    -ex 'info line square' "$dir/hello") >"$dir/out" 2>&1
+	if grep -Eq '^Line [0-9]+ of "hello.c".*<square' "$dir/out"; then
+		pass "$d"
+	else
+		fail "$d" "$(head -20 "$dir/out")"
+	fi
+}

@@ -11,7 +11,7 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need curl gcc objcopy strip readelf cmp timeout awk sed ss \
-    debuginfod-find python3
+    debuginfod-find python3 gdb
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 
@@ -152,22 +152,9 @@ fetch_cmp "the hub knows the debuginfo by the -e file's FileID" "$FID" \
 
 # gdb on the deployed (stripped) binary alone, its sources hidden: the
 # function and its line can only come from the uploaded debuginfo.
-if command -v gdb >/dev/null; then
-	client_env
-	mkdir -p "$tmp/gdb" && cp "$B/hello.stripped" "$tmp/gdb/hello"
-	(cd "$tmp/gdb" && timeout 30 gdb -nx -batch \
-	    -iex 'set debuginfod enabled on' \
-	    -iex "set substitute-path $tmp/src $tmp/nonexistent" \
-	    -ex 'info line square' "$tmp/gdb/hello") >"$tmp/gdb.out" 2>&1
-	if grep -Eq '^Line [0-9]+ of "hello.c".*<square' "$tmp/gdb.out"; then
-		pass "gdb resolves the deployed binary through the upload"
-	else
-		fail "gdb resolves the deployed binary through the upload" \
-		    "$(head -20 "$tmp/gdb.out")"
-	fi
-else
-	fail "gdb resolves the deployed binary through the upload" "no gdb"
-fi
+client_env
+gdb_info_line "gdb resolves the deployed binary through the upload" \
+    "$B/hello.stripped" "$tmp/src"
 
 # ---- 2. a re-run asks, and sends nothing ------------------------------
 heads=$(count HEAD)

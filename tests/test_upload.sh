@@ -287,17 +287,8 @@ expect_file "dfclient section .debug_line of the upload" "$f" \
 # gdb: the stripped binary alone, its sources hidden; the function and its
 # line can only come from the uploaded debuginfo.
 client_env
-cp "$F/hello.stripped" "$tmp/gdb/hello"
-(cd "$tmp/gdb" && timeout 30 gdb -nx -batch \
-    -iex 'set debuginfod enabled on' \
-    -iex "set substitute-path $tmp/src $tmp/nonexistent" \
-    -ex 'info line square' "$tmp/gdb/hello") >"$tmp/out/gdb" 2>&1
-if grep -Eq '^Line [0-9]+ of "hello.c".*<square' "$tmp/out/gdb"; then
-	pass "gdb: info line square resolves through the upload"
-else
-	fail "gdb: info line square resolves through the upload" \
-	    "$(head -20 "$tmp/out/gdb")"
-fi
+gdb_info_line "gdb: info line square resolves through the upload" \
+    "$F/hello.stripped" "$tmp/src"
 expect_file "gdb: its debuginfo came from symhubd" \
     "$DEBUGINFOD_CACHE_PATH/$ID/debuginfo" "$F/hello.debug"
 

@@ -1128,7 +1128,6 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
 	    /* Uploads arrive in chunks of about this size: 32 KiB (the
 	     * default) costs a handler call and a write(2) per 16 KiB. */
-	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, h,
 	    MHD_OPTION_END);

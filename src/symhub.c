@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "client.h"
 #include "elfinfo.h"
+#include "symhub_gsym.h"
 #include "webapi.h"
 
 static int
@@ -23,6 +24,9 @@ usage(FILE *fp)
 	    "       symhub fileid FILE...\n"
 	    "       symhub info FILE...\n"
 	    "       symhub token new NAME [SCOPES]\n"
+	    "       symhub gsym convert FILE [-o OUT]\n"
+	    "       symhub gsym lookup GSYM [ADDR...]\n"
+	    "       symhub gsym dump GSYM\n"
 	    "       symhub upload --url URL [OPTION...] -e DEPLOYED "
 	    "[-d SYMBOLS]\n"
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
@@ -385,6 +389,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "token") == 0)
 		return token(argc, argv);
+	if (strcmp(argv[1], "gsym") == 0)
+		return symhub_gsym(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upload") == 0)
 		return upload(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&

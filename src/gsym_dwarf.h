@@ -1,0 +1,35 @@
+/*
+ * gsym_dwarf: converts an ELF file's DWARF (versions 4 and 5, compressed
+ * sections, a separate .debug file) and .symtab into GSYM v1, as
+ * llvm-gsymutil --convert does (../shared/GSYM.md, "Converting from
+ * DWARF"), deterministically.
+ *
+ * Library-like: returns 0 or a negative errno and never logs.  Call
+ * elfinfo_init() (or elf_version()) once before the first use.
+ */
+#ifndef SYMHUB_GSYM_DWARF_H
+#define SYMHUB_GSYM_DWARF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gsym_convert_stats {
+	size_t	dwarf_funcs;	/* function ranges read from DWARF */
+	size_t	symtab_funcs;	/* STT_FUNC symbols in executable sections */
+	size_t	funcs;		/* records written, after pruning */
+	uint64_t bytes;		/* size of the GSYM written */
+};
+
+/*
+ * Convert the ELF file open on fd and write the GSYM to out_fd (from its
+ * current offset, with write(); not fsynced).  Neither descriptor is
+ * closed.
+ * @param st  NULL, or filled on success.
+ * @return 0; -ENOEXEC when fd is not ELF or its DWARF is corrupt;
+ *         -ENODATA when it has nothing to convert (no function in DWARF or
+ *         .symtab, e.g. a stripped binary); -EFBIG when the GSYM would
+ *         pass 4 GiB; -ENOMEM; -errno from write().
+ */
+int	gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st);
+
+#endif

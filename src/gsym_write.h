@@ -1,0 +1,3 @@
+#ifndef SYMHUB_GSYM_WRITE_H
+#define SYMHUB_GSYM_WRITE_H
+#endif

@@ -32,7 +32,8 @@ enum cache_kind {
 	CACHE_DEBUGINFO = 1,
 	CACHE_EXECUTABLE = 2,
 	CACHE_SOURCE = 3,	/* extra: canonical absolute source path */
-	CACHE_SECTION = 4	/* extra: section name */
+	CACHE_SECTION = 4,	/* extra: section name */
+	CACHE_GSYM = 5		/* derived from the debuginfo */
 };
 
 #define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */

@@ -28,6 +28,7 @@ record_key(const struct cache_key *key, unsigned char out[RECORD_KEY_MAX])
 	switch (key->kind) {
 	case CACHE_DEBUGINFO:
 	case CACHE_EXECUTABLE:
+	case CACHE_GSYM:
 		needs_extra = 0;
 		break;
 	case CACHE_SOURCE:

@@ -84,6 +84,13 @@ static const struct opt opts[] = {
 	    "(lines: NAME SHA256HEX SCOPES); none: uploads refused" },
 	{ "max-upload-size", 0, O_SIZE, O_BOTH, F(max_upload), "4G", "SIZE",
 	    "refuse uploads larger than this" },
+	{ "gsym-workers", 0, O_NUM, O_BOTH, F(gsym_workers), "1", "N",
+	    "DWARF to GSYM conversions run at once, off the HTTP threads" },
+	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0", NULL,
+	    "convert each uploaded debuginfo to GSYM at once, not on the "
+	    "first /gsym or /symbolize request" },
+	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
+	    "1000000", "N", "most addresses one /symbolize request may ask" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,

@@ -35,6 +35,9 @@ struct config {
 	uint64_t	 breaker_cooldown;	/* seconds */
 	char		*tokens;	/* tokens file; NULL: no uploads */
 	uint64_t	 max_upload;	/* bytes */
+	uint64_t	 gsym_workers;	/* conversions at once */
+	uint64_t	 gsym_on_upload; /* convert debuginfo uploads at once */
+	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */

@@ -156,6 +156,7 @@ kind_name(enum cache_kind k)
 	case CACHE_EXECUTABLE:	return "executable";
 	case CACHE_SOURCE:	return "source";
 	case CACHE_SECTION:	return "section";
+	case CACHE_GSYM:	return "gsym";
 	}
 	return "?";
 }

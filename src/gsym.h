@@ -66,12 +66,18 @@ struct gsym_frame {
 	int		 inlined;	/* every frame but the last */
 };
 
+/* Longest error message a lookup leaves in gsym_result.error. */
+#define GSYM_ERROR_MAX		96
+
 struct gsym_result {
 	uint64_t		addr;		/* the address looked up */
 	uint64_t		start;		/* of the function's range */
 	uint32_t		size;		/* of it (0: a symbol without size) */
 	size_t			nframes;	/* >= 1 on success */
 	struct gsym_frame	frames[GSYM_FRAMES_MAX]; /* innermost first */
+	/* On -EBADMSG: what is wrong, in llvm-gsymutil-19's words where it
+	 * has some ("failed to extract file[7]"); "" otherwise. */
+	char			error[GSYM_ERROR_MAX];
 };
 
 /*
@@ -90,6 +96,17 @@ int	gsym_open_fd(int fd, struct gsym **out);
 /* gsym_open() on len bytes at buf, which are not copied: they must stay
  * valid and unchanged until gsym_free(). */
 int	gsym_open_mem(const void *buf, size_t len, struct gsym **out);
+
+/*
+ * Decode and check the 48-byte header at buf (len bytes available), in
+ * either byte order, without looking at the rest of the file.
+ * @param out  filled in host byte order; on -EPROTONOSUPPORT only
+ *             magic and version are set (the version is the one found).
+ * @return 0; -EBADMSG fewer than 48 bytes, bad magic, an AddrOffSize not
+ *         in {1, 2, 4, 8} or a UUID size over 20; -EPROTONOSUPPORT a
+ *         version other than 1 (found from the first 6 bytes).
+ */
+int	gsym_read_header(const void *buf, size_t len, struct gsym_header *out);
 
 /* Unmap and free.  Accepts NULL. */
 void	gsym_free(struct gsym *g);
@@ -129,14 +146,16 @@ size_t	gsym_func_size(const struct gsym_func *f);
 /* Accepts NULL. */
 void	gsym_func_free(struct gsym_func *f);
 
-/* @return 0; -ENOENT when addr is outside f's range. */
+/* @return 0; -ENOENT when addr is outside f's range (below its start, or
+ *         past its end when its size is not 0); -EBADMSG as gsym_lookup(). */
 int	gsym_func_lookup(const struct gsym *g, const struct gsym_func *f,
 	    uint64_t addr, struct gsym_result *res);
 
 /*
  * Print one lookup as `llvm-gsymutil-19 FILE --address=ADDR` prints it
  * (after its "Looking up addresses in" line): res when rc is 0, else
- * "0x%016x: error: ..." with LLVM's wording for rc.
+ * "0x%016x: error: ..." with LLVM's wording for rc (res->error when it
+ * has one; res may be NULL when rc is not 0).
  */
 void	gsym_print_result(FILE *fp, uint64_t addr, int rc,
 	    const struct gsym_result *res);
@@ -146,7 +165,12 @@ void	gsym_print_result(FILE *fp, uint64_t addr, int rc,
  * address table, address info offsets, files, string table, then each
  * function with its line table and inline tree.
  * @return 0, or -EBADMSG at the first corrupt record (what was printed
- *         so far stays printed).
+ *         so far stays printed).  As llvm-gsymutil does, a corrupt record
+ *         is printed as "FunctionInfo @ 0x...: FunctionInfo:<error>" and
+ *         the dump goes on with the next one; the result is still
+ *         -EBADMSG.  A record with a chunk type other than 0, 1, 2 is
+ *         reported the same way (LLVM 19's dump fails on it; lookups
+ *         skip such chunks).
  */
 int	gsym_dump(FILE *fp, const struct gsym *g);
 

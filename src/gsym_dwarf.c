@@ -1,8 +1,1550 @@
+/*
+ * gsym_dwarf: DWARF and .symtab to GSYM, following LLVM 19's
+ * DwarfTransformer and ObjectFileTransformer (GSYM.md, "Converting from
+ * DWARF").
+ *
+ * libdw walks the DIEs; the line programs are decoded here, one unit at a
+ * time, because LLVM's choice of rows for a function depends on the
+ * sequences of the program (which libdw does not expose), its file names
+ * on the raw directory and file tables (libdw joins them differently),
+ * and because libdw would keep every unit's decoded lines until the end.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfinfo.h"
 #include "gsym_dwarf.h"
+#include "gsym_write.h"
+
+/* ---- raw section data ---- */
+
+struct sect {
+	const unsigned char	*p;
+	size_t			 len;
+};
+
+struct rd {
+	const unsigned char	*p, *end;
+	int			 bad;
+	int			 big;		/* byte order of the file */
+};
+
+static uint64_t
+rd_fixed(struct rd *r, size_t n)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		r->p = r->end;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * (r->big ? n - 1 - i : i));
+	r->p += n;
+	return v;
+}
+
+static uint64_t
+rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		unsigned char c = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+		if (!(c & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t
+rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		unsigned char c = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+		if (!(c & 0x80)) {
+			if (shift < 64 && (c & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static const char *
+rd_cstr(struct rd *r)
+{
+	const unsigned char *nul;
+	const char *s;
+
+	if (r->bad || (nul = memchr(r->p, 0, (size_t)(r->end - r->p))) ==
+	    NULL) {
+		r->bad = 1;
+		r->p = r->end;
+		return NULL;
+	}
+	s = (const char *)r->p;
+	r->p = nul + 1;
+	return s;
+}
+
+static void
+rd_skip(struct rd *r, uint64_t n)
+{
+	if (r->bad || (uint64_t)(r->end - r->p) < n) {
+		r->bad = 1;
+		r->p = r->end;
+		return;
+	}
+	r->p += n;
+}
+
+static const char *
+sect_str(const struct sect *s, uint64_t off)
+{
+	if (s->p == NULL || off >= s->len ||
+	    memchr(s->p + off, 0, s->len - off) == NULL)
+		return NULL;
+	return (const char *)s->p + off;
+}
+
+/* ---- one unit's line table, as LLVM's DWARFDebugLine sees it ---- */
+
+struct lrow {
+	uint64_t	addr;
+	uint32_t	file;
+	uint32_t	line;
+};
+
+struct lseq {
+	uint64_t	low, high;
+	uint32_t	first, last;	/* rows [first, last); last-1 ends it */
+	uint32_t	order;
+};
+
+struct lfile {
+	const char	*name;
+	uint64_t	 dir;
+};
+
+struct ltable {
+	int		 ok;		/* parsed */
+	int		 version;
+	struct lrow	*rows;
+	size_t		 nrows, caprows;
+	unsigned char	*endseq;	/* per row: 1 for an end_sequence */
+	size_t		 capendseq;
+	struct lseq	*seqs;
+	size_t		 nseqs, capseqs;
+	const char	**dirs;
+	size_t		 ndirs, capdirs;
+	struct lfile	*files;
+	size_t		 nfiles, capfiles;
+	uint32_t	*gfile;		/* DWARF file index -> builder id + 1;
+					 * 0 not yet, UINT32_MAX invalid */
+	size_t		 capgfile;
+};
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	void *np;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 64;
+	while (ncap < need)
+		ncap *= 2;
+	if ((np = realloc(*p, ncap * elem)) == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static void
+ltable_free(struct ltable *t)
+{
+	free(t->rows);
+	free(t->endseq);
+	free(t->seqs);
+	free(t->dirs);
+	free(t->files);
+	free(t->gfile);
+}
+
+struct pmap;
+
+struct cvt {
+	Elf			*elf;
+	Dwarf			*dbg;
+	struct gsym_builder	*b;
+	int			 big;
+	struct sect		 line, line_str, str;
+	struct ltable		 lt;
+	/* the unit being converted */
+	const char		*comp_dir;
+	int			 lang;
+	uint8_t			 addr_size;
+	size_t			 dwarf_funcs;
+	/* scratch for one function */
+	struct gsym_row		*rows;
+	size_t			 caprows;
+	uint32_t		*idx;
+	size_t			 capidx;
+	struct pmap		*pm;		/* parents in other units */
+	/* Parents of the DIEs of the unit being walked, recorded as walk()
+	 * meets them: par[off - unit_off] = parent offset - unit_off + 1
+	 * (0: not met yet). */
+	uint32_t		*par;
+	size_t			 npar, cappar;
+	Dwarf_Off		 unit_off;
+	int			 unit_full;	/* par filled for every DIE */
+	int			 err;		/* sticky -ENOMEM */
+};
+
+static const char *
+entry_form(struct cvt *cv, struct rd *r, uint64_t form, size_t offsize,
+    uint64_t *num)
+{
+	*num = 0;
+	switch (form) {
+	case DW_FORM_string:
+		return rd_cstr(r);
+	case DW_FORM_line_strp:
+		return sect_str(&cv->line_str, rd_fixed(r, offsize));
+	case DW_FORM_strp:
+		return sect_str(&cv->str, rd_fixed(r, offsize));
+	case DW_FORM_udata:
+		*num = rd_uleb(r);
+		return NULL;
+	case DW_FORM_data1:
+		*num = rd_fixed(r, 1);
+		return NULL;
+	case DW_FORM_data2:
+		*num = rd_fixed(r, 2);
+		return NULL;
+	case DW_FORM_data4:
+		*num = rd_fixed(r, 4);
+		return NULL;
+	case DW_FORM_data8:
+		*num = rd_fixed(r, 8);
+		return NULL;
+	case DW_FORM_data16:
+		rd_skip(r, 16);
+		return NULL;
+	case DW_FORM_block:
+		rd_skip(r, rd_uleb(r));
+		return NULL;
+	default:
+		r->bad = 1;	/* strx needs the unit's str_offsets_base */
+		return NULL;
+	}
+}
+
+/* A DWARF 5 directory or file table. */
+static int
+v5_entries(struct cvt *cv, struct rd *r, size_t offsize, int files)
+{
+	struct ltable *t = &cv->lt;
+	uint64_t fmt[2 * 16], n, i, k;
+	unsigned nfmt = (unsigned)rd_fixed(r, 1);
+
+	if (nfmt > 16)
+		return -EINVAL;
+	for (k = 0; k < nfmt; k++) {
+		fmt[2 * k] = rd_uleb(r);
+		fmt[2 * k + 1] = rd_uleb(r);
+	}
+	n = rd_uleb(r);
+	if (r->bad || n > (uint64_t)(r->end - r->p))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const char *path = NULL;
+		uint64_t dir = 0, num;
+
+		for (k = 0; k < nfmt; k++) {
+			const char *s = entry_form(cv, r, fmt[2 * k + 1],
+			    offsize, &num);
+
+			if (fmt[2 * k] == DW_LNCT_path)
+				path = s;
+			else if (fmt[2 * k] == DW_LNCT_directory_index)
+				dir = num;
+		}
+		if (r->bad)
+			return -EINVAL;
+		if (files) {
+			if (grow((void **)&t->files, &t->capfiles,
+			    t->nfiles + 1, sizeof(*t->files)) < 0)
+				return -ENOMEM;
+			t->files[t->nfiles].name = path;
+			t->files[t->nfiles++].dir = dir;
+		} else {
+			if (grow((void **)&t->dirs, &t->capdirs, t->ndirs + 1,
+			    sizeof(*t->dirs)) < 0)
+				return -ENOMEM;
+			t->dirs[t->ndirs++] = path;
+		}
+	}
+	return 0;
+}
+
+static int
+add_row(struct ltable *t, uint64_t addr, uint32_t file, uint32_t line,
+    int end)
+{
+	if (grow((void **)&t->rows, &t->caprows, t->nrows + 1,
+	    sizeof(*t->rows)) < 0)
+		return -ENOMEM;
+	if (t->capendseq < t->caprows) {
+		unsigned char *ne = realloc(t->endseq, t->caprows);
+
+		if (ne == NULL)
+			return -ENOMEM;
+		t->endseq = ne;
+		t->capendseq = t->caprows;
+	}
+	t->rows[t->nrows].addr = addr;
+	t->rows[t->nrows].file = file;
+	t->rows[t->nrows].line = line;
+	t->endseq[t->nrows] = (unsigned char)end;
+	t->nrows++;
+	return 0;
+}
+
+static int
+cmp_seq(const void *a, const void *b)
+{
+	const struct lseq *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Decode the line program at off in .debug_line: its directory and file
+ * tables, every row and its sequences (LLVM's ParsingState: a sequence is
+ * kept when it is not empty and low < high; rows after a set_address of
+ * the tombstone are dropped until the next set_address).
+ * @return 0, -EINVAL for a program that cannot be read, -ENOMEM.
+ */
+static int
+parse_lines(struct cvt *cv, uint64_t off)
+{
+	struct ltable *t = &cv->lt;
+	struct rd r = { 0 }, h;
+	uint64_t unit_len, hdr_len, addr = 0, tomb;
+	size_t offsize = 4;
+	unsigned minlen, maxops, line_range, opbase, i;
+	unsigned char oplen[256];
+	int line_base, rc, tombstoned = 0, seq_empty = 1;
+	uint32_t file = 1, line = 1, seq_first = 0;
+	uint64_t seq_low = 0;
+
+	t->ok = 0;
+	t->nrows = t->nseqs = t->ndirs = t->nfiles = 0;
+	if (cv->line.p == NULL || off >= cv->line.len)
+		return -EINVAL;
+	r.p = cv->line.p + off;
+	r.end = cv->line.p + cv->line.len;
+	r.big = cv->big;
+	unit_len = rd_fixed(&r, 4);
+	if (unit_len == 0xffffffffu) {
+		offsize = 8;
+		unit_len = rd_fixed(&r, 8);
+	}
+	if (r.bad || unit_len > (uint64_t)(r.end - r.p))
+		return -EINVAL;
+	r.end = r.p + unit_len;
+	t->version = (int)rd_fixed(&r, 2);
+	if (t->version < 2 || t->version > 5)
+		return -EINVAL;
+	uint8_t asize = cv->addr_size;
+	if (t->version >= 5) {
+		asize = (uint8_t)rd_fixed(&r, 1);
+		(void)rd_fixed(&r, 1);	/* segment selector size */
+	}
+	hdr_len = rd_fixed(&r, offsize);
+	if (r.bad || hdr_len > (uint64_t)(r.end - r.p))
+		return -EINVAL;
+	h = r;
+	r.p += hdr_len;		/* the program */
+	h.end = r.p;
+	minlen = (unsigned)rd_fixed(&h, 1);
+	maxops = t->version >= 4 ? (unsigned)rd_fixed(&h, 1) : 1;
+	(void)maxops;
+	(void)rd_fixed(&h, 1);	/* default_is_stmt */
+	line_base = (int8_t)rd_fixed(&h, 1);
+	line_range = (unsigned)rd_fixed(&h, 1);
+	opbase = (unsigned)rd_fixed(&h, 1);
+	memset(oplen, 0, sizeof(oplen));
+	for (i = 1; i < opbase; i++)
+		oplen[i] = (unsigned char)rd_fixed(&h, 1);
+	if (h.bad || line_range == 0 || opbase == 0)
+		return -EINVAL;
+	if (t->version >= 5) {
+		if ((rc = v5_entries(cv, &h, offsize, 0)) < 0 ||
+		    (rc = v5_entries(cv, &h, offsize, 1)) < 0)
+			return rc;
+	} else {
+		const char *s;
+
+		while ((s = rd_cstr(&h)) != NULL && *s) {
+			if (grow((void **)&t->dirs, &t->capdirs,
+			    t->ndirs + 1, sizeof(*t->dirs)) < 0)
+				return -ENOMEM;
+			t->dirs[t->ndirs++] = s;
+		}
+		while ((s = rd_cstr(&h)) != NULL && *s) {
+			if (grow((void **)&t->files, &t->capfiles,
+			    t->nfiles + 1, sizeof(*t->files)) < 0)
+				return -ENOMEM;
+			t->files[t->nfiles].name = s;
+			t->files[t->nfiles++].dir = rd_uleb(&h);
+			(void)rd_uleb(&h);
+			(void)rd_uleb(&h);
+		}
+		if (h.bad)
+			return -EINVAL;
+	}
+	if (asize != 4 && asize != 8 && asize != 2 && asize != 1)
+		asize = 8;
+	tomb = asize >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * asize)) - 1;
+
+#define EMIT(end) do {							\
+	if (!tombstoned) {						\
+		if (seq_empty) {					\
+			seq_empty = 0;					\
+			seq_low = addr;					\
+			seq_first = (uint32_t)t->nrows;			\
+		}							\
+		if (add_row(t, addr, file, line, (end)) < 0)		\
+			return -ENOMEM;					\
+		if (end) {						\
+			if (seq_low < addr && seq_first < t->nrows) {	\
+				if (grow((void **)&t->seqs, &t->capseqs, \
+				    t->nseqs + 1, sizeof(*t->seqs)) < 0) \
+					return -ENOMEM;			\
+				t->seqs[t->nseqs].low = seq_low;	\
+				t->seqs[t->nseqs].high = addr;		\
+				t->seqs[t->nseqs].first = seq_first;	\
+				t->seqs[t->nseqs].last =		\
+				    (uint32_t)t->nrows;			\
+				t->seqs[t->nseqs].order =		\
+				    (uint32_t)t->nseqs;			\
+				t->nseqs++;				\
+			}						\
+		}							\
+	}								\
+	if (end) {							\
+		seq_empty = 1;						\
+		addr = 0;						\
+		file = 1;						\
+		line = 1;						\
+		tombstoned = 0;						\
+	}								\
+} while (0)
+
+	while (r.p < r.end && !r.bad) {
+		unsigned op = (unsigned)rd_fixed(&r, 1);
+
+		if (op >= opbase) {
+			unsigned adj = op - opbase;
+
+			addr += (uint64_t)(adj / line_range) * minlen;
+			line += (uint32_t)(line_base + (int)(adj % line_range));
+			EMIT(0);
+			continue;
+		}
+		switch (op) {
+		case 0: {
+			uint64_t len = rd_uleb(&r);
+			const unsigned char *next;
+			unsigned sub;
+
+			if (r.bad || len == 0 ||
+			    len > (uint64_t)(r.end - r.p))
+				return -EINVAL;
+			next = r.p + len;
+			sub = (unsigned)rd_fixed(&r, 1);
+			if (sub == DW_LNE_end_sequence) {
+				EMIT(1);
+			} else if (sub == DW_LNE_set_address) {
+				size_t n = (size_t)(len - 1);
+
+				addr = rd_fixed(&r, n > 8 ? 8 : n);
+				tombstoned = n <= 8 && addr == (n >= 8 ?
+				    UINT64_MAX : (UINT64_C(1) << (8 * n)) - 1);
+				(void)tomb;
+			}
+			r.p = next;
+			break;
+		}
+		case DW_LNS_copy:
+			EMIT(0);
+			break;
+		case DW_LNS_advance_pc:
+			addr += rd_uleb(&r) * minlen;
+			break;
+		case DW_LNS_advance_line:
+			line += (uint32_t)rd_sleb(&r);
+			break;
+		case DW_LNS_set_file:
+			file = (uint32_t)rd_uleb(&r);
+			break;
+		case DW_LNS_const_add_pc:
+			addr += (uint64_t)((255 - opbase) / line_range) * minlen;
+			break;
+		case DW_LNS_fixed_advance_pc:
+			addr += rd_fixed(&r, 2);
+			break;
+		default:
+			for (i = 0; i < oplen[op]; i++)
+				(void)rd_uleb(&r);
+			break;
+		}
+	}
+#undef EMIT
+	/* Sequences by low address; equal ones keep program order. */
+	qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
+	if (grow((void **)&t->gfile, &t->capgfile, t->nfiles + 1,
+	    sizeof(*t->gfile)) < 0)
+		return -ENOMEM;
+	memset(t->gfile, 0, (t->nfiles + 1) * sizeof(*t->gfile));
+	t->ok = 1;
+	return 0;
+}
+
+/* ---- file names, as LLVM's Prologue::getFileNameByIndex ---- */
+
+static void
+path_append(char *buf, size_t cap, size_t *len, const char *c)
+{
+	size_t n;
+
+	if (c == NULL || *c == '\0')
+		return;
+	if (*len > 0 && buf[*len - 1] == '/') {
+		while (*c == '/')
+			c++;
+	} else if (*c != '/' && *len > 0) {
+		if (*len + 1 < cap)
+			buf[(*len)++] = '/';
+	}
+	n = strlen(c);
+	if (*len + n >= cap)
+		n = cap - 1 - *len;
+	memcpy(buf + *len, c, n);
+	*len += n;
+	buf[*len] = '\0';
+}
+
+/* The builder's id for DWARF file index idx of the unit's table.
+ * @return 1 with *out, 0 when the index names no file. */
+static int
+file_id(struct cvt *cv, uint64_t idx, uint32_t *out)
+{
+	struct ltable *t = &cv->lt;
+	const struct lfile *f;
+	const char *dir = NULL;
+	char path[8192];
+	size_t len = 0;
+	uint32_t id;
+
+	if (!t->ok)
+		return 0;
+	if (t->version >= 5) {
+		if (idx >= t->nfiles)
+			return 0;
+		f = &t->files[idx];
+	} else {
+		if (idx == 0 || idx > t->nfiles)
+			return 0;
+		f = &t->files[idx - 1];
+	}
+	if (t->gfile[f - t->files] == UINT32_MAX)
+		return 0;
+	if (t->gfile[f - t->files] != 0) {
+		*out = t->gfile[f - t->files] - 1;
+		return 1;
+	}
+	if (f->name == NULL) {
+		t->gfile[f - t->files] = UINT32_MAX;
+		return 0;
+	}
+	path[0] = '\0';
+	if (f->name[0] != '/') {
+		if (t->version >= 5) {
+			if (f->dir < t->ndirs)
+				dir = t->dirs[f->dir];
+		} else if (f->dir > 0 && f->dir <= t->ndirs) {
+			dir = t->dirs[f->dir - 1];
+		}
+		if ((t->version < 5 || f->dir != 0) && cv->comp_dir &&
+		    *cv->comp_dir && !(dir && dir[0] == '/'))
+			path_append(path, sizeof(path), &len, cv->comp_dir);
+		path_append(path, sizeof(path), &len, dir);
+	}
+	path_append(path, sizeof(path), &len, f->name);
+	if ((id = gsym_builder_file(cv->b, path)) == 0) {
+		cv->err = -ENOMEM;
+		return 0;
+	}
+	t->gfile[f - t->files] = id + 1;
+	*out = id;
+	return 1;
+}
+
+/* ---- rows of one function (LLVM's lookupAddressRange) ---- */
+
+/* Last row of seq at or before addr: std::upper_bound over
+ * [first+1, last-1), minus one. */
+static uint32_t
+row_in_seq(const struct ltable *t, const struct lseq *s, uint64_t addr)
+{
+	size_t first = s->first + 1, count = (s->last - 1) - first;
+
+	while (count > 0) {
+		size_t step = count / 2, it = first + step;
+
+		if (!(addr < t->rows[it].addr)) {
+			first = it + 1;
+			count -= step + 1;
+		} else {
+			count = step;
+		}
+	}
+	return (uint32_t)(first - 1);
+}
+
+static int
+push_idx(struct cvt *cv, size_t *n, uint32_t v)
+{
+	if (grow((void **)&cv->idx, &cv->capidx, *n + 1, sizeof(*cv->idx)) <
+	    0) {
+		cv->err = -ENOMEM;
+		return -1;
+	}
+	cv->idx[(*n)++] = v;
+	return 0;
+}
+
+/* @return the number of row indices in cv->idx, or -1 when no sequence
+ * holds start (then LLVM falls back to decl_file/decl_line). */
+static long
+range_rows(struct cvt *cv, uint64_t start, uint64_t end)
+{
+	const struct ltable *t = &cv->lt;
+	size_t first = 0, count = t->nseqs, n = 0, s;
+
+	while (count > 0) {	/* upper_bound by high pc */
+		size_t step = count / 2, it = first + step;
+
+		if (!(start < t->seqs[it].high)) {
+			first = it + 1;
+			count -= step + 1;
+		} else {
+			count = step;
+		}
+	}
+	if (first == t->nseqs || !(t->seqs[first].low <= start &&
+	    start < t->seqs[first].high))
+		return -1;
+	for (s = first; s < t->nseqs && t->seqs[s].low < end; s++) {
+		const struct lseq *q = &t->seqs[s];
+		uint32_t a = s == first ? row_in_seq(t, q, start) : q->first;
+		uint32_t z = row_in_seq(t, q, end - 1), i;
+
+		for (i = a; i <= z; i++)
+			if (push_idx(cv, &n, i) < 0)
+				return 0;
+	}
+	return (long)n;
+}
+
+static int
+push_row(struct cvt *cv, size_t *n, uint64_t addr, uint32_t file,
+    uint32_t line)
+{
+	if (grow((void **)&cv->rows, &cv->caprows, *n + 1,
+	    sizeof(*cv->rows)) < 0) {
+		cv->err = -ENOMEM;
+		return -1;
+	}
+	cv->rows[*n].addr = addr;
+	cv->rows[*n].file = file;
+	cv->rows[*n].line = line;
+	(*n)++;
+	return 0;
+}
+
+static int
+attr_udata(Dwarf_Die *die, int name, int integrate, Dwarf_Word *out)
+{
+	Dwarf_Attribute a;
+
+	if ((integrate ? dwarf_attr_integrate(die, name, &a) :
+	    dwarf_attr(die, name, &a)) == NULL)
+		return 0;
+	return dwarf_formudata(&a, out) == 0;
+}
+
+/* LLVM's convertFunctionLineTable.  @return rows in cv->rows. */
+static size_t
+function_rows(struct cvt *cv, Dwarf_Die *die, uint64_t start, uint64_t end)
+{
+	const struct ltable *t = &cv->lt;
+	size_t n = 0, i;
+	long nidx;
+	int have_prev = 0;
+	uint64_t prev_addr = 0;
+
+	if (!t->ok)
+		return 0;
+	if ((nidx = range_rows(cv, start, end)) < 0) {
+		Dwarf_Word df, dl;
+		uint32_t gf;
+
+		if (attr_udata(die, DW_AT_decl_file, 1, &df) &&
+		    attr_udata(die, DW_AT_decl_line, 1, &dl) &&
+		    file_id(cv, df, &gf))
+			(void)push_row(cv, &n, start, gf, (uint32_t)dl);
+		return n;
+	}
+	for (i = 0; i < (size_t)nidx; i++) {
+		const struct lrow *row = &t->rows[cv->idx[i]];
+		uint64_t addr = row->addr;
+		uint32_t gf;
+
+		if (!file_id(cv, row->file, &gf))
+			break;
+		if (!(start <= addr && addr < end)) {
+			if (addr < start)
+				addr = start;
+			else
+				continue;
+		}
+		/* Rows going backwards: a repeated copy of the function's
+		 * rows, or a broken table; LLVM stops at either. */
+		if (i > 0 && have_prev && row->addr < prev_addr)
+			break;
+		if (n > 0 && cv->rows[n - 1].file == gf &&
+		    cv->rows[n - 1].line == row->line)
+			continue;
+		if (t->endseq[cv->idx[i]]) {
+			have_prev = 0;
+			prev_addr = 0;
+		} else if (n == 0 || addr >= cv->rows[n - 1].addr) {
+			/* (LLVM fails to encode rows going backwards) */
+			if (push_row(cv, &n, addr, gf, row->line) < 0)
+				return 0;
+			have_prev = 1;
+			prev_addr = row->addr;
+		}
+	}
+	return n;
+}
+
+/* ---- names (LLVM's getQualifiedNameIndex) ---- */
+
+struct pmap {		/* DIE offset -> parent DIE offset, for the units
+			 * walked; cleared at each new unit */
+	uint64_t	*keys, *vals;	/* key 0: empty (no DIE is at 0) */
+	size_t		 cap, n;
+	Dwarf_Off	*walked;	/* unit DIE offsets walked */
+	size_t		 nwalked, capwalked;
+};
+
+static int
+pmap_put(struct pmap *m, uint64_t key, uint64_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 4096, j;
+		uint64_t *nk = calloc(ncap, sizeof(*nk));
+		uint64_t *nv = calloc(ncap, sizeof(*nv));
+
+		if (nk == NULL || nv == NULL) {
+			free(nk);
+			free(nv);
+			return -ENOMEM;
+		}
+		for (j = 0; j < m->cap; j++) {
+			if (m->keys[j] == 0)
+				continue;
+			i = (size_t)(m->keys[j] * 0x9e3779b97f4a7c15ull) &
+			    (ncap - 1);
+			while (nk[i])
+				i = (i + 1) & (ncap - 1);
+			nk[i] = m->keys[j];
+			nv[i] = m->vals[j];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = nk;
+		m->vals = nv;
+		m->cap = ncap;
+	}
+	i = (size_t)(key * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+	while (m->keys[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->keys[i] == 0)
+		m->n++;
+	m->keys[i] = key;
+	m->vals[i] = val;
+	return 0;
+}
+
+static int
+pmap_get(const struct pmap *m, uint64_t key, uint64_t *val)
+{
+	size_t i;
+
+	if (m->cap == 0)
+		return 0;
+	i = (size_t)(key * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+	while (m->keys[i]) {
+		if (m->keys[i] == key) {
+			*val = m->vals[i];
+			return 1;
+		}
+		i = (i + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+static void
+pmap_clear(struct pmap *m)
+{
+	if (m->cap)
+		memset(m->keys, 0, m->cap * sizeof(*m->keys));
+	m->n = 0;
+	m->nwalked = 0;
+}
+
+static int
+pmap_walk(struct pmap *m, Dwarf_Die *die, unsigned depth)
+{
+	Dwarf_Die child;
+	uint64_t me = dwarf_dieoffset(die);
+
+	if (depth > 512 || dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		if (pmap_put(m, dwarf_dieoffset(&child), me) < 0 ||
+		    pmap_walk(m, &child, depth + 1) < 0)
+			return -ENOMEM;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int
+par_set(struct cvt *cv, Dwarf_Off off, Dwarf_Off parent)
+{
+	size_t i;
+
+	if (off <= cv->unit_off || parent < cv->unit_off ||
+	    off - cv->unit_off > UINT32_MAX - 1)
+		return 0;
+	i = (size_t)(off - cv->unit_off);
+	if (i >= cv->cappar) {
+		size_t old = cv->cappar;
+
+		if (grow((void **)&cv->par, &cv->cappar, i + 1,
+		    sizeof(*cv->par)) < 0) {
+			cv->err = -ENOMEM;
+			return -1;
+		}
+		memset(cv->par + old, 0, (cv->cappar - old) * sizeof(*cv->par));
+	}
+	if (i >= cv->npar)
+		cv->npar = i + 1;
+	cv->par[i] = (uint32_t)(parent - cv->unit_off + 1);
+	return 0;
+}
+
+static void
+par_fill(struct cvt *cv, Dwarf_Die *die, unsigned depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 512 || dwarf_child(die, &child) != 0)
+		return;
+	do {
+		if (par_set(cv, dwarf_dieoffset(&child),
+		    dwarf_dieoffset(die)) < 0)
+			return;
+		par_fill(cv, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/*
+ * The parent of die.  In the unit being walked the answer was recorded
+ * on the way down, unless die comes later (a forward reference: then the
+ * whole unit is recorded once); in another unit (DW_FORM_ref_addr), that
+ * unit is walked into a map the first time.
+ */
+static int
+die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
+{
+	struct pmap *m = cv->pm;
+	Dwarf_Off off = dwarf_dieoffset(die);
+	uint64_t p;
+	Dwarf_Die cu;
+	size_t i;
+
+	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
+		return 0;
+	if (dwarf_dieoffset(&cu) == cv->unit_off) {
+		i = (size_t)(off - cv->unit_off);
+		if ((i >= cv->npar || cv->par[i] == 0) && !cv->unit_full) {
+			par_fill(cv, &cu, 0);
+			cv->unit_full = 1;
+		}
+		if (i >= cv->npar || cv->par[i] == 0)
+			return 0;
+		return dwarf_offdie(cv->dbg, cv->unit_off + cv->par[i] - 1,
+		    out) != NULL;
+	}
+	if (pmap_get(m, off, &p))
+		return dwarf_offdie(cv->dbg, p, out) != NULL;
+	for (i = 0; i < m->nwalked; i++)
+		if (m->walked[i] == dwarf_dieoffset(&cu))
+			return 0;	/* walked: a unit DIE, no parent */
+	if (grow((void **)&m->walked, &m->capwalked, m->nwalked + 1,
+	    sizeof(*m->walked)) < 0 || pmap_walk(m, &cu, 0) < 0) {
+		cv->err = -ENOMEM;
+		return 0;
+	}
+	m->walked[m->nwalked++] = dwarf_dieoffset(&cu);
+	if (pmap_get(m, off, &p))
+		return dwarf_offdie(cv->dbg, p, out) != NULL;
+	return 0;
+}
+
+static int
+ref_die(Dwarf_Die *die, int name, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_attr(die, name, &a) != NULL &&
+	    dwarf_formref_die(&a, out) != NULL;
+}
+
+/* LLVM's GetParentDeclContextDIE. */
+static int
+decl_ctx(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out, unsigned depth)
+{
+	Dwarf_Die ref, parent;
+
+	if (depth > 32)
+		return 0;
+	if (ref_die(die, DW_AT_specification, &ref) &&
+	    decl_ctx(cv, &ref, out, depth + 1))
+		return 1;
+	if (ref_die(die, DW_AT_abstract_origin, &ref) &&
+	    decl_ctx(cv, &ref, out, depth + 1))
+		return 1;
+	if (dwarf_tag(die) == DW_TAG_inlined_subroutine)
+		return 0;
+	if (!die_parent(cv, die, &parent))
+		return 0;
+	switch (dwarf_tag(&parent)) {
+	case DW_TAG_namespace:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+	case DW_TAG_subprogram:
+		*out = parent;
+		return 1;
+	case DW_TAG_lexical_block:
+		return decl_ctx(cv, &parent, out, depth + 1);
+	default:
+		return 0;
+	}
+}
+
+static const char *
+die_str(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute a;
+
+	if (dwarf_attr_integrate(die, name, &a) == NULL)
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+static int
+qualifies(int lang)
+{
+	switch (lang) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_ObjC_plus_plus:
+	case DW_LANG_C:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* @return the name's string id, or 0 for a DIE without a name. */
+static uint32_t
+die_name(struct cvt *cv, Dwarf_Die *die)
+{
+	const char *s = die_str(die, DW_AT_linkage_name);
+	char *q = NULL, *nq;
+	size_t qlen;
+	Dwarf_Die ctx, next;
+	uint32_t id;
+	unsigned hops = 0;
+
+	if (s == NULL || *s == '\0')
+		s = die_str(die, DW_AT_MIPS_linkage_name);
+	if (s != NULL && *s != '\0')
+		goto plain;
+	if ((s = die_str(die, DW_AT_name)) == NULL || *s == '\0')
+		return 0;
+	if (!qualifies(cv->lang))
+		goto plain;
+	if (strncmp(s, "_Z", 2) == 0 && (strstr(s, ".isra.") ||
+	    strstr(s, ".part.")))
+		goto plain;
+	if (!decl_ctx(cv, die, &ctx, 0))
+		goto plain;
+	qlen = strlen(s);
+	if ((q = malloc(qlen + 1)) == NULL)
+		goto nomem;
+	memcpy(q, s, qlen + 1);
+	do {
+		const char *p = die_str(&ctx, DW_AT_name);
+		size_t plen;
+
+		if (p != NULL && *p != '\0') {
+			int lambda;
+
+			plen = strlen(p);
+			lambda = p[0] == '<' && p[plen - 1] == '>' && plen >= 2;
+			if ((nq = malloc(plen + 2 + qlen + 1)) == NULL)
+				goto nomem;
+			if (lambda) {
+				nq[0] = '{';
+				memcpy(nq + 1, p + 1, plen - 2);
+				nq[plen - 1] = '}';
+			} else {
+				memcpy(nq, p, plen);
+			}
+			memcpy(nq + plen, "::", 2);
+			memcpy(nq + plen + 2, q, qlen + 1);
+			free(q);
+			q = nq;
+			qlen += plen + 2;
+		}
+		if (!decl_ctx(cv, &ctx, &next, 0))
+			break;
+		ctx = next;
+	} while (++hops < 64);
+	id = gsym_builder_str(cv->b, q, qlen, 1);
+	free(q);
+	if (id == UINT32_MAX)
+		cv->err = -ENOMEM;
+	return id == UINT32_MAX ? 0 : id;
+plain:
+	id = gsym_builder_str(cv->b, s, strlen(s), 0);
+	if (id == UINT32_MAX) {
+		cv->err = -ENOMEM;
+		return 0;
+	}
+	return id;
+nomem:
+	free(q);
+	cv->err = -ENOMEM;
+	return 0;
+}
+
+/* ---- ranges ---- */
+
+struct ranges {
+	uint64_t	*r;		/* {start, end} pairs */
+	size_t		 n, cap;
+};
+
+/* The DIE's ranges in DWARF order (LLVM's getAddressRanges). */
+static int
+die_ranges(Dwarf_Die *die, struct ranges *out)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	out->n = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (grow((void **)&out->r, &out->cap, 2 * (out->n + 1),
+		    sizeof(*out->r)) < 0)
+			return -ENOMEM;
+		out->r[2 * out->n] = lo;
+		out->r[2 * out->n + 1] = hi;
+		out->n++;
+	}
+	return 0;
+}
+
+/* LLVM's AddressRanges::insert (see gsym_write.c's twin). */
+static size_t
+rset_insert(uint64_t *r, size_t n, uint64_t start, uint64_t end)
+{
+	size_t it = 0, it2;
+
+	if (start >= end)
+		return n;
+	while (it < n && !(start < r[2 * it] ||
+	    (start == r[2 * it] && end < r[2 * it + 1])))
+		it++;
+	it2 = it;
+	while (it2 < n && r[2 * it2] < end)
+		it2++;
+	if (it != it2) {
+		if (r[2 * (it2 - 1) + 1] > end)
+			end = r[2 * (it2 - 1) + 1];
+		memmove(&r[2 * it], &r[2 * it2], (n - it2) * 2 * sizeof(*r));
+		n -= it2 - it;
+	}
+	if (it > 0 && start < r[2 * (it - 1) + 1]) {
+		if (end > r[2 * (it - 1) + 1])
+			r[2 * (it - 1) + 1] = end;
+		return n;
+	}
+	memmove(&r[2 * (it + 1)], &r[2 * it], (n - it) * 2 * sizeof(*r));
+	r[2 * it] = start;
+	r[2 * it + 1] = end;
+	return n + 1;
+}
+
+/* LLVM's AddressRanges::contains(range). */
+static int
+rset_contains(const uint64_t *r, size_t n, uint64_t start, uint64_t end)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n && r[2 * i] <= start; i++)
+		k = i + 1;
+	return k > 0 && end <= r[2 * (k - 1) + 1];
+}
+
+/* ---- inline trees ---- */
+
+static int
+has_inline(Dwarf_Die *die, unsigned depth)
+{
+	Dwarf_Die child;
+	int tag = dwarf_tag(die);
+
+	if (tag == DW_TAG_inlined_subroutine)
+		return 1;
+	if ((tag == DW_TAG_subprogram && depth > 0) || depth > 512)
+		return 0;
+	if (dwarf_child(die, &child) != 0)
+		return 0;
+	do {
+		if (has_inline(&child, depth + 1))
+			return 1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+struct inode {
+	struct gsym_inline	 g;	/* g.children points at kids */
+	struct gsym_inline	*kids;
+	size_t			 capkids;
+};
+
+static void
+inline_free(struct gsym_inline *n)
+{
+	size_t i;
+
+	for (i = 0; i < n->nchildren; i++)
+		inline_free((struct gsym_inline *)&n->children[i]);
+	free((void *)n->children);
+	free((void *)n->ranges);
+}
+
+/* LLVM 19's parseInlineInfo: inlined subroutines below die become
+ * children of parent (whose ranges are pr/npr). */
+static void
+parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
+    struct gsym_inline *parent, size_t *capkids)
+{
+	Dwarf_Die child;
+	int tag = dwarf_tag(die);
+
+	if (depth > 512 || cv->err)
+		return;
+	if (tag == DW_TAG_inlined_subroutine) {
+		struct gsym_inline ii = { 0 };
+		struct ranges rs = { 0 };
+		uint64_t *r = NULL;
+		size_t nr = 0, i, ckids = 0;
+		Dwarf_Word cf = 0, cl = 0;
+		uint32_t gf;
+		struct gsym_inline *nk;
+
+		if (die_ranges(die, &rs) < 0)
+			goto nomem;
+		if (rs.n > 0 && (r = malloc(rs.n * 2 * sizeof(*r))) == NULL) {
+			free(rs.r);
+			goto nomem;
+		}
+		for (i = 0; i < rs.n; i++)
+			if (rset_contains(parent->ranges, parent->nranges,
+			    rs.r[2 * i], rs.r[2 * i + 1]))
+				nr = rset_insert(r, nr, rs.r[2 * i],
+				    rs.r[2 * i + 1]);
+		free(rs.r);
+		if (nr == 0) {
+			free(r);
+			return;
+		}
+		(void)attr_udata(die, DW_AT_call_file, 1, &cf);
+		(void)attr_udata(die, DW_AT_call_line, 0, &cl);
+		if (!file_id(cv, cf, &gf)) {
+			free(r);
+			return;
+		}
+		ii.ranges = r;
+		ii.nranges = nr;
+		ii.name = die_name(cv, die);
+		ii.call_file = gf;
+		ii.call_line = (uint32_t)cl;
+		if (dwarf_child(die, &child) == 0) {
+			do
+				parse_inline(cv, &child, depth + 1, &ii,
+				    &ckids);
+			while (dwarf_siblingof(&child, &child) == 0);
+		}
+		if (grow((void **)&parent->children, capkids,
+		    parent->nchildren + 1, sizeof(*parent->children)) < 0) {
+			inline_free(&ii);
+			goto nomem;
+		}
+		nk = (struct gsym_inline *)parent->children;
+		nk[parent->nchildren++] = ii;
+		return;
+	}
+	if ((tag == DW_TAG_subprogram && depth == 0) ||
+	    tag == DW_TAG_lexical_block) {
+		if (dwarf_child(die, &child) != 0)
+			return;
+		do
+			parse_inline(cv, &child, depth + 1, parent, capkids);
+		while (dwarf_siblingof(&child, &child) == 0);
+	}
+	return;
+nomem:
+	cv->err = -ENOMEM;
+}
+
+/* ---- functions ---- */
+
+static void
+subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
+{
+	uint64_t highest = cv->addr_size == 4 ? UINT32_MAX : UINT64_MAX;
+	uint32_t name;
+	size_t i;
+	int inl = -1;
+
+	if (die_ranges(die, rs) < 0) {
+		cv->err = -ENOMEM;
+		return;
+	}
+	if (rs->n == 0)
+		return;
+	if ((name = die_name(cv, die)) == 0)
+		return;
+	for (i = 0; i < rs->n && !cv->err; i++) {
+		uint64_t lo = rs->r[2 * i], hi = rs->r[2 * i + 1];
+		struct gsym_inline top = { 0 };
+		size_t nrows, capkids = 0;
+		uint64_t fr[2];
+		int rc;
+
+		/* As LLVM: the first bad range ends the DIE's ranges. */
+		if (lo >= hi || lo == highest ||
+		    !gsym_builder_is_text(cv->b, lo))
+			break;
+		if (hi - lo > UINT32_MAX)
+			break;
+		nrows = function_rows(cv, die, lo, hi);
+		if (inl < 0)
+			inl = has_inline(die, 0);
+		if (inl) {
+			fr[0] = lo;
+			fr[1] = hi;
+			top.ranges = fr;
+			top.nranges = 1;
+			top.name = name;
+			parse_inline(cv, die, 0, &top, &capkids);
+		}
+		rc = gsym_builder_add(cv->b, lo, hi, name, cv->rows, nrows,
+		    top.nchildren > 0 ? &top : NULL);
+		top.ranges = NULL;
+		inline_free(&top);
+		if (rc == -ENOMEM)
+			cv->err = rc;
+		else if (rc == 0)
+			cv->dwarf_funcs++;
+	}
+}
+
+static void
+walk(struct cvt *cv, Dwarf_Die *die, unsigned depth, struct ranges *rs)
+{
+	Dwarf_Die child;
+	Dwarf_Off me;
+
+	if (depth > 512 || cv->err)
+		return;
+	if (dwarf_tag(die) == DW_TAG_subprogram)
+		subprogram(cv, die, rs);
+	if (dwarf_child(die, &child) != 0)
+		return;
+	me = dwarf_dieoffset(die);
+	do {
+		if (!cv->unit_full &&
+		    par_set(cv, dwarf_dieoffset(&child), me) < 0)
+			return;
+		walk(cv, &child, depth + 1, rs);
+	} while (dwarf_siblingof(&child, &child) == 0 && !cv->err);
+}
+
+static int
+convert_dwarf(struct cvt *cv)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die cudie, subdie;
+	struct ranges rs = { 0 };
+	int rc;
+
+	while ((rc = dwarf_get_units(cv->dbg, cu, &next, &version, &unit_type,
+	    &cudie, &subdie)) == 0) {
+		Dwarf_Word stmt;
+		Dwarf_Attribute a;
+		uint8_t asize = 8;
+
+		cu = next;
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
+			continue;
+		pmap_clear(cv->pm);
+		if (cv->npar)
+			memset(cv->par, 0, cv->npar * sizeof(*cv->par));
+		cv->npar = 0;
+		cv->unit_full = 0;
+		cv->unit_off = dwarf_dieoffset(&cudie);
+		cv->lang = dwarf_srclang(&cudie);
+		cv->comp_dir = NULL;
+		if (dwarf_attr(&cudie, DW_AT_comp_dir, &a) != NULL)
+			cv->comp_dir = dwarf_formstring(&a);
+		if (dwarf_diecu(&cudie, &cudie, &asize, NULL) != NULL)
+			cv->addr_size = asize;
+		cv->lt.ok = 0;
+		if (dwarf_attr(&cudie, DW_AT_stmt_list, &a) != NULL &&
+		    dwarf_formudata(&a, &stmt) == 0)
+			if (parse_lines(cv, stmt) == -ENOMEM)
+				cv->err = -ENOMEM;
+		walk(cv, &cudie, 0, &rs);
+		if (cv->err)
+			break;
+	}
+	free(rs.r);
+	return cv->err;
+}
+
+/* ---- the symbol table and the file ---- */
+
+static int
+convert_symtab(struct cvt *cv, size_t *count)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(cv->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB ||
+		    sh.sh_entsize == 0 || (d = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			uint32_t id;
+			int rc;
+
+			if (gelf_getsym(d, (int)i, &sym) == NULL ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !gsym_builder_is_text(cv->b, sym.st_value) ||
+			    sym.st_size > UINT32_MAX)
+				continue;
+			name = elf_strptr(cv->elf, sh.sh_link, sym.st_name);
+			if (name == NULL || *name == '\0')
+				continue;
+			if ((id = gsym_builder_str(cv->b, name, strlen(name),
+			    0)) == UINT32_MAX)
+				return -ENOMEM;
+			rc = gsym_builder_add(cv->b, sym.st_value,
+			    sym.st_value + sym.st_size, id, NULL, 0, NULL);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc == 0)
+				(*count)++;
+		}
+	}
+	return 0;
+}
+
+/* The data of the first section called name (decompressed). */
+static void
+find_sect(Elf *elf, size_t shstrndx, const char *name, struct sect *out)
+{
+	Elf_Scn *scn = NULL;
+
+	out->p = NULL;
+	out->len = 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type == SHT_NOBITS ||
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
+		    strcmp(n, name) != 0)
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) &&
+		    elf_compress(scn, 0, 0) < 0)
+			return;
+		if ((d = elf_getdata(scn, NULL)) != NULL && d->d_buf) {
+			out->p = d->d_buf;
+			out->len = d->d_size;
+		}
+		return;
+	}
+}
+
 int
 gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st)
 {
-	(void)fd; (void)out_fd; (void)st;
-	return -ENOSYS;
+	struct cvt cv = { 0 };
+	struct pmap pm = { 0 };
+	struct elfinfo ei;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nph, i, nsym = 0, nout = 0;
+	int64_t wrote;
+	int rc;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	if ((rc = elfinfo_read(fd, &ei)) < 0)
+		return rc;
+	if ((cv.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||
+	    elf_kind(cv.elf) != ELF_K_ELF || gelf_getehdr(cv.elf, &eh) ==
+	    NULL || elf_getshdrstrndx(cv.elf, &shstrndx) != 0) {
+		rc = -ENOEXEC;
+		goto out;
+	}
+	if ((rc = gsym_builder_create(&cv.b)) < 0)
+		goto out;
+	cv.big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	cv.addr_size = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	gsym_builder_set_big_endian(cv.b, cv.big);
+	gsym_builder_set_uuid(cv.b, ei.buildid, ei.buildid_len);
+	if (elf_getphdrnum(cv.elf, &nph) == 0)
+		for (i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(cv.elf, (int)i, &ph) != NULL &&
+			    ph.p_type == PT_LOAD) {
+				gsym_builder_set_base(cv.b, ph.p_vaddr);
+				break;
+			}
+		}
+	while ((scn = elf_nextscn(cv.elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) != NULL &&
+		    (sh.sh_flags & SHF_EXECINSTR) && sh.sh_size > 0 &&
+		    (rc = gsym_builder_add_text(cv.b, sh.sh_addr,
+		    sh.sh_addr + sh.sh_size)) < 0)
+			goto out;
+	}
+	cv.pm = &pm;
+	if ((cv.dbg = dwarf_begin_elf(cv.elf, DWARF_C_READ, NULL)) != NULL) {
+		find_sect(cv.elf, shstrndx, ".debug_line", &cv.line);
+		find_sect(cv.elf, shstrndx, ".debug_line_str", &cv.line_str);
+		find_sect(cv.elf, shstrndx, ".debug_str", &cv.str);
+		if ((rc = convert_dwarf(&cv)) < 0)
+			goto out;
+	}
+	if ((rc = convert_symtab(&cv, &nsym)) < 0)
+		goto out;
+	if (gsym_builder_count(cv.b) == 0) {
+		rc = -ENODATA;
+		goto out;
+	}
+	if ((wrote = gsym_builder_write(cv.b, out_fd, &nout)) < 0) {
+		rc = (int)wrote;
+		goto out;
+	}
+	if (st) {
+		st->dwarf_funcs = cv.dwarf_funcs;
+		st->symtab_funcs = nsym;
+		st->funcs = nout;
+		st->bytes = (uint64_t)wrote;
+	}
+	rc = 0;
+out:
+	gsym_builder_free(cv.b);
+	if (cv.dbg)
+		dwarf_end(cv.dbg);
+	if (cv.elf)
+		elf_end(cv.elf);
+	ltable_free(&cv.lt);
+	free(cv.rows);
+	free(cv.idx);
+	free(cv.par);
+	free(pm.keys);
+	free(pm.vals);
+	free(pm.walked);
+	return rc;
 }

@@ -5,9 +5,10 @@
  *   200  the artifact, with its X-DEBUGINFOD-* headers
  *   400  malformed id, path or artifact type (webapi says why)
  *   404  no such artifact, or no such page, or the hop limit reached
- *   405  a method other than GET and HEAD
+ *   405  a method other than GET and HEAD (POST for /symbolize)
+ *   413  a /symbolize body over the limit
  *   406  larger than the client's X-DEBUGINFOD-MAXSIZE
- *   500  the store failed
+ *   500  the store failed, or a conversion to GSYM did
  * An empty artifact is answered 404: libdebuginfod takes an empty 200 as
  * "not found" anyway, and caches it as such.
  *
@@ -29,11 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <microhttpd.h>
 
 #include "auth.h"
 #include "elfinfo.h"
 #include "fetch.h"
+#include "gsymsvc.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
@@ -47,6 +50,7 @@ struct http {
 	struct scan		*s;
 	struct fetch		*f;
 	struct auth		*auth;		/* NULL: uploads refused */
+	struct gsymsvc		*gs;		/* NULL: no GSYM */
 	uint16_t		 port;
 };
 
@@ -69,6 +73,12 @@ struct req {
 	struct cache_record	 srec;		/* its strings in srec.mem */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
+	int			 post;		/* a POST: body in body/nbody */
+	char			*body;
+	size_t			 nbody, capbody;
+	int			 too_long;	/* body over the limit */
+	int			 converted;	/* a conversion ran for us */
+	int			 convert_rc;	/* its outcome */
 	char			 method[8];
 	char			 url[];		/* as received, for the log */
 };
@@ -117,7 +127,7 @@ text(struct MHD_Connection *conn, struct req *r, int status,
 	    "text/plain");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-		    "GET, HEAD");
+		    strstr(r->url, "/symbolize") ? "POST" : "GET, HEAD");
 	return queue(conn, r, status, resp, (uint64_t)n, result, how);
 }
 
@@ -635,6 +645,364 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	    "extracted");
 }
 
+/* ---- GSYM and batch symbolization ---- */
+
+/* Runs on a gsymsvc worker; MHD calls handle() again. */
+static void
+converted(void *ctx, int rc)
+{
+	struct req *r = ctx;
+
+	r->converted = 1;
+	r->convert_rc = rc;
+	MHD_resume_connection(r->conn);
+}
+
+static int
+has_parent(struct http *h, const struct webapi_req *w)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	p;
+	struct cache_key	k = { CACHE_DEBUGINFO, w->id, w->idlen, NULL };
+	size_t			i;
+
+	for (i = 0; i < 2; i++) {
+		k.kind = kinds[i];
+		if (cache_get(h->c, &k, now_s(), &p) == 0) {
+			cache_record_release(&p);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Addresses from a /symbolize body: a JSON array (numbers, or strings
+ * in hex), or one hex address per line.  @return count, or -1 with why. */
+static long
+parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
+    const char **why)
+{
+	uint64_t	*a = NULL, *na;
+	size_t		 n = 0, cap = 0, i = 0;
+	json_object	*arr = NULL;
+
+	*out = NULL;
+	while (i < len && (body[i] == ' ' || body[i] == '\t' ||
+	    body[i] == '\r' || body[i] == '\n'))
+		i++;
+	if (i < len && body[i] == '[') {
+		json_tokener	*tok = json_tokener_new();
+		size_t		 k, cnt;
+
+		if (tok == NULL)
+			goto nomem;
+		arr = json_tokener_parse_ex(tok, body, (int)len);
+		if (json_tokener_get_error(tok) != json_tokener_success)
+			arr = NULL;
+		json_tokener_free(tok);
+		if (arr == NULL || !json_object_is_type(arr, json_type_array)) {
+			*why = "malformed JSON: expected an array of addresses";
+			goto bad;
+		}
+		cnt = json_object_array_length(arr);
+		if (cnt > max) {
+			*why = "too many addresses";
+			goto bad;
+		}
+		if (cnt > 0 && (a = malloc(cnt * sizeof(*a))) == NULL)
+			goto nomem;
+		for (k = 0; k < cnt; k++) {
+			json_object	*e = json_object_array_get_idx(arr, k);
+			const char	*s;
+			char		*end;
+
+			if (json_object_is_type(e, json_type_int)) {
+				errno = 0;
+				if (json_object_get_int64(e) < 0) {
+					*why = "negative address";
+					goto bad;
+				}
+				a[n++] = json_object_get_uint64(e);
+			} else if (json_object_is_type(e, json_type_string)) {
+				s = json_object_get_string(e);
+				if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+					s += 2;
+				errno = 0;
+				a[n++] = strtoull(s, &end, 16);
+				if (*s == '\0' || *end != '\0' || errno != 0 ||
+				    *s == '-' || *s == '+' || *s == ' ') {
+					*why = "malformed address in the array";
+					goto bad;
+				}
+			} else {
+				*why = "addresses must be numbers or hex strings";
+				goto bad;
+			}
+		}
+		json_object_put(arr);
+		*out = a;
+		return (long)n;
+	}
+	while (i < len) {
+		size_t	 e = i, k;
+		char	 tmp[40], *end;
+
+		while (e < len && body[e] != '\n')
+			e++;
+		k = e;
+		while (k > i && (body[k - 1] == '\r' || body[k - 1] == ' ' ||
+		    body[k - 1] == '\t'))
+			k--;
+		while (i < k && (body[i] == ' ' || body[i] == '\t'))
+			i++;
+		if (k > i) {
+			const char *s = body + i;
+			size_t l = k - i;
+
+			if (l >= 2 && s[0] == '0' && (s[1] == 'x' ||
+			    s[1] == 'X')) {
+				s += 2;
+				l -= 2;
+			}
+			if (l == 0 || l > 16) {
+				*why = "malformed address line";
+				goto bad;
+			}
+			memcpy(tmp, s, l);
+			tmp[l] = '\0';
+			errno = 0;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				if ((na = realloc(a, cap * sizeof(*a))) == NULL)
+					goto nomem;
+				a = na;
+			}
+			a[n] = strtoull(tmp, &end, 16);
+			if (*end != '\0' || errno != 0 || tmp[0] == '-' ||
+			    tmp[0] == '+') {
+				*why = "malformed address line";
+				goto bad;
+			}
+			if (++n > max) {
+				*why = "too many addresses";
+				goto bad;
+			}
+		}
+		i = e + 1;
+	}
+	*out = a;
+	return (long)n;
+nomem:
+	*why = "out of memory";
+bad:
+	json_object_put(arr);
+	free(a);
+	return -1;
+}
+
+static json_object *
+frames_json(const struct gsym_result *res)
+{
+	json_object	*fr = json_object_new_array_ext((int)res->nframes);
+	size_t		 i;
+
+	for (i = 0; i < res->nframes; i++) {
+		const struct gsym_frame	*f = &res->frames[i];
+		json_object		*o = json_object_new_object();
+
+		json_object_object_add(o, "function",
+		    json_object_new_string(f->name));
+		json_object_object_add(o, "offset",
+		    json_object_new_uint64(f->offset));
+		if (f->base != NULL) {
+			char	path[4096];
+
+			if (f->dir[0] != '\0')
+				snprintf(path, sizeof(path), "%s/%s", f->dir,
+				    f->base);
+			else
+				snprintf(path, sizeof(path), "%s", f->base);
+			json_object_object_add(o, "file",
+			    json_object_new_string(path));
+			json_object_object_add(o, "line",
+			    json_object_new_int64(f->line));
+		}
+		json_object_object_add(o, "inlined",
+		    json_object_new_boolean(f->inlined));
+		json_object_array_add(fr, o);
+	}
+	return fr;
+}
+
+static enum MHD_Result
+symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const struct webapi_req *w, const struct cache_record *rec, int fd)
+{
+	struct gsymsvc_file	*gf = NULL;
+	struct gsym_result	*res = NULL;
+	struct MHD_Response	*resp;
+	json_object		*top, *results;
+	const char		*why = NULL, *js;
+	uint64_t		*addrs = NULL;
+	long			 n, i;
+	size_t			 len;
+	char			*copy;
+	int			 rc;
+
+	if (r->too_long) {
+		close(fd);
+		return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "too many addresses", METRICS_R_ERROR, "symbolize");
+	}
+	n = parse_addresses(r->body ? r->body : "", r->nbody,
+	    h->cfg->symbolize_max, &addrs, &why);
+	if (n < 0) {
+		close(fd);
+		return text(conn, r, strcmp(why, "too many addresses") == 0 ?
+		    MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST, why,
+		    METRICS_R_ERROR, "symbolize");
+	}
+	rc = gsymsvc_open(h->gs, rec, fd, &gf);
+	close(fd);
+	if (rc < 0 || (res = malloc(sizeof(*res))) == NULL) {
+		free(addrs);
+		gsymsvc_release(gf);
+		log_warnx("symbolize %s: %s", w->idhex, rc < 0 ?
+		    strerror(-rc) : "out of memory");
+		return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "cannot read the GSYM", METRICS_R_ERROR, "symbolize");
+	}
+	top = json_object_new_object();
+	results = json_object_new_array_ext((int)n);
+	json_object_object_add(top, "buildid",
+	    json_object_new_string(w->idhex));
+	for (i = 0; i < n; i++) {
+		json_object	*o = json_object_new_object();
+		char		 hex[40];
+
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, addrs[i]);
+		json_object_object_add(o, "address",
+		    json_object_new_string(hex));
+		rc = gsymsvc_lookup(gf, addrs[i], res);
+		if (rc == 0) {
+			json_object_object_add(o, "frames", frames_json(res));
+		} else {
+			char msg[96];
+
+			if (rc == -ENOENT)
+				snprintf(msg, sizeof(msg),
+				    "address 0x%" PRIx64 " is not in GSYM",
+				    addrs[i]);
+			else
+				snprintf(msg, sizeof(msg), "corrupt record");
+			json_object_object_add(o, "frames",
+			    json_object_new_array());
+			json_object_object_add(o, "error",
+			    json_object_new_string(msg));
+		}
+		json_object_array_add(results, o);
+	}
+	json_object_object_add(top, "results", results);
+	js = json_object_to_json_string_length(top, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE,
+	    &len);
+	copy = js != NULL ? malloc(len + 1) : NULL;
+	if (copy != NULL)
+		memcpy(copy, js, len + 1);
+	json_object_put(top);
+	free(res);
+	free(addrs);
+	gsymsvc_release(gf);
+	if (copy == NULL)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(len, copy,
+	    MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL) {
+		free(copy);
+		return MHD_NO;
+	}
+	/* copy now owned by MHD */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER,
+	    r->converted ? "converted" : "symbolized");
+}
+
+/*
+ * /gsym and /symbolize: a fresh stored GSYM, else one converted now from
+ * the debuginfo (or executable) the store has or an upstream gives.
+ */
+static enum MHD_Result
+serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const struct webapi_req *w, const struct cache_key *key)
+{
+	struct cache_record	 rec;
+	struct cache_key	 dk = { CACHE_DEBUGINFO, w->id, w->idlen, NULL };
+	int			 fd, rc;
+
+	if (h->gs == NULL)
+		return text(conn, r, MHD_HTTP_NOT_FOUND, "GSYM is disabled",
+		    METRICS_R_NOTFOUND, "-");
+	if (cache_get(h->c, key, now_s(), &rec) == 0) {
+		if (gsymsvc_fresh(h->gs, w->id, w->idlen, &rec) &&
+		    cache_open_data(h->c, &rec, &fd) == 0) {
+			enum MHD_Result ret = w->symbolize ?
+			    symbolize(h, conn, r, w, &rec, fd) :
+			    send_fd(h, conn, r, key, &rec, fd);
+
+			if (!w->symbolize && r->converted)
+				r->how = "converted";
+			cache_record_release(&rec);
+			return ret;
+		}
+		cache_record_release(&rec);
+	}
+	if (r->converted) {
+		switch (r->convert_rc) {
+		case 0:		/* stored, then evicted or changed again */
+		case -ENOENT:	/* the parent went away meanwhile */
+			return text(conn, r, MHD_HTTP_NOT_FOUND,
+			    "no debuginfo for this build-id",
+			    METRICS_R_NOTFOUND, "gsym");
+		case -ENODATA:
+			return text(conn, r, MHD_HTTP_NOT_FOUND,
+			    "its debuginfo has no DWARF or symbol table to "
+			    "convert", METRICS_R_NOTFOUND, "gsym");
+		case -ENOEXEC:
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "its debuginfo is not a valid ELF file",
+			    METRICS_R_ERROR, "gsym");
+		default:
+			log_warnx("gsym %s: %s", w->idhex,
+			    strerror(-r->convert_rc));
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "conversion to GSYM failed", METRICS_R_ERROR,
+			    "gsym");
+		}
+	}
+	if (has_parent(h, w)) {
+		r->conn = conn;
+		MHD_suspend_connection(conn);
+		if ((rc = gsymsvc_convert(h->gs, w->id, w->idlen, converted,
+		    r)) < 0) {
+			MHD_resume_connection(conn);
+			log_warnx("gsym %s: %s", w->idhex, strerror(-rc));
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "cannot convert", METRICS_R_ERROR, "gsym");
+		}
+		return MHD_YES;
+	}
+	if (r->fetches == 0 && ask_upstream(h, conn, r, &dk, w->idhex, NULL,
+	    0, 0))
+		return MHD_YES;
+	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT)
+		return transient(conn, r);
+	return text(conn, r, MHD_HTTP_NOT_FOUND,
+	    "no debuginfo for this build-id", METRICS_R_NOTFOUND,
+	    r->fetches ? "upstream 404" : "miss");
+}
+
 static enum MHD_Result serve_buildid(struct http *, struct MHD_Connection *,
     struct req *, const struct webapi_req *, int);
 
@@ -706,6 +1074,8 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	}
 	if (w->kind == CACHE_SECTION)
 		return serve_section(h, conn, r, w, &key);
+	if (w->kind == CACHE_GSYM)
+		return serve_gsym(h, conn, r, w, &key);
 
 	rc = lookup(h, &key, &rec, &fd);
 	if (rc == -ENOENT && may_map && r->fetches == 0 &&
@@ -767,6 +1137,8 @@ serve_metrics(struct http *h, struct MHD_Connection *conn, struct req *r)
 	metrics_render(fp, have ? &st : NULL);
 	if (h->f != NULL)
 		fetch_metrics(h->f, fp);
+	if (h->gs != NULL)
+		gsymsvc_metrics(h->gs, fp);
 	fclose(fp);
 	resp = MHD_create_response_from_buffer(len, buf,
 	    MHD_RESPMEM_MUST_FREE);
@@ -891,6 +1263,22 @@ begin_write(struct http *h, struct MHD_Connection *conn, struct req *r,
 }
 
 /* The whole body is in: validate, decide, answer. */
+/* --gsym-on-upload: convert an uploaded debuginfo now, nobody waiting. */
+static void
+eager_gsym(struct http *h, const char *url)
+{
+	struct webapi_req	 w;
+	const char		*why;
+	int			 rc;
+
+	if (webapi_parse(url, &w, &why) == 0 && w.route == WEBAPI_ARTIFACT &&
+	    !w.by_fileid && (w.kind == CACHE_DEBUGINFO ||
+	    w.kind == CACHE_EXECUTABLE) && (rc = gsymsvc_convert(h->gs, w.id,
+	    w.idlen, NULL, NULL)) < 0)
+		log_warnx("gsym %s: %s", w.idhex, strerror(-rc));
+	webapi_req_free(&w);
+}
+
 static enum MHD_Result
 finish_upload(struct http *h, struct MHD_Connection *conn, struct req *r)
 {
@@ -916,6 +1304,9 @@ finish_upload(struct http *h, struct MHD_Connection *conn, struct req *r)
 	force |= f != NULL && strcmp(f, "0") != 0;
 	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
 	r->up = NULL;	/* consumed */
+	if (h->gs != NULL && h->cfg->gsym_on_upload &&
+	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
+		eager_gsym(h, r->url);
 	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);
 	return text(conn, r, status[res], msg, res <= UPLOAD_SAME ?
 	    METRICS_R_OTHER : METRICS_R_ERROR, "upload");
@@ -946,6 +1337,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
 		    strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
 			return begin_write(h, conn, r, url, method);
+		r->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 		/* Answer on the next call: libmicrohttpd closes a connection
 		 * whose response was queued on the first one, and keep-alive
 		 * is worth 2x on small hits. */
@@ -959,17 +1351,53 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (r->post && *upload_size != 0) {
+		/* A /symbolize body: kept up to about 40 bytes an address. */
+		size_t max = (size_t)h->cfg->symbolize_max * 40 + 4096;
+
+		if (!r->too_long && r->nbody + *upload_size > max) {
+			r->too_long = 1;
+		} else if (!r->too_long) {
+			if (r->capbody - r->nbody < *upload_size + 1) {
+				size_t cap = r->capbody ? r->capbody : 65536;
+				char *nb;
+
+				while (cap - r->nbody < *upload_size + 1)
+					cap *= 2;
+				if ((nb = realloc(r->body, cap)) == NULL)
+					return MHD_NO;
+				r->body = nb;
+				r->capbody = cap;
+			}
+			memcpy(r->body + r->nbody, upload_data, *upload_size);
+			r->nbody += *upload_size;
+			r->body[r->nbody] = '\0';
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
 	if (*upload_size != 0 || r->status != 0) {
 		/* A body we do not want: let MHD discard it. */
 		*upload_size = 0;
 		return MHD_YES;
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0 && !r->post)
 		return text(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED,
 		    "method not allowed", METRICS_R_ERROR, "-");
 
 	rc = webapi_parse(url, &w, &why);
+	if (rc == 0 && w.route == WEBAPI_ARTIFACT && w.symbolize != r->post) {
+		webapi_req_free(&w);
+		return text(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED, r->post ?
+		    "method not allowed" : "POST the addresses to /symbolize",
+		    METRICS_R_ERROR, "-");
+	}
+	if (rc == 0 && r->post && w.route != WEBAPI_ARTIFACT) {
+		webapi_req_free(&w);
+		return text(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED,
+		    "method not allowed", METRICS_R_ERROR, "-");
+	}
 	if (rc == -ENOENT)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "no such page",
 		    METRICS_R_ERROR, "-");
@@ -1012,6 +1440,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	*con_cls = NULL;
 	upload_abort(r->up);	/* a client that went away mid-upload */
+	free(r->body);
 	if (r->sfd >= 0)
 		close(r->sfd);
 	cache_record_release(&r->srec);
@@ -1092,7 +1521,7 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct fetch *f, struct auth *auth, struct http **out)
+    struct fetch *f, struct auth *auth, struct gsymsvc *gs, struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
@@ -1111,6 +1540,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->s = s;
 	h->f = f;
 	h->auth = auth;
+	h->gs = gs;
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);

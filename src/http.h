@@ -12,18 +12,20 @@
 #include "cache/cache.h"
 #include "config.h"
 #include "fetch.h"
+#include "gsymsvc.h"
 #include "scan.h"
 
 struct http;
 
 /*
  * Start listening on cfg->listen and serving.  cfg, c, s, f and auth must
- * outlive the server; s (no scanning), f (no upstreams) and auth (uploads
- * refused) may be NULL.
+ * outlive the server; s (no scanning), f (no upstreams), auth (uploads
+ * refused) and gs (no GSYM) may be NULL.
  * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
  */
 int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
-	    struct fetch *f, struct auth *auth, struct http **out);
+	    struct fetch *f, struct auth *auth, struct gsymsvc *gs,
+	    struct http **out);
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "elfinfo.h"
 #include "fetch.h"
+#include "gsymsvc.h"
 #include "http.h"
 #include "log.h"
 #include "scan.h"
@@ -82,6 +83,7 @@ main(int argc, char **argv)
 	struct cache		*c;
 	struct scan		*s = NULL;
 	struct fetch		*f = NULL;
+	struct gsymsvc		*gs = NULL;
 	struct auth		*auth = NULL;
 	const char		*why;
 	unsigned		 line;
@@ -166,7 +168,9 @@ main(int argc, char **argv)
 			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
 	}
-	if ((rc = http_start(&cfg, c, s, f, auth, &h)) < 0)
+	if ((rc = gsymsvc_create(c, (unsigned)cfg.gsym_workers, &gs)) < 0)
+		fatalx("gsym workers: %s", strerror(-rc));
+	if ((rc = http_start(&cfg, c, s, f, auth, gs, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -185,8 +189,10 @@ main(int argc, char **argv)
 		break;
 	}
 	fetch_stop(f);		/* resumes every suspended connection */
+	gsymsvc_stop(gs);	/* the same, for conversions */
 	http_stop(h);
 	fetch_free(f);
+	gsymsvc_free(gs);
 	auth_free(auth);
 	pthread_mutex_lock(&m.mu);
 	m.stop = 1;

@@ -230,6 +230,13 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 			*why = "unexpected characters after artifact type";
 			rc = -EINVAL;
 		}
+	} else if (IS("gsym") || IS("symbolize")) {
+		req->kind = CACHE_GSYM;
+		req->symbolize = IS("symbolize");
+		if (*rest != '\0') {
+			*why = "unexpected characters after artifact type";
+			rc = -EINVAL;
+		}
 	} else if (IS("source")) {
 		req->kind = CACHE_SOURCE;
 		if (*rest == '\0') {

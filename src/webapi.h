@@ -27,6 +27,7 @@ struct webapi_req {
 	size_t		 idlen;		/* bytes in id */
 	char		 idhex[WEBAPI_ID_HEX_MAX + 1];	/* as sent, NUL-terminated */
 	int		 by_fileid;	/* /fileid/ID/...: id is a FileID */
+	int		 symbolize;	/* .../symbolize (kind CACHE_GSYM) */
 	/*
 	 * CACHE_SOURCE: the canonical absolute path (dot segments and
 	 * repeated slashes removed).  CACHE_SECTION: the section name.

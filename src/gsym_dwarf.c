@@ -216,6 +216,7 @@ struct cvt {
 	uint32_t		*idx;
 	size_t			 capidx;
 	struct pmap		*pm;		/* parents in other units */
+	struct pmap		*names;		/* abstract origin -> name id + 1 */
 	/* Parents of the DIEs of the unit being walked, recorded as walk()
 	 * meets them: par[off - unit_off] = parent offset - unit_off + 1
 	 * (0: not met yet). */
@@ -1090,6 +1091,29 @@ nomem:
 	return 0;
 }
 
+/*
+ * The name of an inlined subroutine: that of its abstract origin, which
+ * the same unit inlines again and again; remembered per unit.
+ */
+static uint32_t
+origin_name(struct cvt *cv, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin;
+	uint64_t v;
+	uint32_t id;
+
+	if (dwarf_attr(die, DW_AT_abstract_origin, &a) == NULL ||
+	    dwarf_formref_die(&a, &origin) == NULL)
+		return die_name(cv, die);
+	if (pmap_get(cv->names, dwarf_dieoffset(&origin), &v))
+		return (uint32_t)(v - 1);
+	id = die_name(cv, die);
+	if (pmap_put(cv->names, dwarf_dieoffset(&origin), (uint64_t)id + 1) < 0)
+		cv->err = -ENOMEM;
+	return id;
+}
+
 /* ---- ranges ---- */
 
 struct ranges {
@@ -1114,37 +1138,6 @@ die_ranges(Dwarf_Die *die, struct ranges *out)
 		out->n++;
 	}
 	return 0;
-}
-
-/* LLVM's AddressRanges::insert (see gsym_write.c's twin). */
-static size_t
-rset_insert(uint64_t *r, size_t n, uint64_t start, uint64_t end)
-{
-	size_t it = 0, it2;
-
-	if (start >= end)
-		return n;
-	while (it < n && !(start < r[2 * it] ||
-	    (start == r[2 * it] && end < r[2 * it + 1])))
-		it++;
-	it2 = it;
-	while (it2 < n && r[2 * it2] < end)
-		it2++;
-	if (it != it2) {
-		if (r[2 * (it2 - 1) + 1] > end)
-			end = r[2 * (it2 - 1) + 1];
-		memmove(&r[2 * it], &r[2 * it2], (n - it2) * 2 * sizeof(*r));
-		n -= it2 - it;
-	}
-	if (it > 0 && start < r[2 * (it - 1) + 1]) {
-		if (end > r[2 * (it - 1) + 1])
-			r[2 * (it - 1) + 1] = end;
-		return n;
-	}
-	memmove(&r[2 * (it + 1)], &r[2 * it], (n - it) * 2 * sizeof(*r));
-	r[2 * it] = start;
-	r[2 * it + 1] = end;
-	return n + 1;
 }
 
 /* LLVM's AddressRanges::contains(range). */
@@ -1225,7 +1218,7 @@ parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
 		for (i = 0; i < rs.n; i++)
 			if (rset_contains(parent->ranges, parent->nranges,
 			    rs.r[2 * i], rs.r[2 * i + 1]))
-				nr = rset_insert(r, nr, rs.r[2 * i],
+				nr = gsym_ranges_insert(r, nr, rs.r[2 * i],
 				    rs.r[2 * i + 1]);
 		free(rs.r);
 		if (nr == 0) {
@@ -1240,7 +1233,7 @@ parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
 		}
 		ii.ranges = r;
 		ii.nranges = nr;
-		ii.name = die_name(cv, die);
+		ii.name = origin_name(cv, die);
 		ii.call_file = gf;
 		ii.call_line = (uint32_t)cl;
 		if (dwarf_child(die, &child) == 0) {
@@ -1365,6 +1358,7 @@ convert_dwarf(struct cvt *cv)
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
 			continue;
 		pmap_clear(cv->pm);
+		pmap_clear(cv->names);
 		if (cv->npar)
 			memset(cv->par, 0, cv->npar * sizeof(*cv->par));
 		cv->npar = 0;
@@ -1465,7 +1459,7 @@ int
 gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st)
 {
 	struct cvt cv = { 0 };
-	struct pmap pm = { 0 };
+	struct pmap pm = { 0 }, names = { 0 };
 	struct elfinfo ei;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
@@ -1509,6 +1503,7 @@ gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st)
 			goto out;
 	}
 	cv.pm = &pm;
+	cv.names = &names;
 	if ((cv.dbg = dwarf_begin_elf(cv.elf, DWARF_C_READ, NULL)) != NULL) {
 		find_sect(cv.elf, shstrndx, ".debug_line", &cv.line);
 		find_sect(cv.elf, shstrndx, ".debug_line_str", &cv.line_str);
@@ -1546,5 +1541,8 @@ out:
 	free(pm.keys);
 	free(pm.vals);
 	free(pm.walked);
+	free(names.keys);
+	free(names.vals);
+	free(names.walked);
 	return rc;
 }

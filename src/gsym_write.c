@@ -461,13 +461,8 @@ gsym_builder_set_uuid(struct gsym_builder *b, const void *uuid, size_t len)
 	b->uuidlen = len;
 }
 
-/*
- * Insert [start, end) into a sorted pair list the way LLVM's
- * AddressRanges::insert does: empty ranges are ignored and overlapping
- * ones merged; ranges that only touch stay apart.
- */
-static size_t
-ranges_insert(uint64_t *r, size_t n, uint64_t start, uint64_t end)
+size_t
+gsym_ranges_insert(uint64_t *r, size_t n, uint64_t start, uint64_t end)
 {
 	size_t it = 0, it2;
 
@@ -504,7 +499,7 @@ gsym_builder_add_text(struct gsym_builder *b, uint64_t start, uint64_t end)
 	if (nt == NULL)
 		return -ENOMEM;
 	b->text = nt;
-	b->ntext = ranges_insert(b->text, b->ntext, start, end);
+	b->ntext = gsym_ranges_insert(b->text, b->ntext, start, end);
 	return 0;
 }
 
@@ -566,7 +561,7 @@ put_inline(struct gsym_builder *b, const struct gsym_inline *n,
 	    (r = malloc(n->nranges * 2 * sizeof(*r))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < n->nranges; i++)
-		nr = ranges_insert(r, nr, n->ranges[2 * i],
+		nr = gsym_ranges_insert(r, nr, n->ranges[2 * i],
 		    n->ranges[2 * i + 1]);
 	if (nr == 0 || r[0] < base) {
 		rc = -EINVAL;

@@ -96,6 +96,15 @@ size_t	gsym_builder_count(const struct gsym_builder *b);
 int64_t	gsym_builder_write(struct gsym_builder *b, int fd, size_t *nfuncs);
 
 /*
+ * Insert [start, end) into r, n sorted {start, end} pairs with room for
+ * one more, as LLVM's AddressRanges::insert does: an empty range is
+ * ignored, overlapping ones are merged, ranges that only touch stay
+ * apart.  @return the new number of pairs.
+ */
+size_t	gsym_ranges_insert(uint64_t *r, size_t n, uint64_t start,
+	    uint64_t end);
+
+/*
  * LLVM's line-table encoding of rows (file values used as they are),
  * relative to function start base, into out (at most cap bytes).  Pure,
  * for tests.

@@ -474,36 +474,43 @@ static int
 find(struct ctx *x, uint64_t addr, uint32_t *index)
 {
 	const struct gsym *g = x->g;
-	uint32_t n = g->hdr.num_addresses, lo, hi, mid, i, size;
+	uint32_t n = g->hdr.num_addresses, lo, len, half, i, size;
 	uint64_t off, a, start;
 	size_t roff;
 
 	if (n == 0 || addr < g->hdr.base_address)
 		return -ENOENT;
 	off = addr - g->hdr.base_address;
-	/* The first entry above off; the one before it is the last at or
-	 * below. */
+	/* std::lower_bound, step for step, then LLVM's adjustments, so that
+	 * even an unsorted table gives LLVM's answer. */
 	lo = 0;
-	hi = n;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (addr_off(g, mid) <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
+	len = n;
+	while (len > 0) {
+		half = len / 2;
+		if (addr_off(g, lo + half) < off) {
+			lo += half + 1;
+			len -= half + 1;
+		} else
+			len = half;
 	}
-	if (lo == 0)
+	if (lo == 0 && off < addr_off(g, 0))
 		return -ENOENT;
-	i = lo - 1;
+	if (lo == n || off < addr_off(g, lo))
+		lo--;
+	i = lo;
 	a = addr_off(g, i);
 	while (i > 0 && addr_off(g, i - 1) == a)
 		i--;
 	start = g->hdr.base_address + a;
-	for (; i < n && addr_off(g, i) == a; i++) {
+	for (; i < n; i++) {
+		/* LLVM checks the record offset of the entry after a run
+		 * before it sees that the run has ended. */
 		roff = rec_off(g, i);
 		if (roff >= g->len)
 			return fail(x, "invalid address info offset 0x%" PRIx32,
 			    (uint32_t)roff);
+		if (addr_off(g, i) != a)
+			break;
 		/* LLVM reads a size it cannot have as 0. */
 		size = g->len - roff >= 4 ? get32(g->data + roff, g->swapped)
 		    : 0;
@@ -771,12 +778,13 @@ static int
 parse(struct ctx *x, uint32_t index, struct gsym_func *f, struct dec *d)
 {
 	const struct gsym *g = x->g;
-	struct cur c, cc;
+	struct cur c, cc, inl;
 	uint32_t type = 0, len = 0;
 	size_t roff, at;
 	int rc;
 
 	memset(f, 0, sizeof(*f));
+	memset(&inl, 0, sizeof(inl));
 	if (index >= g->hdr.num_addresses)
 		return -EINVAL;
 	f->index = index;
@@ -840,11 +848,15 @@ parse(struct ctx *x, uint32_t index, struct gsym_func *f, struct dec *d)
 			f->has_lines = 1;
 			break;
 		case GSYM_INFO_INLINE:
+			/* A lookup reads the last one, after the rest. */
+			f->has_inline = 1;
+			inl = cc;
+			if (!x->dump)
+				break;
 			d->nnodes = 0;
 			d->nranges = 0;
 			if ((rc = inline_node(d, &cc, f->start, 0)) < 0)
 				return rc;
-			f->has_inline = 1;
 			break;
 		default:
 			if (x->dump)
@@ -855,6 +867,13 @@ parse(struct ctx *x, uint32_t index, struct gsym_func *f, struct dec *d)
 		c.off += len;
 	}
 out:
+	/* As LLVM's lookup, use inline info only with a line table. */
+	if (!x->dump && f->has_inline) {
+		if (!f->has_lines)
+			f->has_inline = 0;
+		else if ((rc = inline_node(d, &inl, f->start, 0)) < 0)
+			return rc;
+	}
 	f->sorted = d->sorted;
 	f->rows = d->rows;
 	f->nrows = f->has_lines ? d->nrows : 0;

@@ -532,7 +532,8 @@ parse_lines(struct cvt *cv, uint64_t off)
 	}
 #undef EMIT
 	/* Sequences by low address; equal ones keep program order. */
-	qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
+	if (t->nseqs > 1)
+		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
 	if (grow((void **)&t->gfile, &t->capgfile, t->nfiles + 1,
 	    sizeof(*t->gfile)) < 0)
 		return -ENOMEM;

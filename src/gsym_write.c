@@ -98,6 +98,8 @@ buf_need(struct buf *b, size_t n)
 static void
 buf_add(struct buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;
 	buf_need(b, n);
 	if (b->err)
 		return;

@@ -15,8 +15,8 @@
 #include "gsymsvc.h"
 
 #define NSHARDS		16
-#define SHARD_BUDGET	(8u << 20)	/* decoded bytes kept per shard */
-#define MAX_OPEN	16		/* GSYM files kept open */
+#define SHARD_BUDGET	(2u << 20)	/* decoded bytes kept per shard */
+#define MAX_OPEN	8		/* GSYM files kept open */
 
 struct waiter {
 	gsymsvc_done_fn	 done;

@@ -842,13 +842,13 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 	struct gsymsvc_file	*gf = NULL;
 	struct gsym_result	*res = NULL;
 	struct MHD_Response	*resp;
-	json_object		*top, *results;
+	struct membuf		 out = { NULL, 0, 0 };
 	const char		*why = NULL, *js;
 	uint64_t		*addrs = NULL;
+	char			 head[200];
 	long			 n, i;
 	size_t			 len;
-	char			*copy;
-	int			 rc;
+	int			 rc, hl;
 
 	if (r->too_long) {
 		close(fd);
@@ -873,11 +873,16 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 		return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "cannot read the GSYM", METRICS_R_ERROR, "symbolize");
 	}
-	top = json_object_new_object();
-	results = json_object_new_array_ext((int)n);
-	json_object_object_add(top, "buildid",
-	    json_object_new_string(w->idhex));
-	for (i = 0; i < n; i++) {
+	/*
+	 * Each result is one json-c object, written and freed before the
+	 * next: a tree of every result would cost a malloc and a free per
+	 * field all at once, which was most of the time of a large batch.
+	 * The id is lowercase hex: nothing in the envelope needs escaping.
+	 */
+	hl = snprintf(head, sizeof(head), "{\"buildid\":\"%s\",\"results\":[",
+	    w->idhex);
+	rc = mem_sink(&out, head, (size_t)hl);
+	for (i = 0; i < n && rc == 0; i++) {
 		json_object	*o = json_object_new_object();
 		char		 hex[40];
 
@@ -901,31 +906,35 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 			json_object_object_add(o, "error",
 			    json_object_new_string(msg));
 		}
-		json_object_array_add(results, o);
+		js = json_object_to_json_string_length(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		    &len);
+		rc = js == NULL ? -ENOMEM : 0;
+		if (rc == 0 && i > 0)
+			rc = mem_sink(&out, ",", 1);
+		if (rc == 0)
+			rc = mem_sink(&out, js, len);
+		json_object_put(o);
 	}
-	json_object_object_add(top, "results", results);
-	js = json_object_to_json_string_length(top, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &len);
-	copy = js != NULL ? malloc(len + 1) : NULL;
-	if (copy != NULL)
-		memcpy(copy, js, len + 1);
-	json_object_put(top);
+	if (rc == 0)
+		rc = mem_sink(&out, "]}", 2);
 	free(res);
 	free(addrs);
 	gsymsvc_release(gf);
-	if (copy == NULL)
-		return MHD_NO;
-	resp = MHD_create_response_from_buffer(len, copy,
-	    MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
-		free(copy);
+	if (rc != 0) {
+		free(out.p);
 		return MHD_NO;
 	}
-	/* copy now owned by MHD */
+	resp = MHD_create_response_from_buffer(out.n, out.p,
+	    MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL) {
+		free(out.p);
+		return MHD_NO;
+	}
+	/* out.p now owned by MHD */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "application/json");
-	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER,
+	return queue(conn, r, MHD_HTTP_OK, resp, out.n, METRICS_R_OTHER,
 	    r->converted ? "converted" : "symbolized");
 }
 
@@ -956,6 +965,18 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			cache_record_release(&rec);
 			return ret;
 		}
+		cache_record_release(&rec);
+	}
+	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
+	    cache_get(h->c, &dk, now_s(), &rec) != 0) {
+		/* Only a stripped executable here: the debuginfo may be
+		 * upstream. */
+		r->converted = 0;
+		if (ask_upstream(h, conn, r, &dk, w->idhex, NULL, 0, 0))
+			return MHD_YES;
+		r->converted = 1;
+	} else if (r->converted && r->convert_rc == -ENODATA &&
+	    r->fetches == 0) {
 		cache_record_release(&rec);
 	}
 	if (r->converted) {

@@ -349,7 +349,7 @@ cmd_convert(int argc, char **argv)
 		return 1;
 	}
 	if ((tfd = mkstemp(tmp)) == -1) {
-		fprintf(stderr, "symhub: %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "symhub: %s: %s\n", out, strerror(errno));
 		goto out;
 	}
 	have_tmp = 1;

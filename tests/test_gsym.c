@@ -1209,19 +1209,6 @@ main(int argc, char **argv)
 	test_truncated(1);
 	test_corrupt(0, 1000);
 	test_corrupt(1, 300);
-	if (getenv("TEST_GSYM_SAVE") != NULL) {
-		/* For checking the expectations against llvm-gsymutil. */
-		struct tspec s = main_spec(4, 0);
-		unsigned char *img;
-		size_t len;
-		FILE *fp = fopen(getenv("TEST_GSYM_SAVE"), "wb");
-
-		img = build(&s, &len);
-		if (fp == NULL || fwrite(img, 1, len, fp) != len)
-			abort();
-		fclose(fp);
-		free(img);
-	}
 	fclose(devnull);
 	return done();
 }

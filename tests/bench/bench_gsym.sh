@@ -99,6 +99,20 @@ now_us() {
 	echo "${EPOCHREALTIME/./}"
 }
 
+# secs_since T0: seconds since now_us printed T0.
+secs_since() {
+	awk -v a="$1" -v b="$(now_us)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }'
+}
+
+# symhubd_logs: the end of symhubd's output and log, for a message.
+symhubd_logs() {
+	tail -n 5 "$tmp/symhubd.out" "$tmp/symhubd.log" 2>/dev/null
+}
+
+llvm_version() { # TOOL
+	"$1" --version 2>&1 | awk '/LLVM version/ { print "LLVM " $NF; exit }'
+}
+
 # measure OUT-PREFIX CMD...: runs CMD (its stdin, stdout as given by the
 # caller's redirections on this function) under /usr/bin/time; appends
 # "WALL-SECONDS PEAK-KIB" to OUT-PREFIX.runs. Fails when CMD fails.
@@ -108,8 +122,7 @@ measure() {
 	t=$(now_us)
 	/usr/bin/time -f '%M' -o "$out.rss" "$@"
 	rc=$?
-	echo "$(awk -v a="$t" -v b="$(now_us)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }') $(tail -n 1 "$out.rss")" \
-		>>"$out.runs"
+	echo "$(secs_since "$t") $(tail -n 1 "$out.rss")" >>"$out.runs"
 	return "$rc"
 }
 
@@ -225,7 +238,8 @@ mib() { # KIB
 }
 
 ratio() { # A B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (b <= 0) print "n/a"; else printf "%.2f", a / b }'
 }
 
 # verdict RATIO OP TARGET: PASS or MISS (OP: le, ge).
@@ -358,7 +372,7 @@ else
 	for n in "${names[@]}"; do
 		while [ "$(status_of "$base/buildid/${input_id[$n]}/debuginfo")" != 200 ]; do
 			kill -0 "$sym_pid" 2>/dev/null ||
-				die "symhubd exited early: $(tail -n 5 "$tmp/symhubd.out" "$tmp/symhubd.log" 2>/dev/null)"
+				die "symhubd exited early: $(symhubd_logs)"
 			[ "$SECONDS" -lt "$deadline" ] ||
 				die "symhubd has not indexed $n after ${ready_timeout}s"
 			sleep 0.2
@@ -369,17 +383,18 @@ else
 		u=$base/buildid/${input_id[$n]}
 		t=$(now_us)
 		st=$(curl -s -o "$d/served.gsym" -w '%{http_code}' "$u/gsym")
-		first_get[$n]=$(awk -v a="$t" -v b="$(now_us)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }')
+		first_get[$n]=$(secs_since "$t")
 		case $st in
 		200) ;;
 		000)
 			kill -0 "$sym_pid" 2>/dev/null ||
-				die "symhubd died on GET $u/gsym: $(tail -n 5 "$tmp/symhubd.out" "$tmp/symhubd.log" 2>/dev/null)"
+				die "symhubd died on GET $u/gsym: $(symhubd_logs)"
 			serve_note="GET /buildid/ID/gsym: no answer"
 			break
 			;;
 		400|404|405|501)
-			serve_note="GET /buildid/ID/gsym answered $st: symhubd does not serve GSYM yet"
+			serve_note="GET /buildid/ID/gsym answered $st:"
+			serve_note+=" symhubd does not serve GSYM yet"
 			break
 			;;
 		*)
@@ -399,12 +414,12 @@ else
 				200) ;;
 				000)
 					kill -0 "$sym_pid" 2>/dev/null ||
-						die "symhubd died on POST $u/symbolize"
+						die "symhubd died on POST $u/symbolize: $(symhubd_logs)"
 					serve_note="POST /buildid/ID/symbolize: no answer"
 					break 3
 					;;
 				400|404|405|501)
-					serve_note="POST /buildid/ID/symbolize answered $st: symhubd does not symbolize yet"
+					serve_note="POST .../symbolize answered $st"
 					break 3
 					;;
 				*)
@@ -412,8 +427,7 @@ else
 					;;
 				esac
 			done
-			echo "$(awk -v a="$t" -v b="$(now_us)" 'BEGIN { printf "%.3f", (b - a) / 1e6 }') 0" \
-				>>"$d/serve.runs"
+			echo "$(secs_since "$t") 0" >>"$d/serve.runs"
 		done
 		served[$n]=$(median "$d/serve")
 		symbolize_frames "$d"/batch.[0-9]*.json >"$d/fr-served" ||
@@ -429,8 +443,7 @@ fi
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 echo "machine:   $(nproc) CPUs, ${cpu:-unknown CPU}, $(uname -sr)"
 echo "versions:  $("$symhub" --version 2>&1 | head -1);" \
-	"$(llvm-gsymutil-19 --version 2>&1 | awk '/LLVM version/ { print "LLVM " $NF; exit }');" \
-	"$(llvm-gsymutil-14 --version 2>&1 | awk '/LLVM version/ { print "LLVM " $NF; exit }')"
+	"$(llvm_version llvm-gsymutil-19); $(llvm_version llvm-gsymutil-14)"
 for n in "${names[@]}"; do
 	printf 'input:     %-5s %s (%s bytes, build-id %s)\n' "$n" \
 		"${input_file[$n]}" "$(stat -L -c %s "${input_file[$n]}")" "${input_id[$n]}"

@@ -362,8 +362,11 @@ xhdrs() {
 	done
 }
 get "$UP2/buildid/$ID2/source$SRC2" "$tmp/out/direct"
+e0=$(metric symhub_cache_entries "$HUB")
 get "$HUB/buildid/$ID2/source$SRC2" "$tmp/out/cold"
 c1=$code
+# The cold answer is sent before the store thread has indexed it.
+wait_until 20 metric_cmp symhub_cache_entries -gt "${e0:-0}" "$HUB"
 get "$HUB/buildid/$ID2/source$SRC2" "$tmp/out/warm"
 c2=$code
 if [ "$c1$c2" = 200200 ] && cmp -s "$tmp/out/cold" "$SRC2" &&

@@ -223,9 +223,19 @@ cur_sleb_slow(struct cur *c, int64_t *v)
 static inline int
 cur_uleb(struct cur *c, uint64_t *v)
 {
-	if (c->off < c->end && c->base[c->off] < 0x80) {
-		*v = c->base[c->off++];
-		return 0;
+	const unsigned char *p = c->base + c->off;
+
+	if (c->end - c->off >= 2) {
+		if (p[0] < 0x80) {
+			*v = p[0];
+			c->off++;
+			return 0;
+		}
+		if (p[1] < 0x80) {
+			*v = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
+			c->off += 2;
+			return 0;
+		}
 	}
 	return cur_uleb_slow(c, v);
 }
@@ -233,12 +243,21 @@ cur_uleb(struct cur *c, uint64_t *v)
 static inline int
 cur_sleb(struct cur *c, int64_t *v)
 {
-	unsigned char b;
+	const unsigned char *p = c->base + c->off;
+	int64_t x;
 
-	if (c->off < c->end && (b = c->base[c->off]) < 0x80) {
-		*v = b & 0x40 ? (int64_t)b - 0x80 : (int64_t)b;
-		c->off++;
-		return 0;
+	if (c->end - c->off >= 2) {
+		if (p[0] < 0x80) {
+			*v = p[0] & 0x40 ? (int64_t)p[0] - 0x80 : p[0];
+			c->off++;
+			return 0;
+		}
+		if (p[1] < 0x80) {
+			x = (int64_t)(p[0] & 0x7f) | (int64_t)p[1] << 7;
+			*v = p[1] & 0x40 ? x - 0x4000 : x;
+			c->off += 2;
+			return 0;
+		}
 	}
 	return cur_sleb_slow(c, v);
 }
@@ -545,32 +564,32 @@ struct dec {
 	size_t		 nrows, caprows;
 	size_t		 nnodes, capnodes;
 	size_t		 nranges, capranges;
-	unsigned	 rows_heap : 1;
-	unsigned	 nodes_heap : 1;
-	unsigned	 ranges_heap : 1;
-	unsigned	 sorted : 1;
+	int		 rows_heap;
+	int		 nodes_heap;
+	int		 ranges_heap;
+	int		 sorted;
 };
 
-static int
-grow(void *pp, size_t *cap, size_t n, unsigned *heap, size_t elsize)
+/* Room for more than the *cap elements of the full array p: the array,
+ * maybe moved to (or in) the heap, or NULL. */
+static void *
+grow(void *p, size_t *cap, int *heap, size_t elsize)
 {
-	void **p = pp, *q;
-	size_t ncap = *cap ? *cap * 2 : 64;
+	/* Off the stack, go big at once: copying is what costs. */
+	size_t ncap = *cap < 2048 ? 4096 : *cap * 2;
+	void *q;
 
-	if (n < *cap)
-		return 0;
 	if (ncap > SIZE_MAX / elsize)
-		return -ENOMEM;
+		return NULL;
 	if (*heap)
-		q = realloc(*p, ncap * elsize);
+		q = realloc(p, ncap * elsize);
 	else if ((q = malloc(ncap * elsize)) != NULL && *cap != 0)
-		memcpy(q, *p, *cap * elsize);
+		memcpy(q, p, *cap * elsize);
 	if (q == NULL)
-		return -ENOMEM;
-	*p = q;
+		return NULL;
 	*cap = ncap;
 	*heap = 1;
-	return 0;
+	return q;
 }
 
 static void
@@ -587,18 +606,18 @@ dec_free(struct dec *d)
 static int
 add_row(struct dec *d, uint64_t addr, uint32_t file, uint32_t line)
 {
-	unsigned heap = d->rows_heap;
+	struct row *r;
 
 	if (d->nrows == d->caprows) {
-		if (grow(&d->rows, &d->caprows, d->nrows, &heap,
-		    sizeof(*d->rows)) != 0)
+		if ((r = grow(d->rows, &d->caprows, &d->rows_heap,
+		    sizeof(*r))) == NULL)
 			return -ENOMEM;
-		d->rows_heap = heap;
+		d->rows = r;
 	}
-	d->rows[d->nrows].addr = addr;
-	d->rows[d->nrows].file = file;
-	d->rows[d->nrows].line = line;
-	d->nrows++;
+	r = &d->rows[d->nrows++];
+	r->addr = addr;
+	r->file = file;
+	r->line = line;
 	return 0;
 }
 
@@ -607,9 +626,9 @@ line_table(struct dec *d, struct cur *c, uint64_t start)
 {
 	struct ctx *x = d->x;
 	int64_t min, max, sdelta;
-	uint64_t range, u, addr = start;
+	uint64_t range, recip, u, adj, addr = start;
 	uint32_t file = 1, line;
-	uint8_t op, adj;
+	uint8_t op;
 
 	d->nrows = 0;
 	d->sorted = 1;
@@ -632,6 +651,7 @@ line_table(struct dec *d, struct cur *c, uint64_t start)
 	line = (uint32_t)u;
 	/* LLVM computes Max - Min + 1 and divides by it unchecked. */
 	range = (uint64_t)max - (uint64_t)min + 1;
+	recip = range != 0 && range < 256 ? 65536 / range + 1 : 0;
 	for (;;) {
 		if (cur_u8(c, &op) != 0)
 			return fail(x, "0x%8.8zx: EOF found before "
@@ -672,8 +692,10 @@ line_table(struct dec *d, struct cur *c, uint64_t start)
 				    ", MaxDelta %" PRId64 ")", c->off - 1,
 				    min, max);
 			adj = op - GSYM_LT_FIRST_SPECIAL;
-			line += (uint32_t)((uint64_t)min + adj % range);
-			u = adj / range;
+			/* adj / range by a multiply: exact for adj and
+			 * range below 256. */
+			u = range < 256 ? (adj * recip) >> 16 : 0;
+			line += (uint32_t)((uint64_t)min + (adj - u * range));
 			break;
 		}
 		if (addr + u < addr)
@@ -696,8 +718,8 @@ inline_node(struct dec *d, struct cur *c, uint64_t base, unsigned depth)
 	struct ctx *x = d->x;
 	uint64_t n, i, off, size, lo = UINT64_MAX, u;
 	size_t first = d->nranges, idx;
+	struct range *r;
 	struct node *nd;
-	unsigned heap;
 	uint32_t name;
 	uint8_t kids;
 	int rc;
@@ -718,11 +740,12 @@ inline_node(struct dec *d, struct cur *c, uint64_t base, unsigned depth)
 			    "address range", c->off);
 		if (size == 0)
 			continue;
-		heap = d->ranges_heap;
-		if (grow(&d->ranges, &d->capranges, d->nranges, &heap,
-		    sizeof(*d->ranges)) != 0)
-			return -ENOMEM;
-		d->ranges_heap = heap;
+		if (d->nranges == d->capranges) {
+			if ((r = grow(d->ranges, &d->capranges,
+			    &d->ranges_heap, sizeof(*r))) == NULL)
+				return -ENOMEM;
+			d->ranges = r;
+		}
 		d->ranges[d->nranges].start = base + off;
 		d->ranges[d->nranges].end = base + off + size;
 		d->nranges++;
@@ -744,11 +767,12 @@ inline_node(struct dec *d, struct cur *c, uint64_t base, unsigned depth)
 	if (c->off >= c->end || cur_uleb(c, &u) != 0)
 		return fail(x, "0x%8.8zx: missing ULEB128 for InlineInfo "
 		    "call file", c->off);
-	heap = d->nodes_heap;
-	if (grow(&d->nodes, &d->capnodes, d->nnodes, &heap,
-	    sizeof(*d->nodes)) != 0)
-		return -ENOMEM;
-	d->nodes_heap = heap;
+	if (d->nnodes == d->capnodes) {
+		if ((nd = grow(d->nodes, &d->capnodes, &d->nodes_heap,
+		    sizeof(*nd))) == NULL)
+			return -ENOMEM;
+		d->nodes = nd;
+	}
 	idx = d->nnodes++;
 	nd = &d->nodes[idx];
 	nd->base = lo;
@@ -1186,19 +1210,86 @@ gsym_print_result(FILE *fp, uint64_t addr, int rc,
 
 /* ---- Dump ---- */
 
+/*
+ * A dump can run to hundreds of megabytes: gsym_dump() holds the stream's
+ * lock throughout and the hot lines are formatted by hand.
+ */
+
+static void
+put(FILE *fp, const void *p, size_t n)
+{
+	fwrite_unlocked(p, 1, n, fp);
+}
+
+/* HEX64: "0x" and 16 lowercase hex digits. */
+static char *
+fmt_hex64(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	*p++ = '0';
+	*p++ = 'x';
+	for (i = 60; i >= 0; i -= 4)
+		*p++ = digits[(v >> i) & 0xf];
+	return p;
+}
+
+static char *
+fmt_dec(char *p, uint32_t v)
+{
+	char t[10];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n > 0)
+		*p++ = t[--n];
+	return p;
+}
+
+/* "[start - end)", as LLVM prints an AddressRange. */
+static void
+put_range(FILE *fp, const char *pre, uint64_t start, uint64_t end)
+{
+	char buf[64], *p = buf;
+
+	while (*pre != '\0')
+		*p++ = *pre++;
+	*p++ = '[';
+	p = fmt_hex64(p, start);
+	memcpy(p, " - ", 3);
+	p = fmt_hex64(p + 3, end);
+	*p++ = ')';
+	put(fp, buf, (size_t)(p - buf));
+}
+
+/* ":LINE" and what follows it. */
+static void
+put_line(FILE *fp, uint32_t line, const char *post)
+{
+	char buf[32], *p = buf;
+
+	*p++ = ':';
+	p = fmt_dec(p, line);
+	while (*post != '\0')
+		*p++ = *post++;
+	put(fp, buf, (size_t)(p - buf));
+}
+
 /* A string as LLVM's StringTable gives it: "" past the table, else up to
  * the next NUL or the table's end. */
 static void
 put_str(FILE *fp, const struct gsym *g, uint32_t off)
 {
 	const char *s;
-	size_t n;
 
 	if (off >= g->strtab_size)
 		return;
 	s = g->strtab + off;
-	n = strnlen(s, g->strtab_size - off);
-	fwrite(s, 1, n, fp);
+	put(fp, s, strnlen(s, g->strtab_size - off));
 }
 
 static size_t
@@ -1217,7 +1308,7 @@ put_file(FILE *fp, const struct gsym *g, uint32_t i)
 	size_t dl, bl;
 
 	if (i >= g->nfiles) {
-		fputs("<invalid-file>", fp);
+		fputs_unlocked("<invalid-file>", fp);
 		return;
 	}
 	file_get(g, i, &dir, &base);
@@ -1226,13 +1317,13 @@ put_file(FILE *fp, const struct gsym *g, uint32_t i)
 	dl = str_len(g, dir);
 	bl = str_len(g, base);
 	if (dl != 0) {
-		put_str(fp, g, dir);
-		putc(dir_sep(g->strtab + dir, dl), fp);
+		put(fp, g->strtab + dir, dl);
+		putc_unlocked(dir_sep(g->strtab + dir, dl), fp);
 	}
 	if (bl != 0)
-		put_str(fp, g, base);
+		put(fp, g->strtab + base, bl);
 	if (dl == 0 && bl == 0)
-		fputs("<invalid-file>", fp);
+		fputs_unlocked("<invalid-file>", fp);
 }
 
 static int
@@ -1260,7 +1351,8 @@ put_ranges(FILE *fp, const struct gsym_func *f, const struct node *nd)
 		return;
 	r = f->ranges + nd->range;
 	/* Decoded memory is the caller's own; sorting in place is fine. */
-	qsort(r, nd->nranges, sizeof(*r), range_cmp);
+	if (nd->nranges > 1)
+		qsort(r, nd->nranges, sizeof(*r), range_cmp);
 	cur = r[0];
 	for (i = 1; i <= nd->nranges; i++) {
 		if (i < nd->nranges && r[i].start <= cur.end) {
@@ -1268,8 +1360,7 @@ put_ranges(FILE *fp, const struct gsym_func *f, const struct node *nd)
 				cur.end = r[i].end;
 			continue;
 		}
-		fprintf(fp, "%s[0x%016" PRIx64 " - 0x%016" PRIx64 ")",
-		    first ? "" : " ", cur.start, cur.end);
+		put_range(fp, first ? "" : " ", cur.start, cur.end);
 		first = 0;
 		if (i < nd->nranges)
 			cur = r[i];
@@ -1284,18 +1375,18 @@ put_inline(FILE *fp, const struct gsym *g, const struct gsym_func *f,
 	uint32_t c;
 
 	if (indent == 0)
-		fputs("InlineInfo:\n", fp);
+		fputs_unlocked("InlineInfo:\n", fp);
 	else
 		fprintf(fp, "%*s", (int)indent, "");
 	put_ranges(fp, f, nd);
-	putc(' ', fp);
+	putc_unlocked(' ', fp);
 	put_str(fp, g, nd->name);
 	if (nd->call_file != 0 && nd->call_file < g->nfiles) {
-		fputs(" called from ", fp);
+		fputs_unlocked(" called from ", fp);
 		put_file(fp, g, nd->call_file);
-		fprintf(fp, ":%" PRIu32, nd->call_line);
+		put_line(fp, nd->call_line, "");
 	}
-	putc('\n', fp);
+	putc_unlocked('\n', fp);
 	/* Depth is bounded by the decoder. */
 	for (c = i + 1; c < nd->next; c = f->nodes[c].next)
 		put_inline(fp, g, f, c, indent + 2);
@@ -1304,26 +1395,32 @@ put_inline(FILE *fp, const struct gsym *g, const struct gsym_func *f,
 static void
 put_func(FILE *fp, const struct gsym *g, const struct gsym_func *f)
 {
+	char buf[32], *p;
 	size_t i;
 
-	fprintf(fp, "[0x%016" PRIx64 " - 0x%016" PRIx64 ") \"", f->start,
-	    f->start + f->size);
+	put_range(fp, "", f->start, f->start + f->size);
+	fputs_unlocked(" \"", fp);
 	put_str(fp, g, f->name);
-	fputs("\"\n", fp);
+	fputs_unlocked("\"\n", fp);
 	if (f->has_lines) {
-		fputs("LineTable:\n", fp);
+		fputs_unlocked("LineTable:\n", fp);
 		for (i = 0; i < f->nrows; i++) {
-			fprintf(fp, "  0x%016" PRIx64 " ", f->rows[i].addr);
+			p = buf;
+			*p++ = ' ';
+			*p++ = ' ';
+			p = fmt_hex64(p, f->rows[i].addr);
+			*p++ = ' ';
+			put(fp, buf, (size_t)(p - buf));
 			if (f->rows[i].file != 0)
 				put_file(fp, g, f->rows[i].file);
-			fprintf(fp, ":%" PRIu32 "\n", f->rows[i].line);
+			put_line(fp, f->rows[i].line, "\n");
 		}
 	}
 	if (f->has_inline) {
 		if (f->nnodes != 0)
 			put_inline(fp, g, f, 0, 0);
 		else
-			fputs("InlineInfo:\n \n", fp);
+			fputs_unlocked("InlineInfo:\n \n", fp);
 	}
 }
 
@@ -1338,6 +1435,7 @@ gsym_dump(FILE *fp, const struct gsym *g)
 	size_t n;
 	int rc, ret = 0;
 
+	flockfile(fp);
 	fprintf(fp, "Header:\n"
 	    "  Magic        = 0x%08" PRIx32 "\n"
 	    "  Version      = 0x%04" PRIx16 "\n"
@@ -1400,5 +1498,6 @@ gsym_dump(FILE *fp, const struct gsym *g)
 		put_func(fp, g, f);
 		gsym_func_free(f);
 	}
+	funlockfile(fp);
 	return ret;
 }

@@ -266,8 +266,8 @@ cmd_dump(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if ((rc = gsym_dump(stdout, g)) != 0) {
 		fflush(stdout);
-		fprintf(stderr, "symhub: %s: corrupt function records (shown "
-		    "as \"FunctionInfo:\" errors)\n", argv[1]);
+		fprintf(stderr, "symhub: %s: some function records could not "
+		    "be decoded (the \"FunctionInfo:\" lines)\n", argv[1]);
 		ret = 1;
 	}
 	if (flush_out() != 0)

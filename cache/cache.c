@@ -829,6 +829,27 @@ cache_fingerprint(const struct cache_record *rec)
 	return h;
 }
 
+int
+cache_derived_fresh(struct cache *c, const unsigned char *id, size_t idlen,
+    const struct cache_record *rec, int64_t now)
+{
+	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	p;
+	struct cache_key	k = { CACHE_DEBUGINFO, id, idlen, NULL };
+	size_t			i;
+	int			fresh = 0;
+
+	for (i = 0; i < 2 && !fresh; i++) {
+		k.kind = parents[i];
+		if (cache_get(c, &k, now, &p) != 0)
+			continue;
+		fresh = cache_fingerprint(&p) == rec->parent;
+		cache_record_release(&p);
+	}
+	return fresh;
+}
+
 static size_t
 touch_hash(const unsigned char *k, size_t n)
 {

@@ -134,6 +134,11 @@ int	cache_open_data(struct cache *c, const struct cache_record *rec,
 /* A 64-bit fingerprint of what rec's bytes are: the digest of a blob, or
  * the path and identity of an external file.  For CACHE_F_DERIVED. */
 uint64_t cache_fingerprint(const struct cache_record *rec);
+/* Is rec, derived from id's debuginfo or executable (a section, a GSYM),
+ * still derived from what is stored for them now?  @return 1 when the
+ * fingerprint of either is rec->parent, else 0. */
+int	cache_derived_fresh(struct cache *c, const unsigned char *id,
+	    size_t idlen, const struct cache_record *rec, int64_t now);
 
 /*
  * Note an access to key, for LRU eviction.  Costs no write transaction:

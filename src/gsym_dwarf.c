@@ -359,7 +359,7 @@ parse_lines(struct cvt *cv, uint64_t off)
 {
 	struct ltable *t = &cv->lt;
 	struct rd r = { 0 }, h;
-	uint64_t unit_len, hdr_len, addr = 0, tomb;
+	uint64_t unit_len, hdr_len, addr = 0;
 	size_t offsize = 4;
 	unsigned minlen, maxops, line_range, opbase, i;
 	unsigned char oplen[256];
@@ -385,11 +385,9 @@ parse_lines(struct cvt *cv, uint64_t off)
 	t->version = (int)rd_fixed(&r, 2);
 	if (t->version < 2 || t->version > 5)
 		return -EINVAL;
-	uint8_t asize = cv->addr_size;
-	if (t->version >= 5) {
-		asize = (uint8_t)rd_fixed(&r, 1);
-		(void)rd_fixed(&r, 1);	/* segment selector size */
-	}
+	if (t->version >= 5)	/* address and segment selector sizes: the
+				 * set_address operand says the width */
+		rd_skip(&r, 2);
 	hdr_len = rd_fixed(&r, offsize);
 	if (r.bad || hdr_len > (uint64_t)(r.end - r.p))
 		return -EINVAL;
@@ -433,9 +431,6 @@ parse_lines(struct cvt *cv, uint64_t off)
 		if (h.bad)
 			return -EINVAL;
 	}
-	if (asize != 4 && asize != 8 && asize != 2 && asize != 1)
-		asize = 8;
-	tomb = asize >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * asize)) - 1;
 
 #define EMIT(end) do {							\
 	if (!tombstoned) {						\
@@ -501,7 +496,6 @@ parse_lines(struct cvt *cv, uint64_t off)
 				addr = rd_fixed(&r, n > 8 ? 8 : n);
 				tombstoned = n <= 8 && addr == (n >= 8 ?
 				    UINT64_MAX : (UINT64_C(1) << (8 * n)) - 1);
-				(void)tomb;
 			}
 			r.p = next;
 			break;
@@ -1457,7 +1451,8 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, struct sect *out)
 }
 
 int
-gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st)
+gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
+    struct gsym_convert_stats *st)
 {
 	struct cvt cv = { 0 };
 	struct pmap pm = { 0 }, names = { 0 };
@@ -1518,7 +1513,7 @@ gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st)
 		rc = -ENODATA;
 		goto out;
 	}
-	if ((wrote = gsym_builder_write(cv.b, out_fd, &nout)) < 0) {
+	if ((wrote = gsym_builder_write(cv.b, sink, ctx, &nout)) < 0) {
 		rc = (int)wrote;
 		goto out;
 	}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gsym_write.h"
+
 struct gsym_convert_stats {
 	size_t	dwarf_funcs;	/* function ranges read from DWARF */
 	size_t	symtab_funcs;	/* STT_FUNC symbols in executable sections */
@@ -21,15 +23,15 @@ struct gsym_convert_stats {
 };
 
 /*
- * Convert the ELF file open on fd and write the GSYM to out_fd (from its
- * current offset, with write(); not fsynced).  Neither descriptor is
- * closed.
+ * Convert the ELF file open on fd and hand the GSYM to sink (gsym_fd_sink
+ * to write it to a descriptor).  fd is not closed.
  * @param st  NULL, or filled on success.
  * @return 0; -ENOEXEC when fd is not ELF or its DWARF is corrupt;
  *         -ENODATA when it has nothing to convert (no function in DWARF or
  *         .symtab, e.g. a stripped binary); -EFBIG when the GSYM would
- *         pass 4 GiB; -ENOMEM; -errno from write().
+ *         pass 4 GiB; -ENOMEM; or sink's value.
  */
-int	gsym_dwarf_convert(int fd, int out_fd, struct gsym_convert_stats *st);
+int	gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
+	    struct gsym_convert_stats *st);
 
 #endif

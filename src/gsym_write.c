@@ -1217,10 +1217,11 @@ emit_func(struct gsym_builder *b, struct out *o, const struct func *f)
 	return o->recs.err;
 }
 
-static int
-write_all(int fd, const void *p, size_t len)
+int
+gsym_fd_sink(void *ctx, const void *p, size_t len)
 {
 	const unsigned char *c = p;
+	int fd = *(const int *)ctx;
 
 	while (len > 0) {
 		ssize_t n = write(fd, c, len);
@@ -1311,7 +1312,8 @@ number_files(struct gsym_builder *b, struct out *o, size_t n)
 }
 
 int64_t
-gsym_builder_write(struct gsym_builder *b, int fd, size_t *nfuncs)
+gsym_builder_write(struct gsym_builder *b, gsym_sink_fn sink, void *ctx,
+    size_t *nfuncs)
 {
 	struct out o = { 0 };
 	struct buf head = { 0 };
@@ -1394,8 +1396,8 @@ gsym_builder_write(struct gsym_builder *b, int fd, size_t *nfuncs)
 			head.p[offtab + 4 * i + k] = (unsigned char)(v >>
 			    (8 * (b->big ? 3 - k : k)));
 	}
-	if ((rc = write_all(fd, head.p, head.len)) < 0 ||
-	    (rc = write_all(fd, o.recs.p, o.recs.len)) < 0)
+	if ((rc = sink(ctx, head.p, head.len)) != 0 ||
+	    (rc = sink(ctx, o.recs.p, o.recs.len)) != 0)
 		goto out;
 	rc = (int64_t)(head.len + o.recs.len);
 	if (nfuncs)

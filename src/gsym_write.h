@@ -87,13 +87,24 @@ int	gsym_builder_add(struct gsym_builder *b, uint64_t start, uint64_t end,
 size_t	gsym_builder_count(const struct gsym_builder *b);
 
 /*
- * Sort, prune and write the GSYM to fd (write(), from its offset).  Call
- * it once.
+ * Where written bytes go, in order, in one or more calls (elfinfo's sink
+ * has the same shape).  A non-zero return stops the writing and is
+ * returned.
+ */
+typedef int (*gsym_sink_fn)(void *ctx, const void *buf, size_t len);
+
+/* A sink that write()s to the descriptor *(int *)ctx.
+ * @return 0 or -errno. */
+int	gsym_fd_sink(void *ctx, const void *buf, size_t len);
+
+/*
+ * Sort, prune and write the GSYM to sink.  Call it once.
  * @param nfuncs  NULL, or the number of records written.
  * @return bytes written; -ENODATA with no functions; -EFBIG past 4 GiB;
- *         -ENOMEM; -errno from write().
+ *         -ENOMEM; or sink's value.
  */
-int64_t	gsym_builder_write(struct gsym_builder *b, int fd, size_t *nfuncs);
+int64_t	gsym_builder_write(struct gsym_builder *b, gsym_sink_fn sink,
+	    void *ctx, size_t *nfuncs);
 
 /*
  * Insert [start, end) into r, n sorted {start, end} pairs with room for

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,26 +88,14 @@ parent_of(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	return cache_get(s->c, &k, now_s(), rec);
 }
 
-int
-gsymsvc_fresh(struct gsymsvc *s, const unsigned char *id, size_t idlen,
-    const struct cache_record *rec)
+static int
+blob_sink(void *ctx, const void *buf, size_t len)
 {
-	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
-	    CACHE_EXECUTABLE };
-	struct cache_record p;
-	size_t i;
-	int fresh = 0;
-
-	for (i = 0; i < 2 && !fresh; i++) {
-		if (parent_of(s, id, idlen, kinds[i], &p) != 0)
-			continue;
-		fresh = cache_fingerprint(&p) == rec->parent;
-		cache_record_release(&p);
-	}
-	return fresh;
+	return cache_blob_write(ctx, buf, len);
 }
 
-/* Convert from the parent of kind; store.  @return 0 or -errno. */
+/* Convert from the parent of kind, straight into a blob; store.
+ * @return 0 or -errno. */
 static int
 convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
     enum cache_kind kind)
@@ -116,38 +103,14 @@ convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	struct cache_key key = { CACHE_GSYM, id, idlen, NULL };
 	struct cache_record p, rec;
 	struct cache_blob *b = NULL;
-	struct gsym_convert_stats st;
-	unsigned char buf[1 << 16];
-	int fd = -1, mfd = -1, rc;
-	off_t off = 0;
+	int fd = -1, rc;
 
 	if ((rc = parent_of(s, id, idlen, kind, &p)) != 0)
 		return rc == -ENODATA ? -ENOENT : rc;
-	if ((rc = cache_open_data(s->c, &p, &fd)) < 0)
+	if ((rc = cache_open_data(s->c, &p, &fd)) < 0 ||
+	    (rc = cache_blob_create(s->c, &b)) < 0 ||
+	    (rc = gsym_dwarf_convert(fd, blob_sink, b, NULL)) < 0)
 		goto out;
-	if ((mfd = memfd_create("gsym", MFD_CLOEXEC)) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if ((rc = gsym_dwarf_convert(fd, mfd, &st)) < 0)
-		goto out;
-	if ((rc = cache_blob_create(s->c, &b)) < 0)
-		goto out;
-	for (;;) {
-		ssize_t n = pread(mfd, buf, sizeof(buf), off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		if ((rc = cache_blob_write(b, buf, (size_t)n)) < 0)
-			goto out;
-		off += n;
-	}
 	memset(&rec, 0, sizeof(rec));
 	rec.flags = CACHE_F_DERIVED;
 	rec.parent = cache_fingerprint(&p);
@@ -158,8 +121,6 @@ convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	b = NULL;	/* consumed */
 out:
 	cache_blob_abort(b);
-	if (mfd >= 0)
-		close(mfd);
 	if (fd >= 0)
 		close(fd);
 	cache_record_release(&p);
@@ -174,7 +135,8 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 	int rc, rc2;
 
 	if (cache_get(s->c, &key, now_s(), &rec) == 0) {
-		int fresh = gsymsvc_fresh(s, id, idlen, &rec);
+		int fresh = cache_derived_fresh(s->c, id, idlen, &rec,
+		    now_s());
 
 		cache_record_release(&rec);
 		if (fresh)
@@ -331,13 +293,13 @@ file_free(struct gsymsvc_file *f)
 }
 
 int
-gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec, int fd,
+gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
     struct gsymsvc_file **out)
 {
 	struct gsymsvc_file *f = NULL;
 	struct gsym *g;
 	size_t i, victim = MAX_OPEN;
-	int rc;
+	int fd, rc;
 
 	*out = NULL;
 	pthread_mutex_lock(&s->mu);
@@ -353,7 +315,11 @@ gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec, int fd,
 		}
 	pthread_mutex_unlock(&s->mu);
 
-	if ((rc = gsym_open_fd(fd, &g)) < 0)
+	if ((rc = cache_open_data(s->c, rec, &fd)) < 0)
+		return rc;
+	rc = gsym_open_fd(fd, &g);
+	close(fd);
+	if (rc < 0)
 		return rc;
 	if ((f = calloc(1, sizeof(*f))) == NULL) {
 		gsym_free(g);

@@ -54,18 +54,12 @@ int	gsymsvc_convert(struct gsymsvc *s, const unsigned char *id,
 	    size_t idlen, gsymsvc_done_fn done, void *ctx);
 
 /*
- * Is rec, a stored GSYM of id, still derived from the current debuginfo
- * (or executable) of id?  @return 1 fresh, 0 stale or no parent.
+ * The open GSYM for rec (a stored GSYM record), mapped from the store the
+ * first time only.
+ * @return 0 with *out (release it); -ENOENT or -ESTALE when its bytes are
+ *         gone (cache_open_data); -EBADMSG, -EPROTONOSUPPORT, -errno.
  */
-int	gsymsvc_fresh(struct gsymsvc *s, const unsigned char *id, size_t idlen,
-	    const struct cache_record *rec);
-
-/*
- * The open GSYM for rec (a stored GSYM record), opening it from fd the
- * first time (fd is the caller's either way).
- * @return 0 with *out (release it); -EBADMSG, -EPROTONOSUPPORT, -errno.
- */
-int	gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec, int fd,
+int	gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
 	    struct gsymsvc_file **out);
 
 /* gsym_lookup() through the cache of decoded records. */

@@ -525,30 +525,6 @@ section_upstream(struct http *h, struct MHD_Connection *conn, struct req *r,
 	    METRICS_R_NOTFOUND, r->fetches ? "upstream 404" : "miss");
 }
 
-/* Does a cached section still come from the current debuginfo or
- * executable of its build-id? */
-static int
-section_fresh(struct http *h, const struct cache_key *key,
-    const struct cache_record *sec)
-{
-	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
-	    CACHE_EXECUTABLE };
-	struct cache_record	 p;
-	struct cache_key	 pk = *key;
-	size_t			 i;
-	int			 fresh = 0;
-
-	pk.extra = NULL;
-	for (i = 0; i < 2 && !fresh; i++) {
-		pk.kind = parents[i];
-		if (cache_get(h->c, &pk, now_s(), &p) != 0)
-			continue;
-		fresh = cache_fingerprint(&p) == sec->parent;
-		cache_record_release(&p);
-	}
-	return fresh;
-}
-
 /*
  * /section/NAME: from the cache when the derived entry is still fresh,
  * else extracted with libelf from the debuginfo, then the executable.
@@ -573,7 +549,8 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	if (rc == 0) {
 		/* A section an upstream cut has no parent here to check. */
 		if ((!(rec.flags & CACHE_F_DERIVED) ||
-		    section_fresh(h, key, &rec)) &&
+		    cache_derived_fresh(h->c, key->id, key->idlen, &rec,
+		    now_s())) &&
 		    cache_open_data(h->c, &rec, &fd) == 0) {
 			ret = send_fd(h, conn, r, key, &rec, fd);
 			cache_record_release(&rec);
@@ -658,33 +635,30 @@ converted(void *ctx, int rc)
 	MHD_resume_connection(r->conn);
 }
 
+/* Has the store a record of kind for w's id? */
 static int
-has_parent(struct http *h, const struct webapi_req *w)
+stored(struct http *h, const struct webapi_req *w, enum cache_kind kind)
 {
-	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
-	    CACHE_EXECUTABLE };
 	struct cache_record	p;
-	struct cache_key	k = { CACHE_DEBUGINFO, w->id, w->idlen, NULL };
-	size_t			i;
+	struct cache_key	k = { kind, w->id, w->idlen, NULL };
 
-	for (i = 0; i < 2; i++) {
-		k.kind = kinds[i];
-		if (cache_get(h->c, &k, now_s(), &p) == 0) {
-			cache_record_release(&p);
-			return 1;
-		}
-	}
-	return 0;
+	if (cache_get(h->c, &k, now_s(), &p) != 0)
+		return 0;
+	cache_record_release(&p);
+	return 1;
 }
 
 /* Addresses from a /symbolize body: a JSON array (numbers, or strings
- * in hex), or one hex address per line.  @return count, or -1 with why. */
+ * in hex), or one hex address per line.
+ * @return the count; -E2BIG for more than max, -EINVAL malformed, -ENOMEM
+ *         (with why). */
 static long
 parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
     const char **why)
 {
 	uint64_t	*a = NULL, *na;
 	size_t		 n = 0, cap = 0, i = 0;
+	long		 rc = -EINVAL;
 	json_object	*arr = NULL;
 
 	*out = NULL;
@@ -708,6 +682,7 @@ parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
 		cnt = json_object_array_length(arr);
 		if (cnt > max) {
 			*why = "too many addresses";
+			rc = -E2BIG;
 			goto bad;
 		}
 		if (cnt > 0 && (a = malloc(cnt * sizeof(*a))) == NULL)
@@ -718,7 +693,6 @@ parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
 			char		*end;
 
 			if (json_object_is_type(e, json_type_int)) {
-				errno = 0;
 				if (json_object_get_int64(e) < 0) {
 					*why = "negative address";
 					goto bad;
@@ -786,6 +760,7 @@ parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
 			}
 			if (++n > max) {
 				*why = "too many addresses";
+				rc = -E2BIG;
 				goto bad;
 			}
 		}
@@ -795,10 +770,11 @@ parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
 	return (long)n;
 nomem:
 	*why = "out of memory";
+	rc = -ENOMEM;
 bad:
 	json_object_put(arr);
 	free(a);
-	return -1;
+	return rc;
 }
 
 static json_object *
@@ -835,11 +811,11 @@ frames_json(const struct gsym_result *res)
 	return fr;
 }
 
+/* Answer a /symbolize request from gf, which is consumed. */
 static enum MHD_Result
 symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
-    const struct webapi_req *w, const struct cache_record *rec, int fd)
+    const struct webapi_req *w, struct gsymsvc_file *gf)
 {
-	struct gsymsvc_file	*gf = NULL;
 	struct gsym_result	*res = NULL;
 	struct MHD_Response	*resp;
 	struct membuf		 out = { NULL, 0, 0 };
@@ -851,27 +827,23 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 	int			 rc, hl;
 
 	if (r->too_long) {
-		close(fd);
+		gsymsvc_release(gf);
 		return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too many addresses", METRICS_R_ERROR, "symbolize");
 	}
 	n = parse_addresses(r->body ? r->body : "", r->nbody,
 	    h->cfg->symbolize_max, &addrs, &why);
 	if (n < 0) {
-		close(fd);
-		return text(conn, r, strcmp(why, "too many addresses") == 0 ?
-		    MHD_HTTP_CONTENT_TOO_LARGE : MHD_HTTP_BAD_REQUEST, why,
-		    METRICS_R_ERROR, "symbolize");
+		gsymsvc_release(gf);
+		return text(conn, r, n == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE :
+		    n == -EINVAL ? MHD_HTTP_BAD_REQUEST :
+		    MHD_HTTP_INTERNAL_SERVER_ERROR, why, METRICS_R_ERROR,
+		    "symbolize");
 	}
-	rc = gsymsvc_open(h->gs, rec, fd, &gf);
-	close(fd);
-	if (rc < 0 || (res = malloc(sizeof(*res))) == NULL) {
+	if ((res = malloc(sizeof(*res))) == NULL) {
 		free(addrs);
 		gsymsvc_release(gf);
-		log_warnx("symbolize %s: %s", w->idhex, rc < 0 ?
-		    strerror(-rc) : "out of memory");
-		return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-		    "cannot read the GSYM", METRICS_R_ERROR, "symbolize");
+		return MHD_NO;
 	}
 	/*
 	 * Each result is one json-c object, written and freed before the
@@ -954,30 +926,40 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "GSYM is disabled",
 		    METRICS_R_NOTFOUND, "-");
 	if (cache_get(h->c, key, now_s(), &rec) == 0) {
-		if (gsymsvc_fresh(h->gs, w->id, w->idlen, &rec) &&
-		    cache_open_data(h->c, &rec, &fd) == 0) {
-			enum MHD_Result ret = w->symbolize ?
-			    symbolize(h, conn, r, w, &rec, fd) :
-			    send_fd(h, conn, r, key, &rec, fd);
+		struct gsymsvc_file	*gf = NULL;
+		enum MHD_Result		 ret;
 
-			if (!w->symbolize && r->converted)
+		rc = -ESTALE;
+		if (cache_derived_fresh(h->c, w->id, w->idlen, &rec, now_s()))
+			rc = w->symbolize ? gsymsvc_open(h->gs, &rec, &gf) :
+			    cache_open_data(h->c, &rec, &fd);
+		if (rc == 0 && w->symbolize) {
+			ret = symbolize(h, conn, r, w, gf);
+		} else if (rc == 0) {
+			ret = send_fd(h, conn, r, key, &rec, fd);
+			if (r->converted)
 				r->how = "converted";
-			cache_record_release(&rec);
-			return ret;
 		}
 		cache_record_release(&rec);
+		if (rc == 0)
+			return ret;
+		if (rc != -ESTALE && rc != -ENOENT) {
+			log_warnx("gsym %s: %s", w->idhex, strerror(-rc));
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "cannot read the GSYM", METRICS_R_ERROR, "gsym");
+		}
+		if (rc != -ESTALE)	/* its blob is gone: forget it */
+			cache_drop(h->c, key);
+		/* stale or gone: convert again */
 	}
 	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
-	    cache_get(h->c, &dk, now_s(), &rec) != 0) {
+	    !stored(h, w, CACHE_DEBUGINFO)) {
 		/* Only a stripped executable here: the debuginfo may be
 		 * upstream. */
 		r->converted = 0;
 		if (ask_upstream(h, conn, r, &dk, w->idhex, NULL, 0, 0))
 			return MHD_YES;
 		r->converted = 1;
-	} else if (r->converted && r->convert_rc == -ENODATA &&
-	    r->fetches == 0) {
-		cache_record_release(&rec);
 	}
 	if (r->converted) {
 		switch (r->convert_rc) {
@@ -1002,7 +984,7 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			    "gsym");
 		}
 	}
-	if (has_parent(h, w)) {
+	if (stored(h, w, CACHE_DEBUGINFO) || stored(h, w, CACHE_EXECUTABLE)) {
 		r->conn = conn;
 		MHD_suspend_connection(conn);
 		if ((rc = gsymsvc_convert(h->gs, w->id, w->idlen, converted,

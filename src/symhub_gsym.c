@@ -360,7 +360,7 @@ cmd_convert(int argc, char **argv)
 		fprintf(stderr, "symhub: %s: %s\n", tmp, strerror(errno));
 		goto out;
 	}
-	if ((rc = gsym_dwarf_convert(fd, tfd, &st)) != 0) {
+	if ((rc = gsym_dwarf_convert(fd, gsym_fd_sink, &tfd, &st)) != 0) {
 		fprintf(stderr, "symhub: %s: %s\n", in, convert_error(rc));
 		goto out;
 	}

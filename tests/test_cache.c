@@ -1192,6 +1192,41 @@ out:
 }
 
 /* Shared records with LRU: the blob goes when its last user is evicted. */
+/* A derived record stays fresh while its parent is the same bytes. */
+static void
+test_derived(void)
+{
+	char			*dir = scratch("derived");
+	struct cache		*c = NULL;
+	struct cache_record	 parent, d;
+	struct tkey		 k, g;
+	int			 rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0) {
+		ok(0, "cache_open (%d)", rc);
+		goto out;
+	}
+	memset(&d, 0, sizeof(d));
+	ok(cache_derived_fresh(c, dkey(&k, 7)->id, 20, &d, 100) == 0,
+	    "derived: no parent stored, not fresh");
+	ok(put_seed(c, dkey(&k, 7), 1000, 1, NULL) == 0 &&
+	    cache_get(c, &k.k, 100, &parent) == 0, "derived: parent stored");
+	d.flags = CACHE_F_DERIVED;
+	d.parent = cache_fingerprint(&parent);
+	cache_record_release(&parent);
+	ok(put_seed(c, mkkey(&g, CACHE_GSYM, 7, 20, NULL), 10, 2, &d) == 0,
+	    "derived: stored under the GSYM kind");
+	ok(cache_derived_fresh(c, k.id, 20, &d, 100) == 1,
+	    "derived: fresh while the debuginfo is the same");
+	ok(put_seed(c, dkey(&k, 7), 1000, 3, NULL) == 0 &&
+	    cache_derived_fresh(c, k.id, 20, &d, 100) == 0,
+	    "derived: stale once the debuginfo changed");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
 static void
 test_evict_shared(void)
 {
@@ -2010,6 +2045,7 @@ main(void)
 	test_negative();
 	test_evict();
 	test_evict_shared();
+	test_derived();
 	test_reopen();
 	test_check();
 	test_bad_index();

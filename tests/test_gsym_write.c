@@ -67,7 +67,7 @@ mem_gsym(struct gsym_builder *b, unsigned char **img, size_t *len)
 
 	if (fd < 0)
 		return -1;
-	n = gsym_builder_write(b, fd, NULL);
+	n = gsym_builder_write(b, gsym_fd_sink, &fd, NULL);
 	if (n <= 0) {
 		close(fd);
 		return -1;
@@ -195,7 +195,7 @@ test_empty(void)
 	int fd = memfd_create("gsym", 0);
 
 	ok(gsym_builder_create(&b) == 0, "create");
-	ok(gsym_builder_write(b, fd, NULL) == -ENODATA,
+	ok(gsym_builder_write(b, gsym_fd_sink, &fd, NULL) == -ENODATA,
 	    "nothing added: -ENODATA");
 	ok(gsym_builder_file(b, "noslash.c") != 0 &&
 	    gsym_builder_file(b, "/root.c") != gsym_builder_file(b,

@@ -30,7 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
 #include <microhttpd.h>
 
 #include "auth.h"
@@ -40,6 +39,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
+#include "symjson.h"
 #include "upload.h"
 #include "webapi.h"
 
@@ -648,169 +648,6 @@ stored(struct http *h, const struct webapi_req *w, enum cache_kind kind)
 	return 1;
 }
 
-/* Addresses from a /symbolize body: a JSON array (numbers, or strings
- * in hex), or one hex address per line.
- * @return the count; -E2BIG for more than max, -EINVAL malformed, -ENOMEM
- *         (with why). */
-static long
-parse_addresses(const char *body, size_t len, uint64_t max, uint64_t **out,
-    const char **why)
-{
-	uint64_t	*a = NULL, *na;
-	size_t		 n = 0, cap = 0, i = 0;
-	long		 rc = -EINVAL;
-	json_object	*arr = NULL;
-
-	*out = NULL;
-	while (i < len && (body[i] == ' ' || body[i] == '\t' ||
-	    body[i] == '\r' || body[i] == '\n'))
-		i++;
-	if (i < len && body[i] == '[') {
-		json_tokener	*tok = json_tokener_new();
-		size_t		 k, cnt;
-
-		if (tok == NULL)
-			goto nomem;
-		arr = json_tokener_parse_ex(tok, body, (int)len);
-		if (json_tokener_get_error(tok) != json_tokener_success)
-			arr = NULL;
-		json_tokener_free(tok);
-		if (arr == NULL || !json_object_is_type(arr, json_type_array)) {
-			*why = "malformed JSON: expected an array of addresses";
-			goto bad;
-		}
-		cnt = json_object_array_length(arr);
-		if (cnt > max) {
-			*why = "too many addresses";
-			rc = -E2BIG;
-			goto bad;
-		}
-		if (cnt > 0 && (a = malloc(cnt * sizeof(*a))) == NULL)
-			goto nomem;
-		for (k = 0; k < cnt; k++) {
-			json_object	*e = json_object_array_get_idx(arr, k);
-			const char	*s;
-			char		*end;
-
-			if (json_object_is_type(e, json_type_int)) {
-				if (json_object_get_int64(e) < 0) {
-					*why = "negative address";
-					goto bad;
-				}
-				a[n++] = json_object_get_uint64(e);
-			} else if (json_object_is_type(e, json_type_string)) {
-				s = json_object_get_string(e);
-				if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-					s += 2;
-				errno = 0;
-				a[n++] = strtoull(s, &end, 16);
-				if (*s == '\0' || *end != '\0' || errno != 0 ||
-				    *s == '-' || *s == '+' || *s == ' ') {
-					*why = "malformed address in the array";
-					goto bad;
-				}
-			} else {
-				*why = "addresses must be numbers or hex strings";
-				goto bad;
-			}
-		}
-		json_object_put(arr);
-		*out = a;
-		return (long)n;
-	}
-	while (i < len) {
-		size_t	 e = i, k;
-		char	 tmp[40], *end;
-
-		while (e < len && body[e] != '\n')
-			e++;
-		k = e;
-		while (k > i && (body[k - 1] == '\r' || body[k - 1] == ' ' ||
-		    body[k - 1] == '\t'))
-			k--;
-		while (i < k && (body[i] == ' ' || body[i] == '\t'))
-			i++;
-		if (k > i) {
-			const char *s = body + i;
-			size_t l = k - i;
-
-			if (l >= 2 && s[0] == '0' && (s[1] == 'x' ||
-			    s[1] == 'X')) {
-				s += 2;
-				l -= 2;
-			}
-			if (l == 0 || l > 16) {
-				*why = "malformed address line";
-				goto bad;
-			}
-			memcpy(tmp, s, l);
-			tmp[l] = '\0';
-			errno = 0;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 1024;
-				if ((na = realloc(a, cap * sizeof(*a))) == NULL)
-					goto nomem;
-				a = na;
-			}
-			a[n] = strtoull(tmp, &end, 16);
-			if (*end != '\0' || errno != 0 || tmp[0] == '-' ||
-			    tmp[0] == '+') {
-				*why = "malformed address line";
-				goto bad;
-			}
-			if (++n > max) {
-				*why = "too many addresses";
-				rc = -E2BIG;
-				goto bad;
-			}
-		}
-		i = e + 1;
-	}
-	*out = a;
-	return (long)n;
-nomem:
-	*why = "out of memory";
-	rc = -ENOMEM;
-bad:
-	json_object_put(arr);
-	free(a);
-	return rc;
-}
-
-static json_object *
-frames_json(const struct gsym_result *res)
-{
-	json_object	*fr = json_object_new_array_ext((int)res->nframes);
-	size_t		 i;
-
-	for (i = 0; i < res->nframes; i++) {
-		const struct gsym_frame	*f = &res->frames[i];
-		json_object		*o = json_object_new_object();
-
-		json_object_object_add(o, "function",
-		    json_object_new_string(f->name));
-		json_object_object_add(o, "offset",
-		    json_object_new_uint64(f->offset));
-		if (f->base != NULL) {
-			char	path[4096];
-
-			if (f->dir[0] != '\0')
-				snprintf(path, sizeof(path), "%s/%s", f->dir,
-				    f->base);
-			else
-				snprintf(path, sizeof(path), "%s", f->base);
-			json_object_object_add(o, "file",
-			    json_object_new_string(path));
-			json_object_object_add(o, "line",
-			    json_object_new_int64(f->line));
-		}
-		json_object_object_add(o, "inlined",
-		    json_object_new_boolean(f->inlined));
-		json_object_array_add(fr, o);
-	}
-	return fr;
-}
-
 /* Answer a /symbolize request from gf, which is consumed. */
 static enum MHD_Result
 symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
@@ -818,20 +655,20 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 {
 	struct gsym_result	*res = NULL;
 	struct MHD_Response	*resp;
-	struct membuf		 out = { NULL, 0, 0 };
-	const char		*why = NULL, *js;
+	struct symjson		*j = NULL;
+	const char		*why = NULL;
 	uint64_t		*addrs = NULL;
-	char			 head[200];
+	char			*out = NULL;
 	long			 n, i;
-	size_t			 len;
-	int			 rc, hl;
+	size_t			 len = 0;
+	int			 rc;
 
 	if (r->too_long) {
 		gsymsvc_release(gf);
 		return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too many addresses", METRICS_R_ERROR, "symbolize");
 	}
-	n = parse_addresses(r->body ? r->body : "", r->nbody,
+	n = symjson_parse(r->body ? r->body : "", r->nbody,
 	    h->cfg->symbolize_max, &addrs, &why);
 	if (n < 0) {
 		gsymsvc_release(gf);
@@ -840,73 +677,36 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 		    MHD_HTTP_INTERNAL_SERVER_ERROR, why, METRICS_R_ERROR,
 		    "symbolize");
 	}
-	if ((res = malloc(sizeof(*res))) == NULL) {
+	if ((res = malloc(sizeof(*res))) == NULL ||
+	    symjson_create(w->idhex, (size_t)n, &j) != 0) {
+		free(res);
 		free(addrs);
 		gsymsvc_release(gf);
 		return MHD_NO;
 	}
-	/*
-	 * Each result is one json-c object, written and freed before the
-	 * next: a tree of every result would cost a malloc and a free per
-	 * field all at once, which was most of the time of a large batch.
-	 * The id is lowercase hex: nothing in the envelope needs escaping.
-	 */
-	hl = snprintf(head, sizeof(head), "{\"buildid\":\"%s\",\"results\":[",
-	    w->idhex);
-	rc = mem_sink(&out, head, (size_t)hl);
-	for (i = 0; i < n && rc == 0; i++) {
-		json_object	*o = json_object_new_object();
-		char		 hex[40];
-
-		snprintf(hex, sizeof(hex), "0x%" PRIx64, addrs[i]);
-		json_object_object_add(o, "address",
-		    json_object_new_string(hex));
-		rc = gsymsvc_lookup(gf, addrs[i], res);
-		if (rc == 0) {
-			json_object_object_add(o, "frames", frames_json(res));
-		} else {
-			char msg[96];
-
-			if (rc == -ENOENT)
-				snprintf(msg, sizeof(msg),
-				    "address 0x%" PRIx64 " is not in GSYM",
-				    addrs[i]);
-			else
-				snprintf(msg, sizeof(msg), "corrupt record");
-			json_object_object_add(o, "frames",
-			    json_object_new_array());
-			json_object_object_add(o, "error",
-			    json_object_new_string(msg));
-		}
-		js = json_object_to_json_string_length(o,
-		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-		    &len);
-		rc = js == NULL ? -ENOMEM : 0;
-		if (rc == 0 && i > 0)
-			rc = mem_sink(&out, ",", 1);
-		if (rc == 0)
-			rc = mem_sink(&out, js, len);
-		json_object_put(o);
-	}
+	for (i = 0, rc = 0; i < n && rc == 0; i++)
+		rc = symjson_add(j, addrs[i],
+		    gsymsvc_lookup(gf, addrs[i], res), res);
+	/* gf last: the writer knows its strings by their address in gf. */
 	if (rc == 0)
-		rc = mem_sink(&out, "]}", 2);
+		rc = symjson_finish(j, &out, &len);
+	else
+		symjson_free(j);
 	free(res);
 	free(addrs);
 	gsymsvc_release(gf);
-	if (rc != 0) {
-		free(out.p);
+	if (rc != 0)
 		return MHD_NO;
-	}
-	resp = MHD_create_response_from_buffer(out.n, out.p,
+	resp = MHD_create_response_from_buffer(len, out,
 	    MHD_RESPMEM_MUST_FREE);
 	if (resp == NULL) {
-		free(out.p);
+		free(out);
 		return MHD_NO;
 	}
-	/* out.p now owned by MHD */
+	/* out now owned by MHD */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "application/json");
-	return queue(conn, r, MHD_HTTP_OK, resp, out.n, METRICS_R_OTHER,
+	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER,
 	    r->converted ? "converted" : "symbolized");
 }
 

@@ -86,6 +86,9 @@ static const struct opt opts[] = {
 	    "refuse uploads larger than this" },
 	{ "gsym-workers", 0, O_NUM, O_BOTH, F(gsym_workers), "1", "N",
 	    "DWARF to GSYM conversions run at once, off the HTTP threads" },
+	{ "gsym-threads", 0, O_NUM, O_BOTH, F(gsym_threads), "0", "N",
+	    "threads each conversion to GSYM walks the DWARF on (0: one a "
+	    "CPU, at most 4)" },
 	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0", NULL,
 	    "convert each uploaded debuginfo to GSYM at once, not on the "
 	    "first /gsym or /symbolize request" },

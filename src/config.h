@@ -36,6 +36,7 @@ struct config {
 	char		*tokens;	/* tokens file; NULL: no uploads */
 	uint64_t	 max_upload;	/* bytes */
 	uint64_t	 gsym_workers;	/* conversions at once */
+	uint64_t	 gsym_threads;	/* threads a conversion, 0: auto */
 	uint64_t	 gsym_on_upload; /* convert debuginfo uploads at once */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
 	char		*log_file;	/* "-": stderr */

@@ -14,10 +14,13 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "dwimage.h"
 #include "elfinfo.h"
 #include "gsym_dwarf.h"
 #include "gsym_write.h"
@@ -198,6 +201,8 @@ ltable_free(struct ltable *t)
 
 struct pmap;
 
+#define ABBR_MAX	1024
+
 struct cvt {
 	Elf			*elf;
 	Dwarf			*dbg;
@@ -217,15 +222,117 @@ struct cvt {
 	size_t			 capidx;
 	struct pmap		*pm;		/* parents in other units */
 	struct pmap		*names;		/* abstract origin -> name id + 1 */
-	/* Parents of the DIEs of the unit being walked, recorded as walk()
-	 * meets them: par[off - unit_off] = parent offset - unit_off + 1
-	 * (0: not met yet). */
+	/* Parents of the DIEs of the unit being converted, recorded by
+	 * collect(): par[off - unit_off] = parent offset - unit_off + 1
+	 * (0: none). */
 	uint32_t		*par;
 	size_t			 npar, cappar;
 	Dwarf_Off		 unit_off;
-	int			 unit_full;	/* par filled for every DIE */
+	Dwarf_Die		*subs;		/* the unit's subprograms */
+	size_t			 nsubs, capsubs;
 	int			 err;		/* sticky -ENOMEM */
+	struct oplog		*log;		/* NULL: call the builder */
+	struct sect		 info;		/* .debug_info */
+	/* The unit's abbreviations by code, for die_tag(). */
+	struct Dwarf_CU		*unit_cu;
+	Dwarf_Abbrev		*abbr[ABBR_MAX];
 };
+
+/*
+ * The builder is not thread-safe, and its output depends on the order of
+ * the calls it gets.  With several threads, each unit's calls are
+ * recorded by the worker that walks it (ids local to the unit) and
+ * replayed by the calling thread in unit order: the builder sees the
+ * calls of a one-thread conversion, in the same order, and writes the
+ * same bytes.
+ */
+enum { OP_STR = 1, OP_STRCOPY, OP_FILE, OP_ADD };
+
+struct oplog {
+	unsigned char	*p;
+	size_t		 n, cap;
+	uint32_t	 nstr, nfile;	/* local ids handed out */
+	int		 err;		/* the worker's, for this unit */
+};
+
+static int
+log_put(struct oplog *l, const void *p, size_t len)
+{
+	if (grow((void **)&l->p, &l->cap, l->n + len, 1) < 0)
+		return -ENOMEM;
+	memcpy(l->p + l->n, p, len);
+	l->n += len;
+	return 0;
+}
+
+#define LOG_PUT(l, v)	log_put((l), &(v), sizeof(v))
+
+static uint32_t
+em_str(struct cvt *cv, const char *s, size_t len, int copy)
+{
+	struct oplog *l = cv->log;
+	unsigned char op = copy ? OP_STRCOPY : OP_STR;
+	uint64_t n = len;
+
+	if (l == NULL)
+		return gsym_builder_str(cv->b, s, len, copy);
+	if (len == 0)
+		return 0;	/* the builder's id of "" */
+	if (LOG_PUT(l, op) < 0 || LOG_PUT(l, n) < 0 ||
+	    (copy ? log_put(l, s, len) : LOG_PUT(l, s)) < 0)
+		return UINT32_MAX;
+	return ++l->nstr;
+}
+
+/* @return the file's id; 0 on ENOMEM. */
+static uint32_t
+em_file(struct cvt *cv, const char *path)
+{
+	struct oplog *l = cv->log;
+	unsigned char op = OP_FILE;
+
+	if (l == NULL)
+		return gsym_builder_file(cv->b, path);
+	if (LOG_PUT(l, op) < 0 || log_put(l, path, strlen(path) + 1) < 0)
+		return 0;
+	return ++l->nfile;
+}
+
+static int
+log_inline(struct oplog *l, const struct gsym_inline *n)
+{
+	uint64_t nr = n->nranges, nk = n->nchildren;
+	size_t i;
+
+	if (LOG_PUT(l, nr) < 0 || log_put(l, n->ranges,
+	    nr * 2 * sizeof(*n->ranges)) < 0 || LOG_PUT(l, n->name) < 0 ||
+	    LOG_PUT(l, n->call_file) < 0 || LOG_PUT(l, n->call_line) < 0 ||
+	    LOG_PUT(l, nk) < 0)
+		return -ENOMEM;
+	for (i = 0; i < n->nchildren; i++)
+		if (log_inline(l, &n->children[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* gsym_builder_add(); recorded, it answers 0 and the replay counts. */
+static int
+em_add(struct cvt *cv, uint64_t lo, uint64_t hi, uint32_t name,
+    const struct gsym_row *rows, size_t nrows, const struct gsym_inline *inl)
+{
+	struct oplog *l = cv->log;
+	unsigned char op = OP_ADD, has = inl != NULL;
+	uint64_t n = nrows;
+
+	if (l == NULL)
+		return gsym_builder_add(cv->b, lo, hi, name, rows, nrows, inl);
+	if (LOG_PUT(l, op) < 0 || LOG_PUT(l, lo) < 0 || LOG_PUT(l, hi) < 0 ||
+	    LOG_PUT(l, name) < 0 || LOG_PUT(l, n) < 0 ||
+	    log_put(l, rows, nrows * sizeof(*rows)) < 0 ||
+	    LOG_PUT(l, has) < 0 || (inl != NULL && log_inline(l, inl) < 0))
+		return -ENOMEM;
+	return 0;
+}
 
 static const char *
 entry_form(struct cvt *cv, struct rd *r, uint64_t form, size_t offsize,
@@ -607,7 +714,7 @@ file_id(struct cvt *cv, uint64_t idx, uint32_t *out)
 		path_append(path, sizeof(path), &len, dir);
 	}
 	path_append(path, sizeof(path), &len, f->name);
-	if ((id = gsym_builder_file(cv->b, path)) == 0) {
+	if ((id = em_file(cv, path)) == 0) {
 		cv->err = -ENOMEM;
 		return 0;
 	}
@@ -768,6 +875,40 @@ function_rows(struct cvt *cv, Dwarf_Die *die, uint64_t start, uint64_t end)
 
 /* ---- names (LLVM's getQualifiedNameIndex) ---- */
 
+/*
+ * dwarf_tag(), sparing libdw its lookup of the DIE's abbreviation, a
+ * hash table behind a read-write lock that took a fifth of a conversion:
+ * a unit has a few hundred abbreviations, kept here by code (the
+ * Dwarf_Die's abbrev, in libdw.h, is what libdw caches it in).
+ */
+static int
+die_tag(struct cvt *cv, Dwarf_Die *die)
+{
+	const unsigned char *p = die->addr, *end = cv->info.p + cv->info.len;
+	unsigned code;
+	int tag;
+
+	if (die->cu != cv->unit_cu || die->abbrev != NULL ||
+	    p < cv->info.p || p >= end)
+		return dwarf_tag(die);
+	code = *p & 0x7f;
+	if (*p & 0x80) {
+		if (p + 1 >= end || (p[1] & 0x80))
+			return dwarf_tag(die);
+		code |= (unsigned)p[1] << 7;
+	}
+	if (code == 0 || code >= ABBR_MAX)
+		return dwarf_tag(die);
+	if (cv->abbr[code] != NULL) {
+		die->abbrev = cv->abbr[code];
+		return dwarf_tag(die);
+	}
+	tag = dwarf_tag(die);
+	if (die->abbrev != NULL && die->abbrev != (Dwarf_Abbrev *)-1L)
+		cv->abbr[code] = die->abbrev;
+	return tag;
+}
+
 struct pmap {		/* DIE offset -> parent DIE offset, for the units
 			 * walked; cleared at each new unit */
 	uint64_t	*keys, *vals;	/* key 0: empty (no DIE is at 0) */
@@ -885,26 +1026,10 @@ par_set(struct cvt *cv, Dwarf_Off off, Dwarf_Off parent)
 	return 0;
 }
 
-static void
-par_fill(struct cvt *cv, Dwarf_Die *die, unsigned depth)
-{
-	Dwarf_Die child;
-
-	if (depth > 512 || dwarf_child(die, &child) != 0)
-		return;
-	do {
-		if (par_set(cv, dwarf_dieoffset(&child),
-		    dwarf_dieoffset(die)) < 0)
-			return;
-		par_fill(cv, &child, depth + 1);
-	} while (dwarf_siblingof(&child, &child) == 0);
-}
-
 /*
- * The parent of die.  In the unit being walked the answer was recorded
- * on the way down, unless die comes later (a forward reference: then the
- * whole unit is recorded once); in another unit (DW_FORM_ref_addr), that
- * unit is walked into a map the first time.
+ * The parent of die.  In the unit being converted, collect() recorded
+ * it; in another unit (DW_FORM_ref_addr), that unit is walked into a map
+ * the first time.
  */
 static int
 die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
@@ -919,10 +1044,6 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 		return 0;
 	if (dwarf_dieoffset(&cu) == cv->unit_off) {
 		i = (size_t)(off - cv->unit_off);
-		if ((i >= cv->npar || cv->par[i] == 0) && !cv->unit_full) {
-			par_fill(cv, &cu, 0);
-			cv->unit_full = 1;
-		}
 		if (i >= cv->npar || cv->par[i] == 0)
 			return 0;
 		return dwarf_offdie(cv->dbg, cv->unit_off + cv->par[i] - 1,
@@ -1068,13 +1189,13 @@ die_name(struct cvt *cv, Dwarf_Die *die)
 			break;
 		ctx = next;
 	} while (++hops < 64);
-	id = gsym_builder_str(cv->b, q, qlen, 1);
+	id = em_str(cv, q, qlen, 1);
 	free(q);
 	if (id == UINT32_MAX)
 		cv->err = -ENOMEM;
 	return id == UINT32_MAX ? 0 : id;
 plain:
-	id = gsym_builder_str(cv->b, s, strlen(s), 0);
+	id = em_str(cv, s, strlen(s), 0);
 	if (id == UINT32_MAX) {
 		cv->err = -ENOMEM;
 		return 0;
@@ -1149,10 +1270,10 @@ rset_contains(const uint64_t *r, size_t n, uint64_t start, uint64_t end)
 /* ---- inline trees ---- */
 
 static int
-has_inline(Dwarf_Die *die, unsigned depth)
+has_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
-	int tag = dwarf_tag(die);
+	int tag = die_tag(cv, die);
 
 	if (tag == DW_TAG_inlined_subroutine)
 		return 1;
@@ -1161,7 +1282,7 @@ has_inline(Dwarf_Die *die, unsigned depth)
 	if (dwarf_child(die, &child) != 0)
 		return 0;
 	do {
-		if (has_inline(&child, depth + 1))
+		if (has_inline(cv, &child, depth + 1))
 			return 1;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -1191,7 +1312,7 @@ parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
     struct gsym_inline *parent, size_t *capkids)
 {
 	Dwarf_Die child;
-	int tag = dwarf_tag(die);
+	int tag = die_tag(cv, die);
 
 	if (depth > 512 || cv->err)
 		return;
@@ -1292,7 +1413,7 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 			break;
 		nrows = function_rows(cv, die, lo, hi);
 		if (inl < 0)
-			inl = has_inline(die, 0);
+			inl = has_inline(cv, die, 0);
 		if (inl) {
 			fr[0] = lo;
 			fr[1] = hi;
@@ -1301,7 +1422,7 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 			top.name = name;
 			parse_inline(cv, die, 0, &top, &capkids);
 		}
-		rc = gsym_builder_add(cv->b, lo, hi, name, cv->rows, nrows,
+		rc = em_add(cv, lo, hi, name, cv->rows, nrows,
 		    top.nchildren > 0 ? &top : NULL);
 		top.ranges = NULL;
 		inline_free(&top);
@@ -1312,25 +1433,71 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 	}
 }
 
+/*
+ * Record the parent of every DIE of the unit and list its subprograms,
+ * in the order LLVM's walk meets them.  Done before any subprogram is
+ * converted, so that the names of abstract origins further down the
+ * unit find their parents without a second walk of the unit.
+ */
 static void
-walk(struct cvt *cv, Dwarf_Die *die, unsigned depth, struct ranges *rs)
+collect(struct cvt *cv, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
 	Dwarf_Off me;
 
 	if (depth > 512 || cv->err)
 		return;
-	if (dwarf_tag(die) == DW_TAG_subprogram)
-		subprogram(cv, die, rs);
+	if (die_tag(cv, die) == DW_TAG_subprogram) {
+		if (grow((void **)&cv->subs, &cv->capsubs, cv->nsubs + 1,
+		    sizeof(*cv->subs)) < 0) {
+			cv->err = -ENOMEM;
+			return;
+		}
+		cv->subs[cv->nsubs++] = *die;
+	}
 	if (dwarf_child(die, &child) != 0)
 		return;
 	me = dwarf_dieoffset(die);
 	do {
-		if (!cv->unit_full &&
-		    par_set(cv, dwarf_dieoffset(&child), me) < 0)
+		if (par_set(cv, dwarf_dieoffset(&child), me) < 0)
 			return;
-		walk(cv, &child, depth + 1, rs);
+		collect(cv, &child, depth + 1);
 	} while (dwarf_siblingof(&child, &child) == 0 && !cv->err);
+}
+
+/* Convert one compile or partial unit.  @return cv->err. */
+static int
+convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
+{
+	size_t i;
+	Dwarf_Word stmt;
+	Dwarf_Attribute a;
+	uint8_t asize = 8;
+
+	pmap_clear(cv->pm);
+	pmap_clear(cv->names);
+	memset(cv->abbr, 0, sizeof(cv->abbr));
+	cv->unit_cu = cudie->cu;
+	if (cv->npar)
+		memset(cv->par, 0, cv->npar * sizeof(*cv->par));
+	cv->npar = 0;
+	cv->unit_off = dwarf_dieoffset(cudie);
+	cv->lang = dwarf_srclang(cudie);
+	cv->comp_dir = NULL;
+	if (dwarf_attr(cudie, DW_AT_comp_dir, &a) != NULL)
+		cv->comp_dir = dwarf_formstring(&a);
+	if (dwarf_diecu(cudie, cudie, &asize, NULL) != NULL)
+		cv->addr_size = asize;
+	cv->lt.ok = 0;
+	if (dwarf_attr(cudie, DW_AT_stmt_list, &a) != NULL &&
+	    dwarf_formudata(&a, &stmt) == 0)
+		if (parse_lines(cv, stmt) == -ENOMEM)
+			cv->err = -ENOMEM;
+	cv->nsubs = 0;
+	collect(cv, cudie, 0);
+	for (i = 0; i < cv->nsubs && !cv->err; i++)
+		subprogram(cv, &cv->subs[i], rs);
+	return cv->err;
 }
 
 static int
@@ -1341,41 +1508,330 @@ convert_dwarf(struct cvt *cv)
 	uint8_t unit_type;
 	Dwarf_Die cudie, subdie;
 	struct ranges rs = { 0 };
-	int rc;
 
-	while ((rc = dwarf_get_units(cv->dbg, cu, &next, &version, &unit_type,
-	    &cudie, &subdie)) == 0) {
-		Dwarf_Word stmt;
-		Dwarf_Attribute a;
-		uint8_t asize = 8;
-
+	while (!cv->err && dwarf_get_units(cv->dbg, cu, &next, &version,
+	    &unit_type, &cudie, &subdie) == 0) {
 		cu = next;
-		if (unit_type != DW_UT_compile && unit_type != DW_UT_partial)
-			continue;
-		pmap_clear(cv->pm);
-		pmap_clear(cv->names);
-		if (cv->npar)
-			memset(cv->par, 0, cv->npar * sizeof(*cv->par));
-		cv->npar = 0;
-		cv->unit_full = 0;
-		cv->unit_off = dwarf_dieoffset(&cudie);
-		cv->lang = dwarf_srclang(&cudie);
-		cv->comp_dir = NULL;
-		if (dwarf_attr(&cudie, DW_AT_comp_dir, &a) != NULL)
-			cv->comp_dir = dwarf_formstring(&a);
-		if (dwarf_diecu(&cudie, &cudie, &asize, NULL) != NULL)
-			cv->addr_size = asize;
-		cv->lt.ok = 0;
-		if (dwarf_attr(&cudie, DW_AT_stmt_list, &a) != NULL &&
-		    dwarf_formudata(&a, &stmt) == 0)
-			if (parse_lines(cv, stmt) == -ENOMEM)
-				cv->err = -ENOMEM;
-		walk(cv, &cudie, 0, &rs);
-		if (cv->err)
-			break;
+		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
+			(void)convert_unit(cv, &cudie, &rs);
 	}
 	free(rs.r);
 	return cv->err;
+}
+
+/* ---- several threads: workers record units, the caller replays ---- */
+
+/* How many units the workers may run ahead of the replay. */
+#define WINDOW		64
+#define THREADS_MAX	GSYM_THREADS_MAX
+
+struct unitjob {
+	struct oplog	 log;
+	int		 done;
+};
+
+struct pool {
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cond;
+	struct unitjob	*units;
+	size_t		 nunits, next, replayed;
+	int		 abort;
+};
+
+struct worker {
+	struct pool	*pool;
+	struct cvt	 cv;		/* its own Dwarf and scratch */
+	struct pmap	 pm, names;
+	pthread_t	 tid;
+};
+
+static void
+cvt_free(struct cvt *cv)
+{
+	ltable_free(&cv->lt);
+	free(cv->rows);
+	free(cv->idx);
+	free(cv->par);
+	free(cv->subs);
+	if (cv->pm) {
+		free(cv->pm->keys);
+		free(cv->pm->vals);
+		free(cv->pm->walked);
+	}
+	if (cv->names) {
+		free(cv->names->keys);
+		free(cv->names->vals);
+		free(cv->names->walked);
+	}
+}
+
+static void *
+work(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->pool;
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	Dwarf_Die cudie, subdie;
+	uint8_t type = 0;
+	struct ranges rs = { 0 };
+	size_t at = 0, k;
+	int rc = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->abort && p->next < p->nunits &&
+		    p->next >= p->replayed + WINDOW)
+			pthread_cond_wait(&p->cond, &p->mu);
+		if (p->abort || p->next >= p->nunits) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		k = p->next++;
+		pthread_mutex_unlock(&p->mu);
+		/* Each worker claims units in increasing order. */
+		while (rc == 0 && at <= k) {
+			rc = dwarf_get_units(w->cv.dbg, cu, &next, &version,
+			    &type, &cudie, &subdie);
+			cu = next;
+			at++;
+		}
+		w->cv.log = &p->units[k].log;
+		if (rc == 0 && (type == DW_UT_compile ||
+		    type == DW_UT_partial))
+			w->cv.log->err = convert_unit(&w->cv, &cudie, &rs);
+		pthread_mutex_lock(&p->mu);
+		p->units[k].done = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->mu);
+	}
+	free(rs.r);
+	return NULL;
+}
+
+/* Local ids of a unit's log -> the builder's. */
+struct replay {
+	uint32_t	*str, *file;
+	size_t		 capstr, capfile;
+	struct gsym_row	*rows;
+	size_t		 caprows;
+};
+
+static int
+take(const struct oplog *l, size_t *at, void *out, size_t len)
+{
+	if (l->n - *at < len)
+		return -EINVAL;
+	memcpy(out, l->p + *at, len);
+	*at += len;
+	return 0;
+}
+
+#define TAKE(l, at, v)	take((l), (at), &(v), sizeof(v))
+
+static uint32_t
+map_id(const uint32_t *map, uint32_t local, uint32_t n)
+{
+	return local == 0 || local > n ? 0 : map[local];
+}
+
+static int
+replay_inline(const struct oplog *l, size_t *at, const struct replay *rp,
+    struct gsym_inline *n, unsigned depth)
+{
+	uint64_t nr, nk, *r = NULL;
+	struct gsym_inline *kids = NULL;
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	if (depth > 512 || TAKE(l, at, nr) < 0 || nr > l->n / 16)
+		return -EINVAL;
+	if (nr > 0 && (r = malloc(nr * 2 * sizeof(*r))) == NULL)
+		return -ENOMEM;
+	n->ranges = r;
+	n->nranges = nr;
+	if (take(l, at, r, nr * 2 * sizeof(*r)) < 0 ||
+	    TAKE(l, at, n->name) < 0 || TAKE(l, at, n->call_file) < 0 ||
+	    TAKE(l, at, n->call_line) < 0 || TAKE(l, at, nk) < 0 ||
+	    nk > l->n)
+		return -EINVAL;
+	n->name = map_id(rp->str, n->name, l->nstr);
+	n->call_file = map_id(rp->file, n->call_file, l->nfile);
+	if (nk > 0 && (kids = calloc(nk, sizeof(*kids))) == NULL)
+		return -ENOMEM;
+	n->children = kids;
+	for (i = 0; i < nk; i++) {
+		int rc = replay_inline(l, at, rp, &kids[i], depth + 1);
+
+		n->nchildren = i + 1;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Make the calls unit's log recorded.  @return 0; -ENOMEM. */
+static int
+replay(struct cvt *cv, struct replay *rp, const struct oplog *l)
+{
+	size_t at = 0, i;
+	uint32_t ns = 0, nf = 0;
+
+	if (grow((void **)&rp->str, &rp->capstr, (size_t)l->nstr + 1,
+	    sizeof(*rp->str)) < 0 || grow((void **)&rp->file, &rp->capfile,
+	    (size_t)l->nfile + 1, sizeof(*rp->file)) < 0)
+		return -ENOMEM;
+	while (at < l->n) {
+		unsigned char op = l->p[at++], has;
+		uint64_t len, lo, hi, nrows;
+		const char *s;
+		uint32_t id, name;
+		struct gsym_inline top;
+		int rc;
+
+		switch (op) {
+		case OP_STR:
+		case OP_STRCOPY:
+			if (TAKE(l, &at, len) < 0)
+				return -EINVAL;
+			if (op == OP_STRCOPY) {
+				if (l->n - at < len)
+					return -EINVAL;
+				s = (const char *)l->p + at;
+				at += len;
+			} else if (TAKE(l, &at, s) < 0) {
+				return -EINVAL;
+			}
+			if ((id = gsym_builder_str(cv->b, s, len,
+			    op == OP_STRCOPY)) == UINT32_MAX)
+				return -ENOMEM;
+			rp->str[++ns] = id;
+			break;
+		case OP_FILE:
+			s = (const char *)l->p + at;
+			at += strnlen(s, l->n - at) + 1;
+			if ((id = gsym_builder_file(cv->b, s)) == 0)
+				return -ENOMEM;
+			rp->file[++nf] = id;
+			break;
+		case OP_ADD:
+			if (TAKE(l, &at, lo) < 0 || TAKE(l, &at, hi) < 0 ||
+			    TAKE(l, &at, name) < 0 || TAKE(l, &at, nrows) < 0 ||
+			    nrows > l->n ||
+			    grow((void **)&rp->rows, &rp->caprows, nrows,
+			    sizeof(*rp->rows)) < 0 ||
+			    take(l, &at, rp->rows, nrows *
+			    sizeof(*rp->rows)) < 0 || TAKE(l, &at, has) < 0)
+				return -EINVAL;
+			for (i = 0; i < nrows; i++)
+				rp->rows[i].file = map_id(rp->file,
+				    rp->rows[i].file, nf);
+			rc = 0;
+			if (has)
+				rc = replay_inline(l, &at, rp, &top, 0);
+			if (rc == 0)
+				rc = gsym_builder_add(cv->b, lo, hi,
+				    map_id(rp->str, name, ns), rp->rows, nrows,
+				    has ? &top : NULL);
+			if (has)
+				inline_free(&top);
+			if (rc == -ENOMEM)
+				return rc;
+			if (rc == 0)
+				cv->dwarf_funcs++;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * convert_dwarf() on n threads, each with its own Dwarf (dbgs[i], all
+ * over cv->elf, whose sections the first dwarf_begin_elf() inflated).
+ */
+static int
+convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
+{
+	struct pool p = { 0 };
+	struct worker *w;
+	struct replay rp = { 0 };
+	Dwarf_CU *cu = NULL, *next;
+	size_t k;
+	unsigned i, started = 0;
+	int rc = 0;
+
+	while (dwarf_get_units(cv->dbg, cu, &next, NULL, NULL, NULL,
+	    NULL) == 0) {
+		cu = next;
+		p.nunits++;
+	}
+	if (p.nunits == 0)
+		return 0;
+	if ((p.units = calloc(p.nunits, sizeof(*p.units))) == NULL ||
+	    (w = calloc(n, sizeof(*w))) == NULL) {
+		free(p.units);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	for (i = 0; i < n; i++) {
+		w[i].pool = &p;
+		w[i].cv = *cv;
+		w[i].cv.dbg = dbgs[i];
+		memset(&w[i].cv.lt, 0, sizeof(w[i].cv.lt));
+		w[i].cv.rows = NULL;
+		w[i].cv.caprows = 0;
+		w[i].cv.idx = NULL;
+		w[i].cv.capidx = 0;
+		w[i].cv.par = NULL;
+		w[i].cv.npar = w[i].cv.cappar = 0;
+		w[i].cv.subs = NULL;
+		w[i].cv.nsubs = w[i].cv.capsubs = 0;
+		w[i].cv.pm = &w[i].pm;
+		w[i].cv.names = &w[i].names;
+		if (pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)
+			break;
+		started++;
+	}
+	if (started == 0) {
+		rc = convert_dwarf(cv);
+		goto out;
+	}
+	for (k = 0; k < p.nunits && rc == 0; k++) {
+		pthread_mutex_lock(&p.mu);
+		while (!p.units[k].done)
+			pthread_cond_wait(&p.cond, &p.mu);
+		pthread_mutex_unlock(&p.mu);
+		if ((rc = p.units[k].log.err) == 0)
+			rc = replay(cv, &rp, &p.units[k].log);
+		free(p.units[k].log.p);
+		p.units[k].log.p = NULL;
+		pthread_mutex_lock(&p.mu);
+		p.replayed++;
+		pthread_cond_broadcast(&p.cond);
+		pthread_mutex_unlock(&p.mu);
+	}
+out:
+	pthread_mutex_lock(&p.mu);
+	p.abort = 1;
+	pthread_cond_broadcast(&p.cond);
+	pthread_mutex_unlock(&p.mu);
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	for (i = 0; i < n; i++)
+		cvt_free(&w[i].cv);
+	for (k = 0; k < p.nunits; k++)
+		free(p.units[k].log.p);
+	pthread_cond_destroy(&p.cond);
+	pthread_mutex_destroy(&p.mu);
+	free(p.units);
+	free(w);
+	free(rp.str);
+	free(rp.file);
+	free(rp.rows);
+	return rc;
 }
 
 /* ---- the symbol table and the file ---- */
@@ -1451,10 +1907,14 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, struct sect *out)
 }
 
 int
-gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
+gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
     struct gsym_convert_stats *st)
 {
 	struct cvt cv = { 0 };
+	Dwarf *dbgs[THREADS_MAX] = { NULL };
+	struct dwimage *im = NULL;
+	Elf *delf;
+	unsigned ndbg = 0;
 	struct pmap pm = { 0 }, names = { 0 };
 	struct elfinfo ei;
 	GElf_Ehdr eh;
@@ -1500,11 +1960,43 @@ gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
 	}
 	cv.pm = &pm;
 	cv.names = &names;
-	if ((cv.dbg = dwarf_begin_elf(cv.elf, DWARF_C_READ, NULL)) != NULL) {
-		find_sect(cv.elf, shstrndx, ".debug_line", &cv.line);
-		find_sect(cv.elf, shstrndx, ".debug_line_str", &cv.line_str);
-		find_sect(cv.elf, shstrndx, ".debug_str", &cv.str);
-		if ((rc = convert_dwarf(&cv)) < 0)
+	if (threads == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		threads = n < 1 ? 1 : n > THREADS_MAX ? THREADS_MAX :
+		    (unsigned)n;
+	}
+	if (threads > THREADS_MAX)
+		threads = THREADS_MAX;
+	/* Compressed sections are inflated into an image of their own;
+	 * when libelf does it instead (dwimage_create() declines), the
+	 * first Dwarf inflates them in the Elf and the others find them
+	 * inflated. */
+	delf = cv.elf;
+	rc = dwimage_create(cv.elf, threads, &im);
+	if (rc == -ENOMEM || rc == -ENOEXEC)
+		goto out;
+	if (rc == 0 && (delf = dwimage_elf(im)) != cv.elf &&
+	    elf_getshdrstrndx(delf, &shstrndx) != 0) {
+		rc = -ENOEXEC;
+		goto out;
+	}
+	while (ndbg < threads && (dbgs[ndbg] = dwarf_begin_elf(delf,
+	    DWARF_C_READ, NULL)) != NULL)
+		ndbg++;
+	/* libdw looks for a dwz file (.gnu_debugaltlink) the first time a
+	 * unit refers to it, reading the Elf the Dwarfs share: look now,
+	 * before the threads start, and it never looks again. */
+	for (i = 0; ndbg > 1 && i < ndbg; i++)
+		(void)dwarf_getalt(dbgs[i]);
+	if ((cv.dbg = dbgs[0]) != NULL) {
+		find_sect(delf, shstrndx, ".debug_info", &cv.info);
+		find_sect(delf, shstrndx, ".debug_line", &cv.line);
+		find_sect(delf, shstrndx, ".debug_line_str", &cv.line_str);
+		find_sect(delf, shstrndx, ".debug_str", &cv.str);
+		rc = ndbg > 1 ? convert_threads(&cv, dbgs, ndbg) :
+		    convert_dwarf(&cv);
+		if (rc < 0)
 			goto out;
 	}
 	if ((rc = convert_symtab(&cv, &nsym)) < 0)
@@ -1526,19 +2018,11 @@ gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
 	rc = 0;
 out:
 	gsym_builder_free(cv.b);
-	if (cv.dbg)
-		dwarf_end(cv.dbg);
+	while (ndbg > 0)
+		dwarf_end(dbgs[--ndbg]);
+	dwimage_free(im);
 	if (cv.elf)
 		elf_end(cv.elf);
-	ltable_free(&cv.lt);
-	free(cv.rows);
-	free(cv.idx);
-	free(cv.par);
-	free(pm.keys);
-	free(pm.vals);
-	free(pm.walked);
-	free(names.keys);
-	free(names.vals);
-	free(names.walked);
+	cvt_free(&cv);
 	return rc;
 }

@@ -15,6 +15,8 @@
 
 #include "gsym_write.h"
 
+#define GSYM_THREADS_MAX	4
+
 struct gsym_convert_stats {
 	size_t	dwarf_funcs;	/* function ranges read from DWARF */
 	size_t	symtab_funcs;	/* STT_FUNC symbols in executable sections */
@@ -25,13 +27,16 @@ struct gsym_convert_stats {
 /*
  * Convert the ELF file open on fd and hand the GSYM to sink (gsym_fd_sink
  * to write it to a descriptor).  fd is not closed.
+ * @param threads  how many threads walk the DWARF (units are shared out,
+ *                 the output is the same bytes whatever the number); 0:
+ *                 one an online CPU; at most GSYM_THREADS_MAX.
  * @param st  NULL, or filled on success.
  * @return 0; -ENOEXEC when fd is not ELF or its DWARF is corrupt;
  *         -ENODATA when it has nothing to convert (no function in DWARF or
  *         .symtab, e.g. a stripped binary); -EFBIG when the GSYM would
  *         pass 4 GiB; -ENOMEM; or sink's value.
  */
-int	gsym_dwarf_convert(int fd, gsym_sink_fn sink, void *ctx,
-	    struct gsym_convert_stats *st);
+int	gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink,
+	    void *ctx, struct gsym_convert_stats *st);
 
 #endif

@@ -62,6 +62,7 @@ struct gsymsvc {
 	int			 stop;
 	pthread_t		*threads;
 	unsigned		 nthreads;
+	unsigned		 convert_threads; /* a conversion's */
 	struct gsymsvc_file	*open[MAX_OPEN];
 	uint64_t		 tick;
 	/* metrics */
@@ -109,7 +110,8 @@ convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 		return rc == -ENODATA ? -ENOENT : rc;
 	if ((rc = cache_open_data(s->c, &p, &fd)) < 0 ||
 	    (rc = cache_blob_create(s->c, &b)) < 0 ||
-	    (rc = gsym_dwarf_convert(fd, blob_sink, b, NULL)) < 0)
+	    (rc = gsym_dwarf_convert(fd, s->convert_threads, blob_sink, b,
+	    NULL)) < 0)
 		goto out;
 	memset(&rec, 0, sizeof(rec));
 	rec.flags = CACHE_F_DERIVED;
@@ -430,7 +432,8 @@ gsymsvc_lookup(struct gsymsvc_file *f, uint64_t addr, struct gsym_result *res)
 /* ---- life cycle ---- */
 
 int
-gsymsvc_create(struct cache *c, unsigned workers, struct gsymsvc **out)
+gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
+    struct gsymsvc **out)
 {
 	struct gsymsvc *s;
 	unsigned i;
@@ -444,6 +447,7 @@ gsymsvc_create(struct cache *c, unsigned workers, struct gsymsvc **out)
 		return -ENOMEM;
 	}
 	s->c = c;
+	s->convert_threads = threads;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	for (i = 0; i < workers; i++) {

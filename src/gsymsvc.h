@@ -21,10 +21,12 @@ struct gsymsvc;		/* opaque */
 struct gsymsvc_file;	/* opaque: an open GSYM, shared */
 
 /*
- * Start workers threads (at least 1).
+ * Start workers threads (at least 1), each converting one build-id at a
+ * time on threads threads (gsym_dwarf_convert()'s; 0: one a CPU).
  * @return 0 or -errno.
  */
-int	gsymsvc_create(struct cache *c, unsigned workers, struct gsymsvc **out);
+int	gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
+	    struct gsymsvc **out);
 
 /* Stop the workers (a conversion under way finishes first); waiting
  * callers get -ECANCELED, and so does every later gsymsvc_convert().

@@ -21,13 +21,14 @@
 #include "symhub_gsym.h"
 
 static const char gsym_usage[] =
-"usage: symhub gsym convert FILE [-o OUT] [-v]\n"
+"usage: symhub gsym convert FILE [-o OUT] [-j THREADS] [-v]\n"
 "       symhub gsym lookup GSYM [ADDR...]\n"
 "       symhub gsym dump GSYM\n"
 "\n"
 "  convert  write the GSYM of an ELF file's DWARF and .symtab (its .debug\n"
 "           file, or the unstripped binary) to OUT (default FILE.gsym),\n"
-"           atomically; -v prints what was converted\n"
+"           atomically, on THREADS threads (default: one a CPU, at\n"
+"           most 4; the output is the same); -v prints what was converted\n"
 "  lookup   symbolize each ADDR (0x-hex, 0-octal, 0b-binary or decimal),\n"
 "           or each line of standard input when none is given, as\n"
 "           llvm-gsymutil GSYM --address=ADDR prints it\n"
@@ -299,6 +300,7 @@ cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "out-file",	required_argument,	NULL, 'o' },
+		{ "threads",	required_argument,	NULL, 'j' },
 		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL,		0,			NULL, 0 }
@@ -307,13 +309,27 @@ cmd_convert(int argc, char **argv)
 	const char *in, *out = NULL;
 	char defout[PATH_MAX], tmp[PATH_MAX];
 	int ch, verbose = 0, fd = -1, tfd = -1, have_tmp = 0, rc, ret = 1;
+	unsigned threads = 0;
 	mode_t mask;
+	char *end;
+	unsigned long ul;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:vh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:j:vh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'j':
+			errno = 0;
+			ul = strtoul(optarg, &end, 10);
+			if (*optarg < '1' || *optarg > '9' || *end != '\0' ||
+			    errno != 0 || ul > GSYM_THREADS_MAX) {
+				fprintf(stderr, "symhub: -j %s: a number from 1 "
+				    "to %d\n", optarg, GSYM_THREADS_MAX);
+				return 2;
+			}
+			threads = (unsigned)ul;
 			break;
 		case 'v':
 			verbose = 1;
@@ -360,7 +376,8 @@ cmd_convert(int argc, char **argv)
 		fprintf(stderr, "symhub: %s: %s\n", tmp, strerror(errno));
 		goto out;
 	}
-	if ((rc = gsym_dwarf_convert(fd, gsym_fd_sink, &tfd, &st)) != 0) {
+	if ((rc = gsym_dwarf_convert(fd, threads, gsym_fd_sink, &tfd,
+	    &st)) != 0) {
 		fprintf(stderr, "symhub: %s: %s\n", in, convert_error(rc));
 		goto out;
 	}

@@ -168,7 +168,8 @@ main(int argc, char **argv)
 			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
 	}
-	if ((rc = gsymsvc_create(c, (unsigned)cfg.gsym_workers, &gs)) < 0)
+	if ((rc = gsymsvc_create(c, (unsigned)cfg.gsym_workers,
+	    (unsigned)cfg.gsym_threads, &gs)) < 0)
 		fatalx("gsym workers: %s", strerror(-rc));
 	if ((rc = http_start(&cfg, c, s, f, auth, gs, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));

@@ -459,11 +459,11 @@ check_variant() {
 
 	[ -f "$ours" ] || return
 
-	"$SYMHUB" gsym convert "$f" -o "$d/ours2.gsym" >/dev/null 2>&1
+	"$SYMHUB" gsym convert -j 1 "$f" -o "$d/ours2.gsym" >/dev/null 2>&1
 	if cmp -s "$ours" "$d/ours2.gsym"; then
-		pass "$v: a second conversion gives the same bytes"
+		pass "$v: a second conversion, on one thread, gives the same bytes"
 	else
-		fail "$v: a second conversion gives the same bytes" \
+		fail "$v: a second conversion, on one thread, gives the same bytes" \
 		    "$(cmp "$ours" "$d/ours2.gsym" 2>&1)"
 	fi
 
@@ -615,13 +615,18 @@ if [ -f "$L/ours.gsym" ]; then
 		    "(llvm-gsymutil-19's: $s_19)"
 	fi
 
-	"$SYMHUB" gsym convert "$LIBC_DEBUG" -o "$L/ours2.gsym" >/dev/null 2>&1
-	if cmp -s "$L/ours.gsym" "$L/ours2.gsym"; then
-		pass "libc: a second conversion gives the same bytes"
-	else
-		fail "libc: a second conversion gives the same bytes" \
-		    "$(cmp "$L/ours.gsym" "$L/ours2.gsym" 2>&1)"
-	fi
+	# The units are shared out among the threads; the bytes may not
+	# depend on how.
+	for j in 1 2 3 4; do
+		"$SYMHUB" gsym convert -j "$j" "$LIBC_DEBUG" \
+		    -o "$L/ours.j$j.gsym" >/dev/null 2>&1
+		if cmp -s "$L/ours.gsym" "$L/ours.j$j.gsym"; then
+			pass "libc: a conversion on $j thread(s) gives the same bytes"
+		else
+			fail "libc: a conversion on $j thread(s) gives the same bytes" \
+			    "$(cmp "$L/ours.gsym" "$L/ours.j$j.gsym" 2>&1)"
+		fi
+	done
 fi
 
 # ---- 7. corruptions through the reader -------------------------------------
@@ -643,6 +648,19 @@ E=$tmp/err
 echo "not an ELF file" >"$E/notelf.txt"
 head -c $(($(file_size "$B/c-O2") / 2)) "$B/c-O2" >"$E/truncated"
 strip -s -o "$E/stripped" "$B/c-O2" || exit 99
+# A compressed .debug_info whose deflate stream is damaged midway.
+gz=$B/cc-O2-gz.debug
+read -r off size < <(readelf -SW "$gz" | awk '
+	{ sub(/^ *\[ *[0-9]+\]/, "") }
+	$1 == ".debug_info" { print $4, $5 }')
+[ -n "$size" ] || { echo "# no .debug_info in $gz"; exit 99; }
+cp "$gz" "$E/badzlib.debug" || exit 99
+head -c 64 /dev/zero | dd of="$E/badzlib.debug" bs=1 \
+    seek=$((16#$off + 24 + 16#$size / 2)) conv=notrunc 2>/dev/null || exit 99
+# ... and one whose compression header claims 1 TiB once inflated.
+cp "$gz" "$E/hugezlib.debug" || exit 99
+printf '\000\000\000\000\000\001\000\000' | dd of="$E/hugezlib.debug" bs=1 \
+    seek=$((16#$off + 8)) conv=notrunc 2>/dev/null || exit 99
 gsym=$tmp/v/c-O2/llvm.gsym
 head -c 40 "$gsym" >"$E/short.gsym"
 cp "$gsym" "$E/v2.gsym" || exit 99
@@ -694,6 +712,10 @@ fails_clearly "convert: a binary without symbols or DWARF" '' \
     convert_to_out "$E/stripped"
 fails_clearly "convert: a missing file" '' \
     convert_to_out "$E/no-such-file"
+fails_clearly "convert: a compressed .debug_info cut short by zeros" \
+    'corrupt' convert_to_out "$E/badzlib.debug"
+fails_clearly "convert: a compressed .debug_info said to inflate to 1 TiB" \
+    'corrupt' convert_to_out "$E/hugezlib.debug"
 # shellcheck disable=SC2317 # called by fails_clearly
 lookup_1000() {
 	"$SYMHUB" gsym lookup "$1" 0x1000

@@ -152,7 +152,7 @@ hub() {
 }
 
 # ---- 1. scanned: GET and HEAD /gsym -------------------------------------
-HUB1_ARGS=(-d "$tmp/store1" -F "$tmp/scan" --gsym-workers 2)
+HUB1_ARGS=(-d "$tmp/store1" -F "$tmp/scan" --gsym-workers 2 --gsym-threads 3)
 hub "${HUB1_ARGS[@]}" --log-file "$tmp/hub1.log"
 expect_conv "fresh store: no conversion yet" 0
 expect_gsym "scanned debug file: GET /gsym is symhub gsym convert's bytes" a

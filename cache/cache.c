@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,9 +80,13 @@ struct cache_blob {
 	int		 fd;
 	uint64_t	 size;
 	uint64_t	 flushed;	/* writeback started up to here */
-	EVP_MD_CTX	*md;
+	EVP_MD_CTX	*md;		/* NULL while staged */
+	int		 staged;	/* fd is a memfd, tmp[] empty */
 	char		 tmp[PATH_MAX];
 };
+
+/* A staged blob moves to a file of tmp/ when it grows past this. */
+#define STAGE_MAX	((uint64_t)8 << 20)
 
 struct neg {
 	int64_t		expires;
@@ -685,6 +690,15 @@ cache_open(const char *dir, const struct cache_options *opt,
 		goto out;
 	if (!c->readonly && (rc = check(c)) < 0)
 		goto out;
+	/* OpenSSL 3 loads its providers on the first digest, 1.2 ms here:
+	 * let that not be the first blob's. */
+	if (!c->readonly) {
+		EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+		if (md != NULL)
+			(void)EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+		EVP_MD_CTX_free(md);
+	}
 	*out = c;
 	return 0;
 out:
@@ -1055,6 +1069,27 @@ cache_flush(struct cache *c, int64_t now)
 	return fc.evicted;
 }
 
+/* Give b a file of tmp/ and a digest to update. */
+static int
+blob_open(struct cache *c, struct cache_blob *b)
+{
+	if (snprintf(b->tmp, sizeof(b->tmp), "%s/tmp/blob.XXXXXX", c->dir) >=
+	    (int)sizeof(b->tmp)) {
+		b->tmp[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	if ((b->fd = mkostemp(b->tmp, O_CLOEXEC)) < 0) {
+		b->tmp[0] = '\0';
+		return -errno;
+	}
+	/* Blobs are public artifacts: readable by whoever reads the store. */
+	(void)fchmod(b->fd, 0644);
+	if ((b->md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(b->md, EVP_sha256(), NULL) != 1)
+		return -ENOMEM;
+	return 0;
+}
+
 int
 cache_blob_create(struct cache *c, struct cache_blob **out)
 {
@@ -1068,27 +1103,83 @@ cache_blob_create(struct cache *c, struct cache_blob **out)
 		return -ENOMEM;
 	b->c = c;
 	b->fd = -1;
-	if (snprintf(b->tmp, sizeof(b->tmp), "%s/tmp/blob.XXXXXX", c->dir) >=
-	    (int)sizeof(b->tmp)) {
-		rc = -ENAMETOOLONG;
-		goto out;
-	}
-	if ((b->fd = mkostemp(b->tmp, O_CLOEXEC)) < 0) {
-		rc = -errno;
-		b->tmp[0] = '\0';
-		goto out;
-	}
-	/* Blobs are public artifacts: readable by whoever reads the store. */
-	(void)fchmod(b->fd, 0644);
-	if ((b->md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(b->md, EVP_sha256(), NULL) != 1) {
-		rc = -ENOMEM;
-		goto out;
+	if ((rc = blob_open(c, b)) < 0) {
+		cache_blob_abort(b);
+		return rc;
 	}
 	*out = b;
 	return 0;
-out:
-	cache_blob_abort(b);
+}
+
+int
+cache_blob_create_staged(struct cache *c, struct cache_blob **out)
+{
+	struct cache_blob	*b;
+
+	*out = NULL;
+	if (c->readonly)
+		return -EROFS;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return -ENOMEM;
+	b->c = c;
+	if ((b->fd = memfd_create("symhub-blob", MFD_CLOEXEC)) < 0) {
+		free(b);
+		return cache_blob_create(c, out);
+	}
+	b->staged = 1;
+	*out = b;
+	return 0;
+}
+
+/* Hand the first size bytes of fd to fn, 64 KiB at a time.
+ * @return 0, fn's value, or -errno. */
+static int
+read_out(int fd, uint64_t size, int (*fn)(void *, const void *, size_t),
+    void *ctx)
+{
+	unsigned char	 buf[65536];
+	uint64_t	 off = 0;
+	ssize_t		 n;
+	int		 rc = 0;
+
+	while (rc == 0 && off < size) {
+		n = pread(fd, buf, size - off < sizeof(buf) ?
+		    (size_t)(size - off) : sizeof(buf), (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		else if ((rc = fn(ctx, buf, (size_t)n)) == 0)
+			off += (uint64_t)n;
+	}
+	return rc;
+}
+
+static int
+write_fn(void *ctx, const void *buf, size_t len)
+{
+	return cache_blob_write(ctx, buf, len);
+}
+
+static int
+hash_fn(void *ctx, const void *buf, size_t len)
+{
+	return EVP_DigestUpdate(ctx, buf, len) == 1 ? 0 : -EIO;
+}
+
+/* Move a staged blob into a file of tmp/, hashing it on the way. */
+static int
+unstage(struct cache_blob *b)
+{
+	uint64_t	 size = b->size;
+	int		 mfd = b->fd, rc;
+
+	b->fd = -1;
+	b->size = b->flushed = 0;
+	b->staged = 0;
+	if ((rc = blob_open(b->c, b)) == 0)
+		rc = read_out(mfd, size, write_fn, b);
+	close(mfd);
 	return rc;
 }
 
@@ -1097,8 +1188,11 @@ cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
 {
 	const char	*p = buf;
 	ssize_t		 n;
+	int		 rc;
 
-	if (EVP_DigestUpdate(b->md, buf, len) != 1)
+	if (b->staged && b->size + len > STAGE_MAX && (rc = unstage(b)) < 0)
+		return rc;
+	if (b->md != NULL && EVP_DigestUpdate(b->md, buf, len) != 1)
 		return -EIO;
 	while (len > 0) {
 		if ((n = write(b->fd, p, len)) < 0) {
@@ -1110,6 +1204,8 @@ cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
 		len -= (size_t)n;
 		b->size += (uint64_t)n;
 	}
+	if (b->staged)
+		return 0;
 	/*
 	 * Start writing back what is complete, without waiting: the disk
 	 * works while the rest arrives, so the fsync at the end has little
@@ -1145,9 +1241,15 @@ cache_blob_digest(const struct cache_blob *b, unsigned char out[32])
 
 	if ((copy = EVP_MD_CTX_new()) == NULL)
 		return -ENOMEM;
-	if (EVP_MD_CTX_copy_ex(copy, b->md) == 1 &&
-	    EVP_DigestFinal_ex(copy, out, &len) == 1)
-		rc = 0;
+	if (!b->staged) {
+		if (EVP_MD_CTX_copy_ex(copy, b->md) == 1 &&
+		    EVP_DigestFinal_ex(copy, out, &len) == 1)
+			rc = 0;
+	} else if (EVP_DigestInit_ex(copy, EVP_sha256(), NULL) == 1 &&
+	    read_out(b->fd, b->size, hash_fn, copy) == 0 &&
+	    EVP_DigestFinal_ex(copy, out, &len) == 1) {
+		rc = 0;		/* staged: hashed from the bytes read back */
+	}
 	EVP_MD_CTX_free(copy);
 	return rc;
 }
@@ -1285,6 +1387,8 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	int			rc;
 
 	stamp(&r);
+	if (b->staged && (rc = unstage(b)) < 0)
+		goto out;
 	if (fsync(b->fd) != 0) {
 		rc = -errno;
 		goto out;

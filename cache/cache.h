@@ -164,6 +164,17 @@ int	cache_flush(struct cache *c, int64_t now);
  */
 int	cache_blob_create(struct cache *c, struct cache_blob **out);
 
+/*
+ * cache_blob_create(), but the bytes wait in memory (a memfd) until the
+ * blob is stored, which then writes them to tmp/ and hashes them: for a
+ * caller that answers clients from the blob's descriptor first and
+ * stores it on another thread, so that no file is created, written or
+ * hashed before they are answered.  Past 8 MiB the blob moves to tmp/ on
+ * its own (memory stays bounded).  Without memfd, a plain blob.
+ * @return 0 or -errno.
+ */
+int	cache_blob_create_staged(struct cache *c, struct cache_blob **out);
+
 /* Append bytes.  @return 0 or -errno (-ENOSPC on a full disk). */
 int	cache_blob_write(struct cache_blob *b, const void *buf, size_t len);
 
@@ -171,7 +182,8 @@ int	cache_blob_write(struct cache_blob *b, const void *buf, size_t len);
 uint64_t cache_blob_size(const struct cache_blob *b);
 
 /* The blob's file, open for reading and writing, for checks after the
- * last cache_blob_write() and before it is indexed.  Owned by the blob. */
+ * last cache_blob_write() and before it is indexed.  Owned by the blob;
+ * a staged blob's changes when it moves to tmp/ (a dup stays valid). */
 int	cache_blob_fd(const struct cache_blob *b);
 
 /* The SHA-256 of the bytes written so far, without finishing the blob.

@@ -93,29 +93,24 @@ chdr(struct sec *s, int is64)
 {
 	uint64_t type, size, align;
 
-	if (is64) {
-		Elf64_Chdr c;
+#define READ_CHDR(Chdr) do {					\
+	Chdr c;								\
+									\
+	if (s->srclen < sizeof(c))					\
+		return -ENOEXEC;					\
+	memcpy(&c, s->src, sizeof(c));					\
+	type = c.ch_type;						\
+	size = c.ch_size;						\
+	align = c.ch_addralign;						\
+	s->src += sizeof(c);						\
+	s->srclen -= sizeof(c);						\
+} while (0)
 
-		if (s->srclen < sizeof(c))
-			return -ENOEXEC;
-		memcpy(&c, s->src, sizeof(c));
-		type = c.ch_type;
-		size = c.ch_size;
-		align = c.ch_addralign;
-		s->src += sizeof(c);
-		s->srclen -= sizeof(c);
-	} else {
-		Elf32_Chdr c;
-
-		if (s->srclen < sizeof(c))
-			return -ENOEXEC;
-		memcpy(&c, s->src, sizeof(c));
-		type = c.ch_type;
-		size = c.ch_size;
-		align = c.ch_addralign;
-		s->src += sizeof(c);
-		s->srclen -= sizeof(c);
-	}
+	if (is64)
+		READ_CHDR(Elf64_Chdr);
+	else
+		READ_CHDR(Elf32_Chdr);
+#undef READ_CHDR
 	if (type != ELFCOMPRESS_ZLIB)
 		return -ENOTSUP;
 	/* Deflate expands 1032 times at most: a larger claim is a lie that

@@ -366,7 +366,7 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 		/* The first 200 with a body wins.  The others are cancelled
 		 * once curl_multi_perform() returns: libcurl forbids removing
 		 * handles from inside a callback. */
-		if ((rc = cache_blob_create(j->f->c, &j->blob)) < 0) {
+		if ((rc = cache_blob_create_staged(j->f->c, &j->blob)) < 0) {
 			j->write_failed = rc;
 			return 0;
 		}
@@ -532,8 +532,10 @@ job_free(struct job *j)
 	free(j);
 }
 
+/* End j's transfers, take it off the list and answer its waiters; the
+ * caller frees it (job_release). */
 static void
-job_finish(struct fetch *f, struct job *j, enum fetch_result r,
+job_answer(struct fetch *f, struct job *j, enum fetch_result r,
     const char *from)
 {
 	struct job	**pp;
@@ -550,8 +552,21 @@ job_finish(struct fetch *f, struct job *j, enum fetch_result r,
 		}
 	for (w = j->waiters; w != NULL; w = w->next)
 		w->done(w->ctx, r, from, NULL);
+}
+
+static void
+job_release(struct fetch *f, struct job *j)
+{
 	atomic_fetch_sub(&f->inflight, 1);
 	job_free(j);
+}
+
+static void
+job_finish(struct fetch *f, struct job *j, enum fetch_result r,
+    const char *from)
+{
+	job_answer(f, j, r, from);
+	job_release(f, j);
 }
 
 static int
@@ -757,10 +772,16 @@ job_settle(struct fetch *f, struct job *j)
 	} else if (j->unsupported) {
 		job_finish(f, j, FETCH_UNSUPPORTED, NULL);
 	} else {
+		/*
+		 * The 404 goes out before the negative entry's synced commit
+		 * (0.5 ms here).  A request for the key meanwhile is queued
+		 * to this thread, and job_start() finds the entry.
+		 */
+		job_answer(f, j, FETCH_NOTFOUND, NULL);
 		if (cache_put_negative(f->c, &j->key, (int64_t)time(NULL),
 		    f->ttls, f->nttls) < 0)
 			log_debug("no negative entry for %s", j->idhex);
-		job_finish(f, j, FETCH_NOTFOUND, NULL);
+		job_release(f, j);
 	}
 }
 

@@ -2033,6 +2033,90 @@ test_unwritable(void)
 	free(dir);
 }
 
+/*
+ * Staged blobs: bytes in a memfd until stored; the same digest and
+ * stored bytes as a plain blob; past 8 MiB they move to tmp/ by
+ * themselves; an abort leaves nothing behind.
+ */
+static void
+test_staged(void)
+{
+	char			*dir = scratch("staged");
+	struct cache		*c = NULL;
+	struct cache_record	 meta;
+	struct cache_blob	*b = NULL;
+	struct tkey		 t;
+	unsigned char		*buf = NULL, d[32], got[32], st_d[32];
+	size_t			 len = 9u << 20, off, n;
+	int			 rc, fd, tmp_used, w = 0;
+
+	if (cache_open(dir, NULL, &c) != 0 || (buf = malloc(len)) == NULL) {
+		ok(0, "staged: open a store");
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	fill(buf, len, 42);
+
+	/* Small: nothing in tmp/ until stored. */
+	SHA256(buf, 100000, d);
+	rc = cache_blob_create_staged(c, &b);
+	for (off = 0; rc == 0 && off < 100000; off += n) {
+		n = 100000 - off < 7001 ? 100000 - off : 7001;
+		rc = cache_blob_write(b, buf + off, n);
+	}
+	fd = rc == 0 ? cache_blob_fd(b) : -1;
+	ok(rc == 0 && cache_blob_size(b) == 100000 && count_dir(join(dir,
+	    "tmp")) == 0, "staged: 100000 bytes written, tmp/ still empty");
+	ok(fd >= 0 && pread(fd, got, 32, 99968) == 32 &&
+	    memcmp(got, buf + 99968, 32) == 0,
+	    "staged: its descriptor reads the bytes back");
+	ok(b != NULL && cache_blob_digest(b, got) == 0 &&
+	    memcmp(got, d, 32) == 0, "staged: cache_blob_digest is the SHA-256");
+	rc = b != NULL ? cache_put_blob(c, b, mkkey(&t, CACHE_DEBUGINFO, 1,
+	    20, NULL), &meta, st_d) : -1;
+	b = NULL;
+	ok(rc == 0 && memcmp(st_d, d, 32) == 0 &&
+	    has_bytes(c, &t.k, buf, 100000),
+	    "staged: stored with its SHA-256, the same bytes");
+
+	/* Large: moves to tmp/ past 8 MiB, hashed all the same. */
+	SHA256(buf, len, d);
+	rc = cache_blob_create_staged(c, &b);
+	tmp_used = 0;
+	for (off = 0; rc == 0 && off < len; off += n) {
+		n = len - off < 65536 ? len - off : 65536;
+		rc = cache_blob_write(b, buf + off, n);
+		if (off + n <= (8u << 20) && count_dir(join(dir, "tmp")) != 0)
+			w = 1;
+		if (off + n > (8u << 20) + 65536 &&
+		    count_dir(join(dir, "tmp")) == 1)
+			tmp_used = 1;
+	}
+	ok(rc == 0 && !w && tmp_used,
+	    "staged: in memory up to 8 MiB, then in tmp/");
+	rc = b != NULL ? cache_put_blob(c, b, mkkey(&t, CACHE_DEBUGINFO, 2,
+	    20, NULL), &meta, st_d) : -1;
+	b = NULL;
+	ok(rc == 0 && memcmp(st_d, d, 32) == 0 &&
+	    has_bytes(c, &t.k, buf, len),
+	    "staged: 9 MiB stored with its SHA-256, the same bytes");
+
+	/* Aborted: nothing left. */
+	rc = cache_blob_create_staged(c, &b);
+	if (rc == 0)
+		rc = cache_blob_write(b, buf, 4096);
+	cache_blob_abort(b);
+	b = NULL;
+	ok(rc == 0 && count_dir(join(dir, "tmp")) == 0,
+	    "staged: an abort leaves nothing in tmp/");
+out:
+	cache_blob_abort(b);
+	free(buf);
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -2040,6 +2124,7 @@ main(void)
 	test_codec();
 	test_file_codec();
 	test_put_get();
+	test_staged();
 	test_dedup();
 	test_external();
 	test_negative();

@@ -784,6 +784,11 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			    "gsym");
 		}
 	}
+	/* Only an executable with nothing to convert, and the upstreams said
+	 * nothing definite about the debuginfo: ask again later. */
+	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT &&
+	    !stored(h, w, CACHE_DEBUGINFO))
+		return transient(conn, r);
 	if (stored(h, w, CACHE_DEBUGINFO) || stored(h, w, CACHE_EXECUTABLE)) {
 		r->conn = conn;
 		MHD_suspend_connection(conn);

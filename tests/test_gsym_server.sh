@@ -17,7 +17,8 @@
 #   6. upstream only: a real elfutils debuginfod has the debug file, the
 #      hub has nothing: the same bytes, the upstream asked once;
 #   7. --gsym-on-upload: an upload is converted before anyone asks (and
-#      without it, by the first GET).
+#      without it, by the first GET);
+#   8. a stripped executable whose upstream resets: a reset, not a 404.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_gsym_server.sh
@@ -578,6 +579,22 @@ case $(access e "$tmp/hub3.log") in
 *) pass "... access log does not say converted" ;;
 esac
 stop_check "symhubd 3: SIGTERM, exit 0"
+
+# ---- 8. a stripped executable, and an upstream that resets ---------------
+# Nothing definite about the debuginfo: the connection is reset (so that
+# libdebuginfod asks again later), not answered 404.
+if start_badupstream reset reset; then
+	hub -d "$tmp/store4" -F "$tmp/scan" -U "$BURL" --log-file "$tmp/hub4.log"
+	code=$(get_gsym c "$tmp/out/c4")
+	expect_status "stripped executable, upstream resets: GET /gsym is reset" \
+	    000 "$code" "$tmp/out/c4"
+	code=$(post "/buildid/${ID[c]}/symbolize" "$tmp/par/one" "$tmp/out/c4")
+	expect_status "... and POST /symbolize is reset" 000 "$code" \
+	    "$tmp/out/c4"
+	stop_check "symhubd 4: SIGTERM, exit 0"
+else
+	fail "badupstream.py reset starts" "$(cat "$tmp/reset.err")"
+fi
 
 echo "# $(($(date +%s) - t0)) s"
 finish

@@ -258,6 +258,8 @@ struct oplog {
 static int
 log_put(struct oplog *l, const void *p, size_t len)
 {
+	if (len == 0)
+		return 0;	/* p may be NULL then */
 	if (grow((void **)&l->p, &l->cap, l->n + len, 1) < 0)
 		return -ENOMEM;
 	memcpy(l->p + l->n, p, len);
@@ -1620,6 +1622,8 @@ struct replay {
 static int
 take(const struct oplog *l, size_t *at, void *out, size_t len)
 {
+	if (len == 0)
+		return 0;	/* out may be NULL then */
 	if (l->n - *at < len)
 		return -EINVAL;
 	memcpy(out, l->p + *at, len);

@@ -15,19 +15,22 @@
 #   - llvm-gsymutil-14/-16/-19 dump our files whole;
 #   - `symhub gsym lookup` prints byte for byte what llvm-gsymutil-19
 #     prints, on LLVM's files and on ours;
-#   - converting twice gives the same bytes; a .debug file and its binary,
-#     -gz or not, give the same GSYM; libc's is no larger than
-#     llvm-gsymutil-14's;
+#   - converting twice gives the same bytes, on 1 to 4 threads; a .debug
+#     file and its binary, -gz or not, give the same GSYM; libc's is no
+#     larger than llvm-gsymutil-14's;
 #   - tests/test_gsym FILE survives 1,000 corruptions of GSYM files;
-#   - bad inputs (not ELF, truncated, no symbols; not GSYM, GSYM version 2)
-#     fail with a message naming the file and leave no output behind.
+#   - the converter survives corrupted DWARF (the cc-O2 binary, libc's
+#     inflated debug file): each variant converts or fails with a message;
+#   - bad inputs (not ELF, truncated, no symbols, a broken or lying
+#     compressed section; not GSYM, GSYM version 2) fail with a message
+#     naming the file and leave no output behind.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_gsym.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need gcc g++ objcopy strip readelf cmp awk sed od dd paste timeout \
+need gcc g++ objcopy strip readelf cmp awk sed od dd paste timeout python3 \
     llvm-gsymutil-14 llvm-gsymutil-16 llvm-gsymutil-19
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 GSYMTEST=$top_builddir/tests/test_gsym
@@ -642,6 +645,88 @@ done
 # LLVM's files are inputs our reader meets too.
 corrupt_check "test_gsym: 1,000 corruptions of LLVM 19's cc-O2 GSYM" \
     "$tmp/v/cc-O2/llvm.gsym"
+
+# ---- 7b. corrupt DWARF into the converter ---------------------------------
+# Random bytes of the .debug_* sections overwritten (a fixed seed), each
+# variant converted on two threads: it may convert or fail, but with exit
+# 1 and a message, never a crash or a sanitizer report.  libc's units
+# keep both threads busy; its debug file is inflated first, or the flips
+# would only ever break the deflate streams.
+# mutate SRC N SEED OUTDIR: N variants of SRC, OUTDIR/v.I.debug
+mutate() {
+	python3 - "$@" <<'PY'
+import random, struct, sys
+src, n, seed, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+data = open(src, 'rb').read()
+shoff, = struct.unpack_from('<Q', data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from('<HHH', data, 0x3a)
+secs = [struct.unpack_from('<IIQQQQIIQQ', data, shoff + i * shentsize)
+        for i in range(shnum)]
+stroff = secs[shstrndx][4]
+def name(s):
+    return data[stroff + s[0]:data.index(b'\0', stroff + s[0])]
+rngs = [(s[4], s[5]) for s in secs
+        if name(s).startswith(b'.debug_') and s[1] != 8 and s[5] > 0]
+rnd = random.Random(seed)
+for i in range(n):
+    d = bytearray(data)
+    off, size = rnd.choice(rngs)
+    for _ in range(rnd.randint(1, 8)):
+        d[off + rnd.randrange(size)] = rnd.randrange(256)
+    open('%s/v.%d.debug' % (out, i), 'wb').write(d)
+PY
+}
+# fuzz_convert DESC SRC N SEED
+fuzz_convert() {
+	local d=$1 src=$2 n=$3 seed=$4 i rc probs=() ok=0 failed=0
+	rm -rf "$tmp/fz"
+	mkdir -p "$tmp/fz"
+	if ! mutate "$src" "$n" "$seed" "$tmp/fz"; then
+		fail "$d" "cannot make the variants"
+		return
+	fi
+	for ((i = 0; i < n; i++)); do
+		"$SYMHUB" gsym convert -j 2 "$tmp/fz/v.$i.debug" \
+		    -o "$tmp/fz/out.gsym" >/dev/null 2>"$tmp/fz/err"
+		rc=$?
+		if [ "$rc" = 0 ]; then
+			ok=$((ok + 1))
+		elif [ "$rc" = 1 ] && [ -s "$tmp/fz/err" ]; then
+			failed=$((failed + 1))
+		else
+			probs+=("variant $i (seed $seed): exit $rc")
+		fi
+		grep -Eq 'Sanitizer|runtime error' "$tmp/fz/err" &&
+		    probs+=("variant $i (seed $seed): $(head -3 "$tmp/fz/err")")
+	done
+	if [ ${#probs[@]} -eq 0 ]; then
+		pass "$d: $ok converted, $failed refused with a message"
+	else
+		fail "$d" "${probs[@]:0:5}"
+	fi
+}
+# No line table at all: functions without rows, on two threads as on one.
+if objcopy --remove-section=.debug_line --remove-section=.debug_line_str \
+    "$B/cc-O2" "$tmp/noline" 2>/dev/null &&
+    "$SYMHUB" gsym convert -j 2 "$tmp/noline" -o "$tmp/noline.2.gsym" \
+    >/dev/null 2>"$tmp/noline.err" &&
+    "$SYMHUB" gsym convert -j 1 "$tmp/noline" -o "$tmp/noline.1.gsym" \
+    >/dev/null 2>>"$tmp/noline.err" &&
+    cmp -s "$tmp/noline.1.gsym" "$tmp/noline.2.gsym"; then
+	pass "convert: DWARF without a line table, on 1 and 2 threads: same bytes"
+else
+	fail "convert: DWARF without a line table, on 1 and 2 threads: same bytes" \
+	    "$(head -3 "$tmp/noline.err")"
+fi
+fuzz_convert "convert: 100 corruptions of the cc-O2 binary's DWARF" \
+    "$B/cc-O2" 100 7
+if [ -f "$LIBC_DEBUG" ] && objcopy --decompress-debug-sections \
+    "$LIBC_DEBUG" "$tmp/libc.plain.debug" 2>/dev/null; then
+	fuzz_convert "convert: 20 corruptions of libc's DWARF, 2 threads" \
+	    "$tmp/libc.plain.debug" 20 11
+else
+	fail "convert: corruptions of libc's DWARF" "no inflated libc debug file"
+fi
 
 # ---- 8. bad inputs ---------------------------------------------------------
 E=$tmp/err

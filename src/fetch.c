@@ -99,6 +99,7 @@ struct job {
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
 	int			 committing;
+	int64_t			 committed_ms;
 	int			 sfd;
 	struct cache_record	 srec;		/* strings: the winner's */
 	struct job		*cnext;		/* store or done queue */
@@ -133,7 +134,17 @@ struct fetch {
 	struct job		*squeue;	/* to store, oldest last */
 	struct job		*sdone;		/* stored, for the fetch thread */
 	int			 sstop;
+	_Atomic int64_t		 last_job_ms;	/* a job last started */
 };
+
+/*
+ * The store thread waits for the fetches to pause this long before it
+ * stores, and never longer than STORE_DELAY_MAX_MS: a burst of cold
+ * requests (gdb loading a program's libraries) is answered without the
+ * file system's syncing in its way, and stored right after.
+ */
+#define STORE_QUIET_MS		20
+#define STORE_DELAY_MAX_MS	1000
 
 #define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
 #define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
@@ -645,6 +656,32 @@ serve_early(struct fetch *f, struct job *j, int fd,
 
 static int	store(struct fetch *, struct job *, const struct cache_record *);
 
+/* With smu held: wait until the fetches pause or j has waited long
+ * enough.  @return 0 time to store j; 1 woken before (look again). */
+static int
+store_wait(struct fetch *f, const struct job *j)
+{
+	struct timespec	ts;
+	int64_t		now = now_ms(), quiet, age, wait;
+
+	quiet = now - atomic_load(&f->last_job_ms);
+	age = now - j->committed_ms;
+	if (quiet >= STORE_QUIET_MS || age >= STORE_DELAY_MAX_MS)
+		return 0;
+	wait = STORE_QUIET_MS - quiet;
+	if (STORE_DELAY_MAX_MS - age < wait)
+		wait = STORE_DELAY_MAX_MS - age;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += wait / 1000;
+	ts.tv_nsec += (wait % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	(void)pthread_cond_timedwait(&f->scv, &f->smu, &ts);
+	return 1;
+}
+
 /* The store thread: stores committing jobs, hands them back. */
 static void *
 store_run(void *arg)
@@ -661,6 +698,8 @@ store_run(void *arg)
 		for (pp = &f->squeue; (*pp)->cnext != NULL; pp = &(*pp)->cnext)
 			;
 		j = *pp;		/* oldest first */
+		if (!f->sstop && store_wait(f, j) > 0)
+			continue;	/* woken: look again */
 		*pp = NULL;
 		pthread_mutex_unlock(&f->smu);
 		store(f, j, &j->srec);
@@ -686,6 +725,7 @@ commit(struct fetch *f, struct job *j, const struct cache_record *rec)
 		return;
 	}
 	j->committing = 1;
+	j->committed_ms = now_ms();
 	pthread_mutex_lock(&f->smu);
 	j->cnext = f->squeue;
 	f->squeue = j;
@@ -898,6 +938,7 @@ job_start(struct fetch *f, struct job *j)
 		return;
 	}
 	INC(f->started_jobs);
+	atomic_store(&f->last_job_ms, now);
 	for (i = 0; i < f->nup; i++) {
 		struct upstream	*u = &f->up[i];
 		struct attempt	*a = &j->att[n];

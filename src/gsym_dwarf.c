@@ -208,7 +208,7 @@ struct cvt {
 	Dwarf			*dbg;
 	struct gsym_builder	*b;
 	int			 big;
-	struct sect		 line, line_str, str;
+	struct sect		 info, line, line_str, str;
 	struct ltable		 lt;
 	/* the unit being converted */
 	const char		*comp_dir;
@@ -232,7 +232,6 @@ struct cvt {
 	size_t			 nsubs, capsubs;
 	int			 err;		/* sticky -ENOMEM */
 	struct oplog		*log;		/* NULL: call the builder */
-	struct sect		 info;		/* .debug_info */
 	/* The unit's abbreviations by code, for die_tag(). */
 	struct Dwarf_CU		*unit_cu;
 	Dwarf_Abbrev		*abbr[ABBR_MAX];
@@ -1613,8 +1612,9 @@ work(void *arg)
 
 /* Local ids of a unit's log -> the builder's. */
 struct replay {
-	uint32_t	*str, *file;
+	uint32_t	*str, *file;	/* [local id] = the builder's */
 	size_t		 capstr, capfile;
+	uint32_t	 nstr, nfile;	/* local ids replayed so far */
 	struct gsym_row	*rows;
 	size_t		 caprows;
 };
@@ -1633,10 +1633,11 @@ take(const struct oplog *l, size_t *at, void *out, size_t len)
 
 #define TAKE(l, at, v)	take((l), (at), &(v), sizeof(v))
 
+/* The builder's id of a local one replayed already; 0 for none. */
 static uint32_t
-map_id(const uint32_t *map, uint32_t local, uint32_t n)
+map_id(const uint32_t *map, uint32_t local, uint32_t replayed)
 {
-	return local == 0 || local > n ? 0 : map[local];
+	return local == 0 || local > replayed ? 0 : map[local];
 }
 
 static int
@@ -1659,8 +1660,8 @@ replay_inline(const struct oplog *l, size_t *at, const struct replay *rp,
 	    TAKE(l, at, n->call_line) < 0 || TAKE(l, at, nk) < 0 ||
 	    nk > l->n)
 		return -EINVAL;
-	n->name = map_id(rp->str, n->name, l->nstr);
-	n->call_file = map_id(rp->file, n->call_file, l->nfile);
+	n->name = map_id(rp->str, n->name, rp->nstr);
+	n->call_file = map_id(rp->file, n->call_file, rp->nfile);
 	if (nk > 0 && (kids = calloc(nk, sizeof(*kids))) == NULL)
 		return -ENOMEM;
 	n->children = kids;
@@ -1674,13 +1675,14 @@ replay_inline(const struct oplog *l, size_t *at, const struct replay *rp,
 	return 0;
 }
 
-/* Make the calls unit's log recorded.  @return 0; -ENOMEM. */
+/* Make the calls a unit's log recorded.  @return 0; -ENOMEM; -EINVAL
+ * for a log this file did not write. */
 static int
 replay(struct cvt *cv, struct replay *rp, const struct oplog *l)
 {
 	size_t at = 0, i;
-	uint32_t ns = 0, nf = 0;
 
+	rp->nstr = rp->nfile = 0;
 	if (grow((void **)&rp->str, &rp->capstr, (size_t)l->nstr + 1,
 	    sizeof(*rp->str)) < 0 || grow((void **)&rp->file, &rp->capfile,
 	    (size_t)l->nfile + 1, sizeof(*rp->file)) < 0)
@@ -1709,33 +1711,35 @@ replay(struct cvt *cv, struct replay *rp, const struct oplog *l)
 			if ((id = gsym_builder_str(cv->b, s, len,
 			    op == OP_STRCOPY)) == UINT32_MAX)
 				return -ENOMEM;
-			rp->str[++ns] = id;
+			rp->str[++rp->nstr] = id;
 			break;
 		case OP_FILE:
 			s = (const char *)l->p + at;
 			at += strnlen(s, l->n - at) + 1;
 			if ((id = gsym_builder_file(cv->b, s)) == 0)
 				return -ENOMEM;
-			rp->file[++nf] = id;
+			rp->file[++rp->nfile] = id;
 			break;
 		case OP_ADD:
 			if (TAKE(l, &at, lo) < 0 || TAKE(l, &at, hi) < 0 ||
 			    TAKE(l, &at, name) < 0 || TAKE(l, &at, nrows) < 0 ||
-			    nrows > l->n ||
-			    grow((void **)&rp->rows, &rp->caprows, nrows,
-			    sizeof(*rp->rows)) < 0 ||
-			    take(l, &at, rp->rows, nrows *
+			    nrows > l->n)
+				return -EINVAL;
+			if (grow((void **)&rp->rows, &rp->caprows, nrows,
+			    sizeof(*rp->rows)) < 0)
+				return -ENOMEM;
+			if (take(l, &at, rp->rows, nrows *
 			    sizeof(*rp->rows)) < 0 || TAKE(l, &at, has) < 0)
 				return -EINVAL;
 			for (i = 0; i < nrows; i++)
 				rp->rows[i].file = map_id(rp->file,
-				    rp->rows[i].file, nf);
+				    rp->rows[i].file, rp->nfile);
 			rc = 0;
 			if (has)
 				rc = replay_inline(l, &at, rp, &top, 0);
 			if (rc == 0)
 				rc = gsym_builder_add(cv->b, lo, hi,
-				    map_id(rp->str, name, ns), rp->rows, nrows,
+				    map_id(rp->str, name, rp->nstr), rp->rows, nrows,
 				    has ? &top : NULL);
 			if (has)
 				inline_free(&top);
@@ -1781,18 +1785,18 @@ convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cond, NULL);
 	for (i = 0; i < n; i++) {
+		/* What the workers share, read-only; the rest is theirs
+		 * (calloc: empty). */
 		w[i].pool = &p;
-		w[i].cv = *cv;
+		w[i].cv.elf = cv->elf;
 		w[i].cv.dbg = dbgs[i];
-		memset(&w[i].cv.lt, 0, sizeof(w[i].cv.lt));
-		w[i].cv.rows = NULL;
-		w[i].cv.caprows = 0;
-		w[i].cv.idx = NULL;
-		w[i].cv.capidx = 0;
-		w[i].cv.par = NULL;
-		w[i].cv.npar = w[i].cv.cappar = 0;
-		w[i].cv.subs = NULL;
-		w[i].cv.nsubs = w[i].cv.capsubs = 0;
+		w[i].cv.b = cv->b;
+		w[i].cv.big = cv->big;
+		w[i].cv.line = cv->line;
+		w[i].cv.line_str = cv->line_str;
+		w[i].cv.str = cv->str;
+		w[i].cv.info = cv->info;
+		w[i].cv.addr_size = cv->addr_size;
 		w[i].cv.pm = &w[i].pm;
 		w[i].cv.names = &w[i].names;
 		if (pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)

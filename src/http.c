@@ -131,6 +131,21 @@ text(struct MHD_Connection *conn, struct req *r, int status,
 	return queue(conn, r, status, resp, (uint64_t)n, result, how);
 }
 
+/* A response that takes buf (malloc'd, len bytes); on failure buf is
+ * freed and NULL returned (queue() answers MHD_NO to that). */
+static struct MHD_Response *
+owned_buffer(void *buf, size_t len)
+{
+	struct MHD_Response	*resp;
+
+	resp = MHD_create_response_from_buffer(len, buf,
+	    MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL)
+		free(buf);
+	/* buf now owned by MHD */
+	return resp;
+}
+
 static void
 add_headers(struct MHD_Response *resp, const struct cache_record *rec)
 {
@@ -608,15 +623,8 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 		cache_record_release(&p);
 		return ret;
 	}
-	resp = MHD_create_response_from_buffer(m.n, m.p,
-	    MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
-		free(m.p);
-		cache_record_release(&p);
-		return MHD_NO;
-	}
-	/* m.p now owned by MHD */
-	add_headers(resp, &rec);
+	if ((resp = owned_buffer(m.p, m.n)) != NULL)
+		add_headers(resp, &rec);
 	cache_record_release(&p);
 	return queue(conn, r, MHD_HTTP_OK, resp, m.n, METRICS_R_SECTION,
 	    "extracted");
@@ -695,15 +703,8 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 	free(res);
 	free(addrs);
 	gsymsvc_release(gf);
-	if (rc != 0)
+	if (rc != 0 || (resp = owned_buffer(out, len)) == NULL)
 		return MHD_NO;
-	resp = MHD_create_response_from_buffer(len, out,
-	    MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
-		free(out);
-		return MHD_NO;
-	}
-	/* out now owned by MHD */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "application/json");
 	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER,
@@ -720,7 +721,7 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 {
 	struct cache_record	 rec;
 	struct cache_key	 dk = { CACHE_DEBUGINFO, w->id, w->idlen, NULL };
-	int			 fd, rc;
+	int			 fd, rc, have_dbg;
 
 	if (h->gs == NULL)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "GSYM is disabled",
@@ -784,12 +785,12 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			    "gsym");
 		}
 	}
+	have_dbg = stored(h, w, CACHE_DEBUGINFO);
 	/* Only an executable with nothing to convert, and the upstreams said
 	 * nothing definite about the debuginfo: ask again later. */
-	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT &&
-	    !stored(h, w, CACHE_DEBUGINFO))
+	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
 		return transient(conn, r);
-	if (stored(h, w, CACHE_DEBUGINFO) || stored(h, w, CACHE_EXECUTABLE)) {
+	if (have_dbg || stored(h, w, CACHE_EXECUTABLE)) {
 		r->conn = conn;
 		MHD_suspend_connection(conn);
 		if ((rc = gsymsvc_convert(h->gs, w->id, w->idlen, converted,
@@ -948,13 +949,8 @@ serve_metrics(struct http *h, struct MHD_Connection *conn, struct req *r)
 	if (h->gs != NULL)
 		gsymsvc_metrics(h->gs, fp);
 	fclose(fp);
-	resp = MHD_create_response_from_buffer(len, buf,
-	    MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL) {
-		free(buf);
+	if ((resp = owned_buffer(buf, len)) == NULL)
 		return MHD_NO;
-	}
-	/* buf now owned by MHD */
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "text/plain; version=0.0.4");
 	return queue(conn, r, MHD_HTTP_OK, resp, len, METRICS_R_OTHER, "-");

@@ -256,6 +256,14 @@ start_symhubd() {
 	return 1
 }
 
+# hub ARGS...: start_symhubd, or fail the test here.
+hub() {
+	if ! start_symhubd "$@"; then
+		fail "symhubd starts with $*" "$(tail -n 5 "$tmp/symhubd.out")"
+		finish
+	fi
+}
+
 # stop_check DESC: stop the daemon; it must exit 0 within 10 s.
 stop_check() {
 	stop_symhubd "$SYMHUBD_PID"
@@ -332,6 +340,20 @@ raw_request() {
 	    "$1" "$2" >&"$fd"
 	timeout 10 cat <&"$fd" >"$3"
 	exec {fd}<&-
+}
+
+# expect_file DESC PATH EXPECTED: PATH (a client's answer) exists and has
+# EXPECTED's bytes; a failure shows the end of $tmp/out/err, the client's
+# standard error, when there is one.
+expect_file() {
+	if [ -n "$2" ] && [ -f "$2" ] && cmp -s "$2" "$3"; then
+		pass "$1"
+	elif [ -s "$tmp/out/err" ]; then
+		fail "$1" "got '${2:-(no path)}', expected the bytes of $3" \
+		    "$(tail -3 "$tmp/out/err")"
+	else
+		fail "$1" "got '${2:-(no path)}', expected the bytes of $3"
+	fi
 }
 
 # ---- ELF fixtures -----------------------------------------------------

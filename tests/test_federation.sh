@@ -119,16 +119,6 @@ expect_reset() {
 	fi
 }
 
-# expect_file DESC PATH EXPECTED: a client's result has EXPECTED's bytes.
-expect_file() {
-	if [ -n "$2" ] && [ -f "$2" ] && cmp -s "$2" "$3"; then
-		pass "$1"
-	else
-		fail "$1" "got '${2:-(no path)}', expected the bytes of $3" \
-		    "$(cat "$tmp/out/err" 2>/dev/null | tail -3)"
-	fi
-}
-
 # seen LOG ID KIND: how many requests for /buildid/ID/KIND a log shows
 # (a debuginfod log, a count-server log or a symhubd access log).
 seen() {
@@ -140,14 +130,6 @@ seen() {
 # access LOG ID KIND: the last access-log line of symhubd for it.
 access() {
 	grep "GET /buildid/$2/$3 " "$1" | tail -1
-}
-
-# hub ARGS...: start_symhubd, or fail the test here.
-hub() {
-	if ! start_symhubd "$@"; then
-		fail "symhubd starts with $*" "$(tail -n 5 "$tmp/symhubd.out")"
-		finish
-	fi
 }
 
 # ---- the upstreams ----------------------------------------------------

@@ -144,14 +144,6 @@ access() {
 	grep "GET /buildid/${ID[$1]}/gsym " "$2" | tail -1
 }
 
-# hub ARGS...: start_symhubd, or fail the test here.
-hub() {
-	if ! start_symhubd "$@"; then
-		fail "symhubd starts with $*" "$(tail -n 5 "$tmp/symhubd.out")"
-		finish
-	fi
-}
-
 # ---- 1. scanned: GET and HEAD /gsym -------------------------------------
 HUB1_ARGS=(-d "$tmp/store1" -F "$tmp/scan" --gsym-workers 2 --gsym-threads 3)
 hub "${HUB1_ARGS[@]}" --log-file "$tmp/hub1.log"

@@ -62,15 +62,6 @@ fi
 cmp -s "$tmp/orig/text" "$tmp/orig/text2" && { echo "# same .text"; exit 99; }
 [ -s "$tmp/orig/debug_info" ] || { echo "# empty .debug_info"; exit 99; }
 
-# expect_file DESC PATH EXPECTED: the file exists and has EXPECTED's bytes.
-expect_file() {
-	if [ -n "$2" ] && [ -f "$2" ] && cmp -s "$2" "$3"; then
-		pass "$1"
-	else
-		fail "$1" "got '${2:-(no path)}', expected the bytes of $3"
-	fi
-}
-
 
 # ---- 1. start ---------------------------------------------------------
 if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \

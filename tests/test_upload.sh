@@ -194,15 +194,6 @@ quality_is() {
 	fi
 }
 
-# expect_file DESC PATH EXPECTED: the file exists and has EXPECTED's bytes.
-expect_file() {
-	if [ -n "$2" ] && [ -f "$2" ] && cmp -s "$2" "$3"; then
-		pass "$1"
-	else
-		fail "$1" "got '${2:-(no path)}', expected the bytes of $3"
-	fi
-}
-
 # start DESC ARGS...: start_symhubd, a check, and STORE set from -d.
 start() {
 	local d=$1 a prev=

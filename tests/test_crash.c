@@ -4,9 +4,13 @@
  * Each iteration forks a child that opens the store and writes forever:
  * blobs of random sizes (some with repeated contents, for dedup) under
  * random keys of a small fixed universe, replacing and dropping keys,
- * negative entries, accesses and flushes with eviction.  The parent
- * SIGKILLs it after a random 1..40 ms, reopens the store (which runs the
- * open check) and verifies what a client would notice: every record
+ * negative entries, accesses and flushes with eviction.  The child reports
+ * each completed operation on a pipe; the parent waits until it has
+ * reported a random number (1..MAXPUTS) of stored blobs, then a random
+ * number (0..MAXSTEPS) of further steps (chunks written, operations done),
+ * and SIGKILLs it at once: the kill lands inside a blob's writing, its
+ * commit or another operation, whatever the machine's speed.  It then reopens the store (which runs the open check)
+ * and verifies what a client would notice: every record
  * served opens and holds exactly its size and digest, tmp/ is empty, and
  * every file under blobs/ is indexed and named by its SHA-256.
  *
@@ -46,6 +50,8 @@
 #define NREPEAT		8		/* contents that recur, for dedup */
 #define BUDGET		((uint64_t)6 << 20)
 #define NOW		1700000000
+#define MAXPUTS		24		/* kill after 1..MAXPUTS stored blobs */
+#define MAXSTEPS	48		/* and 0..MAXSTEPS more steps */
 
 static uint64_t
 xorshift(uint64_t *s)
@@ -159,6 +165,7 @@ child(const char *store, uint64_t seed, int progress)
 					n = size - off;
 				if (cache_blob_write(b, buf + off, n) != 0)
 					_exit(3);
+				done_op(progress, 'w');
 			}
 			meta.atime = clock;
 			meta.stored = clock;
@@ -369,7 +376,8 @@ main(int argc, char *argv[])
 	pid_t		 pid;
 	long		 ops = 0, puts = 0, opened = 0, busy = 0, n;
 	char		 rb[4096];
-	int		 it, status, ms, pfd[2], i, put_this;
+	int		 it, status, target, steps, after, killed, pfd[2], i;
+	int		 put_this;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1) {
@@ -401,7 +409,8 @@ main(int argc, char *argv[])
 	}
 
 	for (it = 1; it <= ITERATIONS; it++) {
-		ms = 1 + (int)(xorshift(&r) % 40);
+		target = 1 + (int)(xorshift(&r) % MAXPUTS);
+		steps = (int)(xorshift(&r) % (MAXSTEPS + 1));
 		fflush(stdout);
 		if (pipe(pfd) != 0) {
 			perror("pipe");
@@ -419,36 +428,48 @@ main(int argc, char *argv[])
 			    pfd[1]);
 		}
 		close(pfd[1]);
-		ts.tv_sec = 0;
-		ts.tv_nsec = (long)ms * 1000000;
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
+		/* Wait for the writer's reports, not for the clock: the kill
+		 * follows the steps-th report after its target-th stored blob.
+		 * A writer that dies by itself ends the wait with EOF. */
 		put_this = 0;
-		while ((n = read(pfd[0], rb, sizeof(rb))) > 0) {
+		after = 0;
+		killed = 0;
+		for (;;) {
+			n = read(pfd[0], rb, killed ? sizeof(rb) : 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
 			for (i = 0; i < n; i++) {
+				after += put_this >= target;
 				opened += rb[i] == 'o';
-				ops += rb[i] != 'o';
+				ops += rb[i] != 'o' && rb[i] != 'w';
 				put_this += rb[i] == 'p';
 			}
+			if (!killed && put_this >= target && after >= steps) {
+				kill(pid, SIGKILL);
+				killed = 1;
+			}
 		}
+		if (!killed)
+			kill(pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
 		close(pfd[0]);
 		puts += put_this;
-		busy += put_this > 0;
+		busy += put_this >= target;
 		ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-		    "iteration %d: the writer was killed after %d ms, still "
-		    "running (status %#x, %d puts done)", it, ms, status,
-		    put_this);
+		    "iteration %d: the writer was killed %d steps after its put "
+		    "%d, still running (status %#x, %d puts reported)", it,
+		    steps, target, status, put_this);
 		verify(it, store, buf);
 	}
-	/* Kills that land before the first put test nothing: make sure
-	 * most of them hit a writer at work. */
+	/* Kills that land before the first put test nothing: every kill
+	 * must hit a writer that had stored what it was asked to. */
 	printf("# %ld opens, %ld operations (%ld puts) before the kills\n",
 	    opened, ops, puts);
-	ok(busy >= ITERATIONS / 2,
-	    "most kills hit a writer that had stored blobs (%ld of %d)", busy,
+	ok(busy == ITERATIONS,
+	    "every kill hit a writer that had stored blobs (%ld of %d)", busy,
 	    ITERATIONS);
 	free(buf);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);

@@ -16,9 +16,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +50,12 @@ struct touch {
 	unsigned char	 k[RECORD_KEY_MAX];
 };
 
+/* A catalog entry to unlink once the write transaction commits. */
+struct catkey {
+	size_t		klen;
+	unsigned char	k[RECORD_KEY_MAX];
+};
+
 struct cache {
 	MDB_env			*env;
 	MDB_dbi			 records;	/* key -> record */
@@ -64,12 +74,16 @@ struct cache {
 	pthread_mutex_t		 wmu;
 	unsigned char		(*gone)[32];	/* blobs to unlink on commit */
 	size_t			 ngone, cgone;
+	struct catkey		*uncat;		/* catalog entries, likewise */
+	size_t			 nuncat, cuncat;
+	int			 lockfd;
 
 	pthread_mutex_t		 touch_mu;
 	struct touch		*touch[TOUCH_BUCKETS];
 	size_t			 ntouch;
 
 	uint64_t		 evictions, check_dropped, check_removed;
+	uint64_t		 check_quarantined, verified, verify_failed;
 };
 
 /* Writeback is started every this many bytes (see cache_blob_write). */
@@ -100,6 +114,8 @@ struct blobref {
 };
 
 static const char META_BYTES[] = "bytes";
+/* Present once every blob record has its catalog entry. */
+static const char META_CATALOG[] = "catalog";
 
 /* LMDB result to -errno. */
 static int
@@ -111,6 +127,9 @@ merr(int rc)
 		return -ENOENT;
 	if (rc == MDB_MAP_FULL)
 		return -ENOSPC;
+	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
+	    rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
+		return -EUCLEAN;
 	if (rc > 0)
 		return -rc;
 	return -EIO;
@@ -183,6 +202,133 @@ blob_path(const struct cache *c, const unsigned char digest[32], char *out,
 }
 
 static void	blob_unlink(struct cache *, const unsigned char [32]);
+static int	fsync_dir(const char *);
+
+/*
+ * catalog/<xx>/<r|f><hex key>: the name spells the LMDB key, so an entry
+ * is found and replaced without reading it; xx is the first id byte (the
+ * FileID's for mappings), for fan-out.
+ */
+static int
+cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
+    char *out, int dir_only)
+{
+	char		h[2 * RECORD_KEY_MAX + 1];
+	unsigned	fan;
+	int		n;
+
+	if (kl == 0 || kl > RECORD_KEY_MAX)
+		return -EINVAL;
+	fan = type == RECORD_CAT_RECORD ? (kl > 2 ? k[2] : 0) : k[0];
+	hex(k, kl, h);
+	if (dir_only)
+		n = snprintf(out, PATH_MAX, "%s/catalog/%02x", c->dir, fan);
+	else
+		n = snprintf(out, PATH_MAX, "%s/catalog/%02x/%c%s", c->dir,
+		    fan, type == RECORD_CAT_RECORD ? 'r' : 'f', h);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Write e as a catalog file: a file of tmp/, fsynced, renamed over the
+ * entry's name.  @return 0 or a positive errno (a wtxn() fn's code).
+ */
+static int
+cat_write(struct cache *c, const struct record_cat *e)
+{
+	unsigned char	*buf = NULL;
+	char		 tmp[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
+	size_t		 len;
+	int		 fd = -1, rc;
+
+	tmp[0] = '\0';
+	if ((rc = -record_cat_encode(e, &buf, &len)) != 0 ||
+	    (rc = -cat_path(c, e->type, e->key, e->klen, dir, 1)) != 0 ||
+	    (rc = -cat_path(c, e->type, e->key, e->klen, path, 0)) != 0)
+		goto out;
+	if (snprintf(tmp, sizeof(tmp), "%s/tmp/cat.XXXXXX", c->dir) >=
+	    (int)sizeof(tmp)) {
+		tmp[0] = '\0';
+		rc = ENAMETOOLONG;
+		goto out;
+	}
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		tmp[0] = '\0';
+		rc = errno;
+		goto out;
+	}
+	(void)fchmod(fd, 0644);
+	if ((rc = write_all(fd, buf, len)) != 0)
+		goto out;
+	if (fsync(fd) != 0 || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
+	    rename(tmp, path) != 0) {
+		rc = errno;
+		goto out;
+	}
+	tmp[0] = '\0';
+	rc = fsync_dir(dir);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp[0] != '\0')
+		unlink(tmp);
+	free(buf);
+	return rc;
+}
+
+/* Unlink record key k's catalog entry when the running write transaction
+ * commits.  @return 0 or ENOMEM (for fn). */
+static int
+uncat_add(struct cache *c, const MDB_val *k)
+{
+	struct catkey	*nu;
+	size_t		 cap;
+
+	if (k->mv_size == 0 || k->mv_size > RECORD_KEY_MAX)
+		return 0;
+	if (c->nuncat == c->cuncat) {
+		cap = c->cuncat ? c->cuncat * 2 : 16;
+		if ((nu = realloc(c->uncat, cap * sizeof(*nu))) == NULL)
+			return ENOMEM;
+		c->uncat = nu;
+		c->cuncat = cap;
+	}
+	c->uncat[c->nuncat].klen = k->mv_size;
+	memcpy(c->uncat[c->nuncat].k, k->mv_data, k->mv_size);
+	c->nuncat++;
+	return 0;
+}
+
+static void
+uncat_apply(struct cache *c)
+{
+	char	path[PATH_MAX];
+	size_t	i;
+
+	for (i = 0; i < c->nuncat; i++)
+		if (cat_path(c, RECORD_CAT_RECORD, c->uncat[i].k,
+		    c->uncat[i].klen, path, 0) == 0)
+			unlink(path);
+	c->nuncat = 0;
+}
 
 /* Another process grew the map: adopt its size. */
 static void
@@ -251,6 +397,7 @@ wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
 	pthread_mutex_lock(&c->wmu);
 	for (tries = 0; ; tries++) {
 		c->ngone = 0;
+		c->nuncat = 0;
 		pthread_rwlock_rdlock(&c->resize);
 		rc = mdb_txn_begin(c->env, NULL, 0, &t);
 		if (rc == 0) {
@@ -269,12 +416,15 @@ wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
 		if ((rc = grow(c)) < 0)
 			goto out;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		uncat_apply(c);
 		for (i = 0; i < c->ngone; i++)
 			blob_unlink(c, c->gone[i]);
+	}
 	rc = merr(rc);
 out:
 	c->ngone = 0;
+	c->nuncat = 0;
 	pthread_mutex_unlock(&c->wmu);
 	return rc;
 }
@@ -519,9 +669,59 @@ parse_blob_name(const char *dir2, const char *name, unsigned char d[32])
 	return 0;
 }
 
-/* Remove blob files that no record refers to. */
+/*
+ * Move a file of blobs/<dir2>/ to quarantine/<dir2><name>, never over
+ * another file there (a suffix .1, .2, ... when the name is taken).
+ * @return 0 or -errno.
+ */
 static int
-remove_strays(struct cache *c)
+quarantine_file(const struct cache *c, int fromfd, const char *dir2,
+    const char *name, const char *why)
+{
+	char	q[PATH_MAX], dst[NAME_MAX + 1];
+	int	qfd, rc = 0, i;
+
+	if (snprintf(q, sizeof(q), "%s/quarantine", c->dir) >= (int)sizeof(q))
+		return -ENAMETOOLONG;
+	if (mkdir(q, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	if ((qfd = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (i = 0; i < 1000; i++) {
+		if ((i == 0 ? snprintf(dst, sizeof(dst), "%s%s%s", dir2, name,
+		    why) : snprintf(dst, sizeof(dst), "%s%s%s.%d", dir2, name,
+		    why, i)) >= (int)sizeof(dst)) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		if (renameat2(fromfd, name, qfd, dst, RENAME_NOREPLACE) == 0) {
+			rc = 0;
+			break;
+		}
+		rc = -errno;
+		if (errno != EEXIST)
+			break;
+	}
+	if (rc == 0 && fsync(qfd) != 0)
+		rc = -errno;
+	close(qfd);
+	return rc;
+}
+
+/* The blob of hex digest h, a file of dfd (its blobs/xx/). */
+static int
+quarantine_blob(const struct cache *c, int dfd, const char h[65],
+    const char *why)
+{
+	char	d2[3] = { h[0], h[1], '\0' };
+
+	return quarantine_file(c, dfd, d2, h + 2, why);
+}
+
+/* Move blob files that no record refers to into quarantine/: the index
+ * may be what is wrong, and blobs can be rebuilt from, never deleted. */
+static int
+quarantine_strays(struct cache *c)
 {
 	char		 path[PATH_MAX];
 	unsigned char	 d[32];
@@ -556,8 +756,9 @@ remove_strays(struct cache *c)
 				if (mdb_get(t, c->blobs, &k, &v) == 0)
 					continue;
 			}
-			if (unlinkat(dirfd(sub), f->d_name, 0) == 0)
-				c->check_removed++;
+			if (quarantine_file(c, dirfd(sub), e->d_name,
+			    f->d_name, "") == 0)
+				c->check_quarantined++;
 		}
 		closedir(sub);
 	}
@@ -575,7 +776,7 @@ check(struct cache *c)
 	clear_tmp(c);
 	if ((rc = wtxn(c, check_records, &c->check_dropped)) < 0)
 		return rc;
-	return remove_strays(c);
+	return quarantine_strays(c);
 }
 
 static int
@@ -621,21 +822,268 @@ env_open(struct cache *c, const char *path, unsigned int flags,
 	return merr(rc);
 }
 
-int
-cache_open(const char *dir, const struct cache_options *opt,
-    struct cache **out)
+/*
+ * Damage that would crash this process.  LMDB maps data.mdb and trusts its
+ * pages: a truncated file is a SIGBUS, flipped bits a SIGSEGV or an
+ * assertion.  So a child walks every page (the free list, every database,
+ * every value's bytes) first; if it dies, the index is damaged.
+ */
+#define PROBE_OK	0
+#define PROBE_DAMAGED	1
+#define PROBE_CANNOT	2	/* could not even try (EACCES...): let the
+				 * real open report it */
+
+static int
+probe_walk(MDB_txn *t, MDB_dbi dbi, uint64_t *left)
 {
-	static const char	*subdirs[] = { "index", "blobs", "tmp" };
-	struct cache		*c;
-	pthread_rwlockattr_t	 ra;
-	MDB_txn			*t;
-	char			 path[PATH_MAX];
-	size_t			 i, mapsize;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	volatile unsigned char	 sink = 0;
+	size_t			 i;
 	int			 rc;
 
-	*out = NULL;
+	if (mdb_cursor_open(t, dbi, &cur) != 0)
+		return -1;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		/* A cycle in the tree cannot list more entries than the
+		 * file has bytes. */
+		if ((*left)-- == 0)
+			break;
+		for (i = 0; i < k.mv_size; i += 512)
+			sink ^= ((unsigned char *)k.mv_data)[i];
+		for (i = 0; i < v.mv_size; i += 512)
+			sink ^= ((unsigned char *)v.mv_data)[i];
+		if (v.mv_size > 0)
+			sink ^= ((unsigned char *)v.mv_data)[v.mv_size - 1];
+	}
+	(void)sink;
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : -1;
+}
+
+static void
+probe_crashed(int sig)
+{
+	(void)sig;
+	_exit(PROBE_DAMAGED);
+}
+
+static int
+probe_env(MDB_env **env, const char *path, uint64_t size, unsigned flags)
+{
+	int	rc;
+
+	if ((rc = mdb_env_create(env)) != 0)
+		return rc;
+	mdb_env_set_maxdbs(*env, 8);
+	mdb_env_set_maxreaders(*env, 512);
+	mdb_env_set_mapsize(*env, size);
+	if ((rc = mdb_env_open(*env, path, flags, 0644)) != 0) {
+		mdb_env_close(*env);	/* a failed env is not reused */
+		*env = NULL;
+	}
+	return rc;
+}
+
+static int	open_index(struct cache *, const char *, size_t);
+
+/*
+ * The free list (DBI 0) is what a commit trusts most: each value is an
+ * ID list, a count then that many page numbers, descending, each a page
+ * past the two metas and within the file.
+ */
+static int
+probe_freelist(MDB_env *env, MDB_txn *t)
+{
+	MDB_envinfo	 info;
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	size_t		 n, i, pg[2];
+	int		 rc;
+
+	if (mdb_env_info(env, &info) != 0 || mdb_cursor_open(t, 0, &cur) != 0)
+		return -1;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size != sizeof(size_t) || v.mv_size < sizeof(size_t) ||
+		    v.mv_size % sizeof(size_t) != 0)
+			break;
+		memcpy(&n, v.mv_data, sizeof(n));
+		if (n != v.mv_size / sizeof(size_t) - 1)
+			break;
+		for (i = 1; i <= n; i++) {
+			memcpy(&pg[i & 1], (char *)v.mv_data + i * sizeof(size_t),
+			    sizeof(size_t));
+			if (pg[i & 1] < 2 || pg[i & 1] > info.me_last_pgno ||
+			    (i > 1 && pg[i & 1] >= pg[(i - 1) & 1]))
+				break;
+		}
+		if (i <= n)
+			break;
+	}
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : -1;
+}
+
+/*
+ * Pages that read well can still crash a writer (a page header that lies
+ * about its free space, a free list a commit trips on): run the open
+ * check's writes, a large allocation and the commit on a copy of the
+ * index in tmp/, which the parent removes.
+ */
+static void
+probe_write(struct cache *c, MDB_env *env)
+{
+	static unsigned char	 big[256 * 1024];
+	MDB_val			 k = { 5, (void *)"probe" }, v = { sizeof(big),
+				    big };
+	MDB_txn			*t;
+	char			 copy[PATH_MAX];
+	uint64_t		 dropped;
+	int			 rc;
+
+	snprintf(copy, sizeof(copy), "%s/tmp/probe-%ld", c->dir,
+	    (long)getpid());
+	if (mkdir(copy, 0700) != 0 || mdb_env_copy2(env, copy, 0) != 0)
+		return;		/* no room to try: the open will tell */
+	if (open_index(c, copy, DEFAULT_MAPSIZE) < 0 ||
+	    mdb_txn_begin(c->env, NULL, 0, &t) != 0)
+		_exit(PROBE_DAMAGED);
+	if ((rc = check_records(c, t, &dropped)) == 0 &&
+	    (rc = mdb_put(t, c->meta, &k, &v, 0)) == 0)
+		rc = mdb_txn_commit(t);
+	else
+		mdb_txn_abort(t);
+	if (rc != 0 && rc != MDB_MAP_FULL)
+		_exit(PROBE_DAMAGED);
+}
+
+static int __attribute__((noreturn))
+probe_child(struct cache *c, const char *path, uint64_t size)
+{
+	MDB_env		*env;
+	MDB_txn		*t;
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	MDB_dbi		 dbi;
+	char		 name[256];
+	struct sigaction sa;
+	uint64_t	 left = size;
+	int		 rc;
+
+	/* A crash is the answer we probe for: no core, no report. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = probe_crashed;
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+	alarm(3600);	/* a last resort: a loop we did not foresee */
+	if ((rc = probe_env(&env, path, size, MDB_RDONLY)) == EACCES ||
+	    rc == EROFS)
+		rc = probe_env(&env, path, size, MDB_RDONLY | MDB_NOLOCK);
+	if (rc == EACCES || rc == EROFS || rc == ENOMEM || rc == EAGAIN)
+		_exit(PROBE_CANNOT);
+	if (rc != 0 || mdb_txn_begin(env, NULL, MDB_RDONLY, &t) != 0)
+		_exit(PROBE_DAMAGED);
+	if (probe_walk(t, 0, &left) != 0 || probe_freelist(env, t) != 0 ||
+	    mdb_cursor_open(t, 1, &cur) != 0)		/* the main DB */
+		_exit(PROBE_DAMAGED);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size == 0 || k.mv_size >= sizeof(name))
+			_exit(PROBE_DAMAGED);
+		memcpy(name, k.mv_data, k.mv_size);
+		name[k.mv_size] = '\0';
+		if (mdb_dbi_open(t, name, 0, &dbi) != 0 ||
+		    probe_walk(t, dbi, &left) != 0)
+			_exit(PROBE_DAMAGED);
+		if (left == 0)
+			break;
+	}
+	if ((rc != 0 && rc != MDB_NOTFOUND) || left == 0)
+		_exit(PROBE_DAMAGED);
+	mdb_txn_abort(t);
+	if (!c->readonly)
+		probe_write(c, env);
+	_exit(PROBE_OK);
+}
+
+static void
+probe_clean(const struct cache *c, pid_t pid)
+{
+	static const char	*files[] = { "data.mdb", "lock.mdb" };
+	char			 path[PATH_MAX];
+	size_t			 i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/tmp/probe-%ld/%s", c->dir,
+		    (long)pid, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/tmp/probe-%ld", c->dir, (long)pid);
+	rmdir(path);
+}
+
+/* @return 0 (sound, or nothing yet), -EUCLEAN (damaged), or -errno. */
+static int
+probe_index(struct cache *c, const char *path)
+{
+	char		data[PATH_MAX];
+	struct stat	st;
+	pid_t		pid;
+	int		status;
+
+	if (snprintf(data, sizeof(data), "%s/data.mdb", path) >=
+	    (int)sizeof(data))
+		return -ENAMETOOLONG;
+	if (stat(data, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (st.st_size == 0)
+		return 0;	/* LMDB makes a new one: see catalog_check() */
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return -errno;
+	if (pid == 0)
+		probe_child(c, path, (uint64_t)st.st_size);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	probe_clean(c, pid);
+	if (WIFEXITED(status) && (WEXITSTATUS(status) == PROBE_OK ||
+	    WEXITSTATUS(status) == PROBE_CANNOT))
+		return 0;
+	return -EUCLEAN;
+}
+
+static int
+lock_store(struct cache *c, int how)
+{
+	char	path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/lock", c->dir);
+	if ((c->lockfd = open(path, (c->readonly ? O_RDONLY : O_RDWR | O_CREAT)
+	    | O_CLOEXEC, 0644)) < 0)
+		return c->readonly ? 0 : -errno;
+	while (flock(c->lockfd, how | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+	}
+	return 0;
+}
+
+/* A struct cache with its locks, not opened yet. */
+static struct cache *
+cache_alloc(const char *dir, const struct cache_options *opt)
+{
+	struct cache		*c;
+	pthread_rwlockattr_t	 ra;
+
 	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return -ENOMEM;
+		return NULL;
+	c->lockfd = -1;
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra,
 	    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -644,13 +1092,186 @@ cache_open(const char *dir, const struct cache_options *opt,
 	pthread_mutex_init(&c->touch_mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
 	if ((c->dir = strdup(dir)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
+		cache_close(c);
+		return NULL;
 	}
 	if (opt != NULL) {
 		c->budget = opt->budget;
 		c->readonly = opt->readonly;
 	}
+	return c;
+}
+
+/* Open the environment of index/ and its databases. */
+static int
+open_index(struct cache *c, const char *path, size_t mapsize)
+{
+	MDB_txn		*t;
+	unsigned	 fl = c->readonly ? 0 : MDB_CREATE;
+	int		 rc;
+
+	rc = env_open(c, path, c->readonly ? MDB_RDONLY : 0, mapsize);
+	/* A store we may not write to at all cannot take LMDB's lock file
+	 * either; read it without locking (nobody can write it anyway). */
+	if (c->readonly && (rc == -EACCES || rc == -EROFS))
+		rc = env_open(c, path, MDB_RDONLY | MDB_NOLOCK, mapsize);
+	if (rc < 0)
+		return rc;
+	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &t);
+	if ((rc = merr(rc)) < 0)
+		return rc;
+	if ((rc = mdb_dbi_open(t, "records", fl, &c->records)) ||
+	    (rc = mdb_dbi_open(t, "negative", fl, &c->negs)) ||
+	    (rc = mdb_dbi_open(t, "blobs", fl, &c->blobs)) ||
+	    (rc = mdb_dbi_open(t, "files", fl, &c->files)) ||
+	    (rc = mdb_dbi_open(t, "meta", fl, &c->meta)) ||
+	    (rc = mdb_dbi_open(t, "fileids", fl, &c->fileids))) {
+		mdb_txn_abort(t);
+		return merr(rc);
+	}
+	return merr(mdb_txn_commit(t));
+}
+
+/* Does catalog/ hold at least one entry? */
+static int
+catalog_nonempty(const struct cache *c)
+{
+	char		 path[PATH_MAX];
+	DIR		*top, *sub;
+	struct dirent	*e, *f;
+	int		 fd, found = 0;
+
+	snprintf(path, sizeof(path), "%s/catalog", c->dir);
+	if ((top = opendir(path)) == NULL)
+		return 0;
+	while (!found && (e = readdir(top)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while (!found && (f = readdir(sub)) != NULL)
+			found = f->d_name[0] != '.';
+		closedir(sub);
+	}
+	closedir(top);
+	return found;
+}
+
+static int
+mark_catalog_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_val	k = { sizeof(META_CATALOG), (void *)META_CATALOG };
+	MDB_val	v = { 1, (void *)"1" };
+
+	(void)ctx;
+	return mdb_put(t, c->meta, &k, &v, 0);
+}
+
+/* Write the catalog entry of every blob record and FileID mapping: once,
+ * for a store made before the catalog. */
+static int
+catalog_migrate(struct cache *c)
+{
+	struct record_cat	 e;
+	struct cache_record	 rec;
+	MDB_cursor		*cur = NULL;
+	MDB_txn			*t;
+	MDB_val			 k, v;
+	int			 rc, wrc = 0;
+
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+		goto out;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && wrc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
+			continue;
+		if (!(rec.flags & CACHE_F_EXTERNAL)) {
+			memset(&e, 0, sizeof(e));
+			e.type = RECORD_CAT_RECORD;
+			e.key = k.mv_data;
+			e.klen = k.mv_size;
+			e.val = v.mv_data;
+			e.vlen = v.mv_size;
+			wrc = cat_write(c, &e);
+		}
+		cache_record_release(&rec);
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND || wrc != 0 ||
+	    (rc = mdb_cursor_open(t, c->fileids, &cur)) != 0)
+		goto out;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && wrc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size != CACHE_FILEID_LEN || v.mv_size == 0 ||
+		    v.mv_size > CACHE_ID_MAX)
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.type = RECORD_CAT_FILEID;
+		e.key = k.mv_data;
+		e.klen = k.mv_size;
+		e.val = v.mv_data;
+		e.vlen = v.mv_size;
+		wrc = cat_write(c, &e);
+	}
+	mdb_cursor_close(cur);
+out:
+	rend(c, t);
+	if (wrc != 0)
+		return -wrc;
+	return rc == MDB_NOTFOUND ? 0 : merr(rc);
+}
+
+/*
+ * An index without the catalog marker is new, or from before the catalog
+ * (then it gets its entries now), or lost: empty while the catalog is
+ * not, as after index/ was removed or data.mdb truncated to nothing.
+ */
+static int
+catalog_check(struct cache *c)
+{
+	MDB_val		 k = { sizeof(META_CATALOG), (void *)META_CATALOG }, v;
+	MDB_stat	 ms;
+	MDB_txn		*t;
+	int		 rc, marked;
+
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	marked = mdb_get(t, c->meta, &k, &v) == 0;
+	rc = mdb_stat(t, c->records, &ms);
+	rend(c, t);
+	if (rc != 0)
+		return merr(rc);
+	if (marked)
+		return 0;
+	if (ms.ms_entries == 0 && catalog_nonempty(c))
+		return -EUCLEAN;
+	if (c->readonly)
+		return 0;
+	if ((rc = catalog_migrate(c)) < 0)
+		return rc;
+	return wtxn(c, mark_catalog_fn, NULL);
+}
+
+int
+cache_open(const char *dir, const struct cache_options *opt,
+    struct cache **out)
+{
+	static const char	*subdirs[] = { "index", "blobs", "catalog",
+				    "tmp" };
+	struct cache		*c;
+	char			 path[PATH_MAX];
+	size_t			 i;
+	int			 rc;
+
+	*out = NULL;
+	if ((c = cache_alloc(dir, opt)) == NULL)
+		return -ENOMEM;
 	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
 		if (!c->readonly && (rc = mkdir_p(path)) < 0)
@@ -662,31 +1283,13 @@ cache_open(const char *dir, const struct cache_options *opt,
 		rc = -errno;
 		goto out;
 	}
+	if ((rc = lock_store(c, LOCK_SH)) < 0)
+		goto out;
 	snprintf(path, sizeof(path), "%s/index", dir);
-	mapsize = opt != NULL && opt->mapsize ? opt->mapsize : DEFAULT_MAPSIZE;
-	rc = env_open(c, path, c->readonly ? MDB_RDONLY : 0, mapsize);
-	/* A store we may not write to at all cannot take LMDB's lock file
-	 * either; read it without locking (nobody can write it anyway). */
-	if (c->readonly && (rc == -EACCES || rc == -EROFS))
-		rc = env_open(c, path, MDB_RDONLY | MDB_NOLOCK, mapsize);
-	if (rc < 0)
-		goto out;
-
-	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &t);
-	if ((rc = merr(rc)) < 0)
-		goto out;
-	i = c->readonly ? 0 : MDB_CREATE;
-	if ((rc = mdb_dbi_open(t, "records", (unsigned)i, &c->records)) ||
-	    (rc = mdb_dbi_open(t, "negative", (unsigned)i, &c->negs)) ||
-	    (rc = mdb_dbi_open(t, "blobs", (unsigned)i, &c->blobs)) ||
-	    (rc = mdb_dbi_open(t, "files", (unsigned)i, &c->files)) ||
-	    (rc = mdb_dbi_open(t, "meta", (unsigned)i, &c->meta)) ||
-	    (rc = mdb_dbi_open(t, "fileids", (unsigned)i, &c->fileids))) {
-		mdb_txn_abort(t);
-		rc = merr(rc);
-		goto out;
-	}
-	if ((rc = merr(mdb_txn_commit(t))) < 0)
+	if ((rc = probe_index(c, path)) < 0 ||
+	    (rc = open_index(c, path, opt != NULL && opt->mapsize ?
+	    opt->mapsize : DEFAULT_MAPSIZE)) < 0 ||
+	    (rc = catalog_check(c)) < 0)
 		goto out;
 	if (!c->readonly && (rc = check(c)) < 0)
 		goto out;
@@ -702,6 +1305,9 @@ cache_open(const char *dir, const struct cache_options *opt,
 	*out = c;
 	return 0;
 out:
+	/* Nothing of a refused store is written on the way out. */
+	if (rc == -EUCLEAN)
+		c->readonly = 1;
 	cache_close(c);
 	return rc;
 }
@@ -733,10 +1339,13 @@ cache_close(struct cache *c)
 		mdb_env_close(c->env);
 	}
 	touch_clear(c);
+	if (c->lockfd >= 0)
+		close(c->lockfd);
 	pthread_rwlock_destroy(&c->resize);
 	pthread_mutex_destroy(&c->touch_mu);
 	pthread_mutex_destroy(&c->wmu);
 	free(c->gone);
+	free(c->uncat);
 	free(c->dir);
 	free(c);
 }
@@ -1012,7 +1621,8 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 		k.mv_size = vs[i].klen;
 		k.mv_data = vs[i].k;
 		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
-		    (unl && (rc = gone_add(c, gone)) != 0))
+		    (unl && (rc = gone_add(c, gone)) != 0) ||
+		    (rc = uncat_add(c, &k)) != 0)
 			goto out;
 		fc->evicted++;
 		if ((rc = get_bytes(c, t, &bytes)) != 0)
@@ -1304,12 +1914,13 @@ fsync_dir(const char *path)
 static int
 put_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
-	struct putctx	*pc = ctx;
-	unsigned char	 kb[RECORD_KEY_MAX], gone[32], *val = NULL;
-	char		 path[PATH_MAX], dir[PATH_MAX];
-	MDB_val		 k, v;
-	size_t		 vlen;
-	int		 rc, unl = 0, is_new = 0;
+	struct putctx		*pc = ctx;
+	struct record_cat	 e;
+	unsigned char		 kb[RECORD_KEY_MAX], gone[32], *val = NULL;
+	char			 path[PATH_MAX], dir[PATH_MAX];
+	MDB_val			 k, v;
+	size_t			 vlen;
+	int			 rc, unl = 0, is_new = 0, had;
 
 	if ((rc = keyval(pc->key, kb, &k)) < 0)
 		return -rc;
@@ -1332,6 +1943,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	rc = drop_raw(c, t, &k, gone, &unl);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
+	had = rc == 0;
 	/* The same blob again under this key: keep its file. */
 	if (unl && pc->tmp != NULL && memcmp(gone, pc->rec->digest, 32) == 0)
 		unl = 0;
@@ -1342,29 +1954,50 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		return rc;
 	v.mv_size = vlen;
 	v.mv_data = val;
-	rc = mdb_put(t, c->records, &k, &v, 0);
-	free(val);
-	if (rc != 0)
-		return rc;
+	if ((rc = mdb_put(t, c->records, &k, &v, 0)) != 0)
+		goto out;
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
-		return rc;
+		goto out;
+	rc = 0;
 
 	if (unl && (rc = gone_add(c, gone)) != 0)
-		return rc;
+		goto out;
+	/* A file in place replaces a blob: its entry goes with the commit. */
+	if (pc->tmp == NULL && had && (rc = uncat_add(c, &k)) != 0)
+		goto out;
 	/* File system changes last: nothing below can fill the map. */
 	if (pc->tmp != NULL && is_new && !pc->renamed) {
 		blob_path(c, pc->rec->digest, dir, 1);
 		blob_path(c, pc->rec->digest, path, 0);
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-			return errno;
-		if (rename(pc->tmp, path) != 0)
-			return errno;
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			rc = errno;
+			goto out;
+		}
+		if (rename(pc->tmp, path) != 0) {
+			rc = errno;
+			goto out;
+		}
 		pc->renamed = 1;
 		if ((rc = fsync_dir(dir)) != 0)
-			return rc;
+			goto out;
 	}
-	return 0;
+	/* The catalog entry before the commit: an index that has the
+	 * record always has its entry (a crash may leave an entry ahead). */
+	if (pc->tmp != NULL) {
+		memset(&e, 0, sizeof(e));
+		e.type = RECORD_CAT_RECORD;
+		e.key = kb;
+		e.klen = k.mv_size;
+		e.extra = pc->key->extra;
+		e.extralen = e.extra != NULL ? strlen(e.extra) : 0;
+		e.val = val;
+		e.vlen = vlen;
+		rc = cat_write(c, &e);
+	}
+out:
+	free(val);
+	return rc;
 }
 
 int
@@ -1444,6 +2077,8 @@ drop_fn(struct cache *c, MDB_txn *t, void *ctx)
 	/* A mark of cache_mark_checked() would turn into a negative entry. */
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if ((rc = uncat_add(c, &k)) != 0)
 		return rc;
 	return unl ? gone_add(c, gone) : 0;
 }
@@ -1577,6 +2212,10 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED);
 	st->check_dropped = c->check_dropped;
 	st->check_removed = c->check_removed;
+	st->check_quarantined = c->check_quarantined;
+	st->verified = __atomic_load_n(&c->verified, __ATOMIC_RELAXED);
+	st->verify_failed = __atomic_load_n(&c->verify_failed,
+	    __ATOMIC_RELAXED);
 	return merr(rc);
 }
 
@@ -1595,8 +2234,13 @@ fileid_fn(struct cache *c, MDB_txn *t, void *ctx)
 	struct fidctx	*fc = ctx;
 	MDB_val		 k = { CACHE_FILEID_LEN, (void *)fc->fid };
 	MDB_val		 v = { fc->idlen, (void *)fc->id };
+	struct record_cat e = { RECORD_CAT_FILEID, fc->fid, CACHE_FILEID_LEN,
+			    NULL, 0, fc->id, fc->idlen };
+	int		 rc;
 
-	return mdb_put(t, c->fileids, &k, &v, 0);
+	if ((rc = mdb_put(t, c->fileids, &k, &v, 0)) != 0)
+		return rc;
+	return cat_write(c, &e);
 }
 
 int
@@ -1918,5 +2562,402 @@ out:
 		free(all[i]);
 	free(all);
 	free(sc.paths);
+	return rc;
+}
+
+/*
+ * Rebuilding the index from the catalog, and verifying blobs.
+ */
+
+/* SHA-256 and size of the file at dfd/name.  @return 0 or -errno. */
+static int
+hash_file(int dfd, const char *name, unsigned char d[32], uint64_t *size)
+{
+	unsigned char	 buf[65536];
+	EVP_MD_CTX	*md = NULL;
+	unsigned int	 dlen;
+	ssize_t		 n = 0;
+	int		 fd, rc = -EIO;
+
+	*size = 0;
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		goto out;
+	for (;;) {
+		if ((n = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+			goto out;
+		*size += (uint64_t)n;
+	}
+	if (n < 0)
+		rc = -errno;
+	else if (EVP_DigestFinal_ex(md, d, &dlen) == 1)
+		rc = 0;
+out:
+	EVP_MD_CTX_free(md);
+	close(fd);
+	return rc;
+}
+
+/* Is the blob digest (size bytes) intact under blobs/?  If not, and an
+ * intact copy sits in quarantine/, move it back.  @return 1 restored,
+ * 0 intact, -ENOENT neither. */
+static int
+blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
+{
+	char		 h[65], dir[PATH_MAX], q[PATH_MAX], path[PATH_MAX];
+	unsigned char	 d[32];
+	uint64_t	 n;
+	int		 dfd, ok;
+
+	hex(digest, 32, h);
+	if (blob_path(c, digest, dir, 1) != 0 ||
+	    blob_path(c, digest, path, 0) != 0)
+		return -ENOENT;
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		ok = hash_file(dfd, h + 2, d, &n) == 0 && n == size &&
+		    memcmp(d, digest, 32) == 0;
+		close(dfd);
+		if (ok)
+			return 0;
+	}
+	if (snprintf(q, sizeof(q), "%s/quarantine", c->dir) >= (int)sizeof(q) ||
+	    (dfd = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -ENOENT;
+	ok = hash_file(dfd, h, d, &n) == 0 && n == size &&
+	    memcmp(d, digest, 32) == 0;
+	close(dfd);
+	if (!ok)
+		return -ENOENT;
+	/* Whatever sits under the blob's name now is wrong: keep it aside. */
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		(void)quarantine_blob(c, dfd, h, ".bad");
+		close(dfd);
+	}
+	if (snprintf(q, sizeof(q), "%s/quarantine/%s", c->dir, h) >=
+	    (int)sizeof(q) || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
+	    rename(q, path) != 0 || fsync_dir(dir) != 0)
+		return -ENOENT;
+	return 1;
+}
+
+#define REBUILD_BATCH	256
+
+struct rebuildctx {
+	struct cache_rebuild_report	*rep;
+	unsigned char			*bufs[REBUILD_BATCH];
+	struct record_cat		 ents[REBUILD_BATCH];
+	size_t				 n;
+};
+
+static int
+rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct rebuildctx	*rb = ctx;
+	struct cache_record	 rec;
+	struct record_cat	*e;
+	MDB_val			 k, v;
+	size_t			 i;
+	int			 rc = 0, is_new;
+
+	for (i = 0; i < rb->n && rc == 0; i++) {
+		e = &rb->ents[i];
+		k.mv_size = e->klen;
+		k.mv_data = (void *)e->key;
+		v.mv_size = e->vlen;
+		v.mv_data = (void *)e->val;
+		if (e->type == RECORD_CAT_FILEID) {
+			rc = mdb_put(t, c->fileids, &k, &v, 0);
+			continue;
+		}
+		if (record_decode(e->val, e->vlen, &rec) != 0)
+			continue;
+		if ((rc = blob_ref(c, t, rec.digest, rec.size, &is_new)) == 0)
+			rc = mdb_put(t, c->records, &k, &v, 0);
+		cache_record_release(&rec);
+	}
+	return rc;
+}
+
+/* Index the batch, and count it once it is committed. */
+static int
+rebuild_flush(struct cache *c, struct rebuildctx *rb)
+{
+	size_t	i;
+	int	rc;
+
+	if (rb->n == 0)
+		return 0;
+	rc = wtxn(c, rebuild_fn, rb);
+	for (i = 0; i < rb->n; i++) {
+		if (rc == 0 && rb->ents[i].type == RECORD_CAT_FILEID)
+			rb->rep->fileids++;
+		else if (rc == 0)
+			rb->rep->records++;
+		free(rb->bufs[i]);
+	}
+	rb->n = 0;
+	return rc;
+}
+
+/* Read one catalog file; queue it if it decodes and its blob is intact. */
+static int
+rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
+    const char *name)
+{
+	struct cache_record	 rec;
+	struct record_cat	*e = &rb->ents[rb->n];
+	struct stat		 st;
+	unsigned char		*buf = NULL;
+	ssize_t			 n;
+	int			 fd, rc;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size > (2 << 20) ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL ||
+	    (n = pread(fd, buf, (size_t)st.st_size, 0)) != st.st_size ||
+	    record_cat_decode(buf, (size_t)n, e) != 0) {
+		close(fd);
+		free(buf);
+		rb->rep->bad_entries++;
+		return 0;
+	}
+	close(fd);
+	if (e->type == RECORD_CAT_RECORD) {
+		if (record_decode(e->val, e->vlen, &rec) != 0) {
+			rb->rep->bad_entries++;
+			free(buf);
+			return 0;
+		}
+		rc = rec.flags & CACHE_F_EXTERNAL ? -ENOENT :
+		    blob_find(c, rec.digest, rec.size);
+		cache_record_release(&rec);
+		if (rc < 0) {
+			rb->rep->missing++;
+			free(buf);
+			return 0;
+		}
+		rb->rep->restored += rc == 1;
+	}
+	rb->bufs[rb->n++] = buf;
+	return rb->n == REBUILD_BATCH ? rebuild_flush(c, rb) : 0;
+}
+
+static int
+rebuild_all(struct cache *c, struct cache_rebuild_report *rep)
+{
+	struct rebuildctx	*rb;
+	char			 path[PATH_MAX];
+	DIR			*top, *sub;
+	struct dirent		*e, *f;
+	int			 fd, rc = 0;
+
+	if ((rb = calloc(1, sizeof(*rb))) == NULL)
+		return -ENOMEM;
+	rb->rep = rep;
+	snprintf(path, sizeof(path), "%s/catalog", c->dir);
+	if ((top = opendir(path)) == NULL) {
+		free(rb);
+		return errno == ENOENT ? 0 : -errno;
+	}
+	while (rc == 0 && (e = readdir(top)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		while (rc == 0 && (f = readdir(sub)) != NULL)
+			if (f->d_name[0] != '.')
+				rc = rebuild_one(c, rb, dirfd(sub), f->d_name);
+		closedir(sub);
+	}
+	closedir(top);
+	if (rc == 0)
+		rc = rebuild_flush(c, rb);
+	while (rb->n > 0)
+		free(rb->bufs[--rb->n]);
+	free(rb);
+	return rc;
+}
+
+int
+cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
+{
+	static const char	*subdirs[] = { "blobs", "catalog", "tmp" };
+	struct cache		*c;
+	char			 path[PATH_MAX], old[PATH_MAX];
+	size_t			 i;
+	int			 rc, n;
+
+	memset(rep, 0, sizeof(*rep));
+	if ((c = cache_alloc(dir, NULL)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
+		if ((rc = mkdir_p(path)) < 0)
+			goto out;
+	}
+	if ((rc = lock_store(c, LOCK_EX)) < 0)
+		goto out;
+	clear_tmp(c);
+	snprintf(path, sizeof(path), "%s/index", dir);
+	if (access(path, F_OK) == 0) {
+		for (i = 0; ; i++) {
+			n = snprintf(rep->moved, sizeof(rep->moved),
+			    i ? "index.old-%lld.%zu" : "index.old-%lld",
+			    (long long)time(NULL), i);
+			if (n < 0 || n >= (int)sizeof(rep->moved) ||
+			    snprintf(old, sizeof(old), "%s/%s", dir,
+			    rep->moved) >= (int)sizeof(old)) {
+				rc = -ENAMETOOLONG;
+				goto out;
+			}
+			if (renameat2(AT_FDCWD, path, AT_FDCWD, old,
+			    RENAME_NOREPLACE) == 0)
+				break;
+			if (errno != EEXIST || i >= 100) {
+				rc = -errno;
+				goto out;
+			}
+		}
+	}
+	if ((rc = mkdir_p(path)) < 0 ||
+	    (rc = open_index(c, path, DEFAULT_MAPSIZE)) < 0 ||
+	    (rc = rebuild_all(c, rep)) < 0 ||
+	    (rc = wtxn(c, mark_catalog_fn, NULL)) < 0 ||
+	    (rc = quarantine_strays(c)) < 0)
+		goto out;
+	rep->quarantined = c->check_quarantined;
+out:
+	cache_close(c);
+	return rc;
+}
+
+/* Drop every record that refers to digest. */
+static int
+drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	const unsigned char	*digest = ctx;
+	struct cache_record	 rec;
+	MDB_cursor		*cur;
+	MDB_val			 k, v;
+	unsigned char		 gone[32];
+	int			 rc, match, unl;
+
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
+			continue;
+		match = !(rec.flags & CACHE_F_EXTERNAL) &&
+		    memcmp(rec.digest, digest, 32) == 0;
+		cache_record_release(&rec);
+		if (!match)
+			continue;
+		if ((rc = blob_unref(c, t, digest, &unl)) != 0 ||
+		    (rc = uncat_add(c, &k)) != 0 ||
+		    (rc = mdb_cursor_del(cur, 0)) != 0)
+			break;
+	}
+	mdb_cursor_close(cur);
+	(void)gone;
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
+    uint64_t *failed)
+{
+	unsigned char	 (*ds)[32] = NULL;
+	uint64_t	  *sizes = NULL, bytes = 0, size;
+	struct blobref	   r;
+	unsigned char	   d[32];
+	char		   dir[PATH_MAX], h[65];
+	MDB_cursor	  *cur = NULL;
+	MDB_txn		  *t;
+	MDB_val		   k, v;
+	size_t		   n = 0, i;
+	int		   rc, dfd, bad;
+
+	if (c->readonly)
+		return -EROFS;
+	if ((ds = malloc(REBUILD_BATCH * 32)) == NULL ||
+	    (sizes = malloc(REBUILD_BATCH * sizeof(*sizes))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Pick the next blobs after the cursor, up to max_bytes. */
+	if ((rc = rbegin(c, &t)) < 0)
+		goto out;
+	k.mv_size = 32;
+	k.mv_data = cursor;
+	if ((rc = mdb_cursor_open(t, c->blobs, &cur)) == 0) {
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc == 0 && memcmp(k.mv_data, cursor, 32) == 0)
+			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+		for (; rc == 0 && n < REBUILD_BATCH && (n == 0 ||
+		    bytes < max_bytes);
+		    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+			if (k.mv_size != 32 || v.mv_size != sizeof(r))
+				continue;
+			memcpy(&r, v.mv_data, sizeof(r));
+			memcpy(ds[n], k.mv_data, 32);
+			sizes[n++] = r.size;
+			bytes += r.size;
+		}
+		mdb_cursor_close(cur);
+	}
+	rend(c, t);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		rc = merr(rc);
+		goto out;
+	}
+	if (n == 0) {
+		memset(cursor, 0, 32);
+		rc = 0;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		hex(ds[i], 32, h);
+		/* Gone, unreadable or different: bad.  Out of fds: not the
+		 * blob's fault, try it next pass. */
+		bad = 0;
+		if (blob_path(c, ds[i], dir, 1) != 0)
+			continue;
+		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			bad = errno == ENOENT;
+		} else {
+			rc = hash_file(dfd, h + 2, d, &size);
+			bad = rc == -ENOENT || rc == -EIO || (rc == 0 &&
+			    (size != sizes[i] || memcmp(d, ds[i], 32) != 0));
+			if (bad && rc == 0)
+				(void)quarantine_blob(c, dfd, h, ".bad");
+			close(dfd);
+		}
+		__atomic_add_fetch(&c->verified, 1, __ATOMIC_RELAXED);
+		if (!bad)
+			continue;
+		__atomic_add_fetch(&c->verify_failed, 1, __ATOMIC_RELAXED);
+		if (failed != NULL)
+			(*failed)++;
+		if ((rc = wtxn(c, drop_digest_fn, ds[i])) < 0)
+			goto out;
+	}
+	memcpy(cursor, ds[n - 1], 32);
+	rc = (int)n;
+out:
+	free(ds);
+	free(sizes);
 	return rc;
 }

@@ -8,11 +8,20 @@
  * Layout under the store directory:
  *   index/        the LMDB environment
  *   blobs/ab/cd…  blob files, named by the SHA-256 of their bytes
- *   tmp/          blobs being written; anything here at open is garbage
+ *   catalog/xx/…  one entry per blob record and FileID mapping: what the
+ *                 index says of it, so the index can be rebuilt from
+ *                 catalog and blobs (cache_rebuild())
+ *   quarantine/   blob files no record refers to, and blobs whose bytes
+ *                 failed their SHA-256; the cache never deletes them
+ *   tmp/          files being written; anything here at open is garbage
+ *   lock          held shared by every open, exclusive by cache_rebuild()
  *
- * A blob is written to tmp/, fsynced, renamed into blobs/ and only then
- * indexed, all under one write transaction, so a crash at any point leaves
- * at most an unindexed file that the next cache_open() removes.
+ * A blob is written to tmp/, fsynced, renamed into blobs/, its catalog
+ * entry written, and only then indexed, all under one write transaction,
+ * so a crash at any point leaves at most an unindexed blob (that the next
+ * cache_open() moves to quarantine/) and a catalog entry ahead of the
+ * index.  The cache deletes a blob only when a committed change released
+ * its last reference: never because the index does not know it.
  *
  * No HTTP, no logging: every function returns 0 (or a count) on success and
  * a negative errno on failure.  A miss is a result (-ENOENT), not an error.
@@ -88,24 +97,65 @@ struct cache_stats {
 	uint64_t	negatives;	/* negative entries, fresh or not */
 	uint64_t	evictions;	/* records evicted since open */
 	uint64_t	check_dropped;	/* records dropped by the open check */
-	uint64_t	check_removed;	/* stray files removed by the open check */
+	uint64_t	check_removed;	/* tmp/ leftovers removed by the check */
+	uint64_t	check_quarantined; /* unindexed blobs moved by the check */
+	uint64_t	verified;	/* blobs verified since open */
+	uint64_t	verify_failed;	/* of them, wrong or unreadable */
 	uint64_t	mapsize;	/* current LMDB map size */
 };
 
 /*
- * Open (creating if needed) the store in dir, and check it: clear stale
- * LMDB readers, remove tmp/ leftovers, drop records whose blob is missing or
- * of the wrong size, rebuild blob reference counts and remove unindexed
- * blobs.
+ * Open (creating if needed) the store in dir, and check it: first walk the
+ * whole index in a child process, so that damage that would crash LMDB
+ * (a truncated or bit-flipped data.mdb) is found before this process maps
+ * it; then clear stale LMDB readers, remove tmp/ leftovers, drop records
+ * whose blob is missing or of the wrong size, rebuild blob reference
+ * counts and move unindexed blobs to quarantine/.
  * @param opt  NULL for defaults.
  * @param out  set to the new handle on success, NULL on failure.
- * @return 0, or -errno (-EROFS/-EACCES for an unwritable store).
+ * @return 0, or -errno: -EROFS/-EACCES for an unwritable store;
+ *         -EUCLEAN when the index is damaged, or lost (empty while the
+ *         catalog is not): nothing was changed, run cache_rebuild().
  */
 int	cache_open(const char *dir, const struct cache_options *opt,
 	    struct cache **out);
 
 /* Flush recorded accesses and close.  Accepts NULL. */
 void	cache_close(struct cache *c);
+
+struct cache_rebuild_report {
+	uint64_t	records;	/* records restored */
+	uint64_t	fileids;	/* FileID mappings restored */
+	uint64_t	missing;	/* entries whose blob is gone or wrong */
+	uint64_t	bad_entries;	/* catalog files that do not decode */
+	uint64_t	restored;	/* blobs brought back from quarantine/ */
+	uint64_t	quarantined;	/* blobs no entry refers to, moved */
+	char		moved[64];	/* where the old index went ("" if none) */
+};
+
+/*
+ * Rebuild the index of the store in dir from its catalog and blobs: the
+ * old index/ is renamed to index.old-<time> (kept for inspection), and a
+ * new one lists every catalog entry whose blob is present with its size
+ * and SHA-256 (looked for in blobs/, then quarantine/).  Blobs no entry
+ * refers to go to quarantine/.  Nothing is deleted.  Files indexed in
+ * place are not in the catalog: the next scan indexes them again.
+ * @param rep  filled (counts) on success and failure.
+ * @return 0; -EBUSY when another process has the store open; -errno.
+ */
+int	cache_rebuild(const char *dir, struct cache_rebuild_report *rep);
+
+/*
+ * Verify stored blobs against their names (SHA-256), in digest order,
+ * starting after *cursor (32 bytes; all zero to start) and reading about
+ * max_bytes at most.  A blob that fails is moved to quarantine/ and every
+ * record referring to it dropped (the next request fetches it again).
+ * *cursor is advanced; it wraps to zero after the last blob.
+ * @param failed  incremented per blob that failed (may be NULL).
+ * @return the number of blobs read, 0 at the end of a pass, or -errno.
+ */
+int	cache_verify(struct cache *c, unsigned char cursor[32],
+	    uint64_t max_bytes, uint64_t *failed);
 
 /*
  * Look key up.

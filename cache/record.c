@@ -293,3 +293,81 @@ record_file_next_key(const struct record_file *f, size_t *pos,
 	*pos += 2 + (size_t)l;
 	return 1;
 }
+
+/*
+ * Catalog entries: magic, type, three u32 lengths, the three byte strings,
+ * then a 64-bit FNV-1a of everything before it.
+ */
+static const char CAT_MAGIC[8] = "SYMHCAT1";
+#define CAT_FIXED	(8 + 4 + 12)
+#define CAT_VAL_MAX	((size_t)1 << 20)
+
+static uint64_t
+fnv1a(const unsigned char *p, size_t n)
+{
+	uint64_t	h = 0xcbf29ce484222325ull;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+int
+record_cat_encode(const struct record_cat *e, unsigned char **out,
+    size_t *len)
+{
+	unsigned char	*b;
+	size_t		 n;
+
+	*out = NULL;
+	if ((e->type != RECORD_CAT_RECORD && e->type != RECORD_CAT_FILEID) ||
+	    e->klen == 0 || e->klen > RECORD_KEY_MAX || e->vlen == 0 ||
+	    e->vlen > CAT_VAL_MAX || e->extralen > 65536 ||
+	    (e->extralen > 0 && e->extra == NULL))
+		return -EINVAL;
+	n = CAT_FIXED + e->klen + e->extralen + e->vlen + 8;
+	if ((b = calloc(1, n)) == NULL)
+		return -ENOMEM;
+	memcpy(b, CAT_MAGIC, 8);
+	b[8] = (unsigned char)e->type;
+	put32(b + 12, (uint32_t)e->klen);
+	put32(b + 16, (uint32_t)e->extralen);
+	put32(b + 20, (uint32_t)e->vlen);
+	memcpy(b + CAT_FIXED, e->key, e->klen);
+	if (e->extralen > 0)
+		memcpy(b + CAT_FIXED + e->klen, e->extra, e->extralen);
+	memcpy(b + CAT_FIXED + e->klen + e->extralen, e->val, e->vlen);
+	put64(b + n - 8, fnv1a(b, n - 8));
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+int
+record_cat_decode(const void *vbuf, size_t len, struct record_cat *out)
+{
+	const unsigned char	*buf = vbuf;
+	size_t			 kl, xl, vl;
+
+	memset(out, 0, sizeof(*out));
+	if (len < CAT_FIXED + 8 || memcmp(buf, CAT_MAGIC, 8) != 0)
+		return -EINVAL;
+	kl = get32(buf + 12);
+	xl = get32(buf + 16);
+	vl = get32(buf + 20);
+	if (kl == 0 || kl > RECORD_KEY_MAX || xl > 65536 || vl == 0 ||
+	    vl > CAT_VAL_MAX || len != CAT_FIXED + kl + xl + vl + 8 ||
+	    get64(buf + len - 8) != fnv1a(buf, len - 8))
+		return -EINVAL;
+	out->type = buf[8];
+	if (out->type != RECORD_CAT_RECORD && out->type != RECORD_CAT_FILEID)
+		return -EINVAL;
+	out->key = buf + CAT_FIXED;
+	out->klen = kl;
+	out->extra = xl > 0 ? (const char *)buf + CAT_FIXED + kl : NULL;
+	out->extralen = xl;
+	out->val = buf + CAT_FIXED + kl + xl;
+	out->vlen = vl;
+	return 0;
+}

@@ -68,4 +68,31 @@ int	record_file_decode(const void *buf, size_t len,
 int	record_file_next_key(const struct record_file *f, size_t *pos,
 	    const unsigned char **key, size_t *klen);
 
+/*
+ * The catalog (see cache.h): one small file per blob record or FileID
+ * mapping, beside the index, from which the index can be rebuilt.  An
+ * entry holds the encoded LMDB key, the key's extra string (source path
+ * or section name; the LMDB key only holds its hash), the encoded value,
+ * and a checksum over all of it, so a torn or rotten entry is refused.
+ */
+#define RECORD_CAT_RECORD	'R'	/* key: record_key(), value: record */
+#define RECORD_CAT_FILEID	'F'	/* key: a FileID, value: a build-id */
+
+struct record_cat {
+	int			 type;	/* RECORD_CAT_* */
+	const unsigned char	*key;
+	size_t			 klen;
+	const char		*extra;	/* NULL, or not NUL-terminated: */
+	size_t			 extralen;
+	const unsigned char	*val;
+	size_t			 vlen;
+};
+
+/* Encode e into a malloc'd buffer.  @return 0 or -ENOMEM/-EINVAL. */
+int	record_cat_encode(const struct record_cat *e, unsigned char **out,
+	    size_t *len);
+/* Decode in place: out's pointers refer into buf.
+ * @return 0, or -EINVAL for anything malformed or a checksum mismatch. */
+int	record_cat_decode(const void *buf, size_t len, struct record_cat *out);
+
 #endif

@@ -1432,9 +1432,15 @@ test_check(void)
 	ok(st.check_dropped == 2,
 	    "the truncated and the missing blob's records are dropped (%llu)",
 	    (unsigned long long)st.check_dropped);
-	/* tmp leftover, unindexed blob, junk name, truncated blob's file. */
-	ok(st.check_removed == 4, "four stray files are removed (%llu)",
+	/* The tmp leftover goes; the unindexed blob, the junk name and the
+	 * truncated blob's file are kept aside, never deleted. */
+	ok(st.check_removed == 1, "the tmp/ leftover is removed (%llu)",
 	    (unsigned long long)st.check_removed);
+	ok(st.check_quarantined == 3, "three stray files are quarantined "
+	    "(%llu)", (unsigned long long)st.check_quarantined);
+	ok(count_dir(join(dir, "quarantine")) == 3 &&
+	    exists(join(dir, "quarantine/zznot-a-digest")),
+	    "quarantine/ holds them (%ld)", count_dir(join(dir, "quarantine")));
 	ok(get_rc(c, &t[0].k, NOW) == -ENOENT &&
 	    get_rc(c, &t[1].k, NOW) == -ENOENT,
 	    "dropped records are no longer returned");
@@ -2117,6 +2123,352 @@ out:
 	free(dir);
 }
 
+/*
+ * Recovery: the catalog, quarantine, rebuild and verify.
+ */
+
+#define RNREC	12
+
+/* A store of RNREC records of every kind plus a FileID mapping; *meta
+ * gets the metadata of record i in recs[i]. */
+static int
+recovery_fill(const char *dir, struct tkey t[RNREC])
+{
+	struct cache_record	 m;
+	struct cache		*c = NULL;
+	unsigned char		 fid[CACHE_FILEID_LEN];
+	static const char	*src[] = { "/src/a.c", "/src/b.c" };
+	int			 i, rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) != 0)
+		return rc;
+	for (i = 0; i < RNREC && rc == 0; i++) {
+		memset(&m, 0, sizeof(m));
+		m.origin = i % 3 == 0 ? "upload" : "https://up.example";
+		m.xfile = "/usr/lib/debug/x.debug";
+		m.flags = i % 3 == 0 ? CACHE_F_PINNED : 0;
+		m.last_modified = 1600000000 + i;
+		m.quality = (uint32_t)i;
+		if (i < 6)
+			mkkey(&t[i], CACHE_DEBUGINFO, (uint32_t)i, 20, NULL);
+		else if (i < 10)
+			mkkey(&t[i], CACHE_EXECUTABLE, (uint32_t)i, 20, NULL);
+		else
+			mkkey(&t[i], CACHE_SOURCE, (uint32_t)i, 20,
+			    src[i - 10]);
+		/* 4 and 5 share their bytes. */
+		rc = put_seed(c, &t[i].k, 3000 + (size_t)(i == 5 ? 4 : i) * 100,
+		    i == 5 ? 4 : (uint64_t)i, &m);
+	}
+	memset(fid, 0x5f, sizeof(fid));
+	if (rc == 0)
+		rc = cache_fileid_put(c, fid, t[0].id, 20);
+	cache_close(c);
+	return rc;
+}
+
+/* 1 when the store in dir holds what recovery_fill() put, as it was. */
+static int
+recovery_intact(const char *dir, struct tkey t[RNREC], int *bad)
+{
+	struct cache_record	 r;
+	struct cache		*c = NULL;
+	unsigned char		 fid[CACHE_FILEID_LEN], id[CACHE_ID_MAX];
+	size_t			 idlen;
+	int			 i, good = 0;
+
+	*bad = -1;
+	if (cache_open(dir, NULL, &c) != 0)
+		return 0;
+	for (i = 0; i < RNREC; i++) {
+		if (!has_seed(c, &t[i].k, 3000 + (size_t)(i == 5 ? 4 : i) * 100,
+		    i == 5 ? 4 : (uint64_t)i) ||
+		    cache_get(c, &t[i].k, NOW, &r) != 0)
+			break;
+		good = r.origin != NULL && strcmp(r.origin, i % 3 == 0 ?
+		    "upload" : "https://up.example") == 0 &&
+		    r.xfile != NULL && r.quality == (uint32_t)i &&
+		    r.last_modified == 1600000000 + i &&
+		    r.flags == (i % 3 == 0 ? CACHE_F_PINNED : 0u);
+		cache_record_release(&r);
+		if (!good)
+			break;
+	}
+	*bad = i;
+	memset(fid, 0x5f, sizeof(fid));
+	good = i == RNREC && cache_fileid_get(c, fid, id, &idlen) == 0 &&
+	    idlen == 20 && memcmp(id, t[0].id, 20) == 0 &&
+	    stats(c).records == RNREC && stats(c).blobs == RNREC - 1;
+	cache_close(c);
+	return good;
+}
+
+/* cache_open() in a child, so that a crash is a result: the open's
+ * return value, or 1000 + the signal that killed it. */
+static int
+open_in_child(const char *dir)
+{
+	pid_t	pid;
+	int	status = 0;
+
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		struct cache	*c = NULL;
+		int		 rc = cache_open(dir, NULL, &c);
+
+		cache_close(c);
+		_exit(rc == 0 ? 0 : rc == -EUCLEAN ? 3 : 4);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -1;
+	/* A sanitizer's report exits 1: a crash too. */
+	if (WIFSIGNALED(status))
+		return 1000 + WTERMSIG(status);
+	return WEXITSTATUS(status) == 0 ? 0 : WEXITSTATUS(status) == 3 ?
+	    -EUCLEAN : WEXITSTATUS(status) == 4 ? -EIO : 1000;
+}
+
+static void
+test_rebuild(void)
+{
+	struct cache_rebuild_report	 rep;
+	struct tkey			 t[RNREC];
+	struct stat			 st;
+	char				*dir = scratch("rebuild");
+	char				 cmd[PATH_MAX + 64];
+	long				 blobs;
+	int				 rc, bad;
+
+	rc = recovery_fill(dir, t);
+	ok(rc == 0, "a store with uploads, fetched files, sources (%d)", rc);
+	blobs = count_blobs(dir);
+	ok(recovery_intact(dir, t, &bad), "it reads back (%d)", bad);
+
+	/* The index removed. */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/index'", dir);
+	rc = system(cmd);
+	rc = open_in_child(dir);
+	ok(rc == -EUCLEAN, "an open without the index says so (%d)", rc);
+	ok(count_blobs(dir) == blobs && count_dir(join(dir, "quarantine")) <= 0,
+	    "and leaves every blob where it was (%ld of %ld)",
+	    count_blobs(dir), blobs);
+	rc = cache_rebuild(dir, &rep);
+	ok(rc == 0 && rep.records == RNREC && rep.fileids == 1 &&
+	    rep.missing == 0 && rep.bad_entries == 0 && rep.quarantined == 0,
+	    "cache_rebuild restores %llu records, %llu FileIDs (%d; %llu "
+	    "missing, %llu bad, %llu quarantined)",
+	    (unsigned long long)rep.records, (unsigned long long)rep.fileids,
+	    rc, (unsigned long long)rep.missing,
+	    (unsigned long long)rep.bad_entries,
+	    (unsigned long long)rep.quarantined);
+	ok(recovery_intact(dir, t, &bad),
+	    "every record is back as it was, origin and pin included (%d)",
+	    bad);
+
+	/* data.mdb truncated to nothing: LMDB would take it for new. */
+	rc = truncate(join(dir, "index/data.mdb"), 0);
+	rc = open_in_child(dir);
+	ok(rc == -EUCLEAN, "an index truncated to 0 is lost, not empty (%d)",
+	    rc);
+	rc = cache_rebuild(dir, &rep);
+	ok(rc == 0 && rep.records == RNREC && recovery_intact(dir, t, &bad),
+	    "and is rebuilt (%d, %d)", rc, bad);
+	ok(stat(join(dir, rep.moved), &st) == 0 && S_ISDIR(st.st_mode),
+	    "the old index is kept aside as %s", rep.moved);
+
+	/* Truncated halfway: a SIGBUS in LMDB, unless probed. */
+	stat(join(dir, "index/data.mdb"), &st);
+	rc = truncate(join(dir, "index/data.mdb"), st.st_size / 2);
+	rc = open_in_child(dir);
+	ok(rc == -EUCLEAN, "a half-truncated index is damaged, not a crash "
+	    "(%d)", rc);
+	rc = cache_rebuild(dir, &rep);
+	ok(rc == 0 && recovery_intact(dir, t, &bad), "and is rebuilt (%d, %d)",
+	    rc, bad);
+
+	/* A blob in quarantine/ (where an open with a damaged index would
+	 * have moved it) comes back. */
+	{
+		struct cache_record	 r;
+		struct cache		*c = NULL;
+		unsigned char		 d[32];
+		char			 from[PATH_MAX], to[PATH_MAX];
+		int			 j;
+
+		rc = cache_open(dir, NULL, &c);
+		if (rc == 0 && cache_get(c, &t[7].k, NOW, &r) == 0) {
+			memcpy(d, r.digest, 32);
+			cache_record_release(&r);
+		}
+		cache_close(c);
+		blob_file(dir, d, from);
+		snprintf(to, sizeof(to), "%s/quarantine/", dir);
+		mkdir(to, 0755);
+		for (j = 0; j < 32; j++)
+			snprintf(to + strlen(to), 3, "%02x", d[j]);
+		rc = rename(from, to);
+	}
+	rc = cache_rebuild(dir, &rep);
+	ok(rc == 0 && rep.restored == 1 && rep.missing == 0,
+	    "a rebuild takes a blob back from quarantine/ (%d, %llu)", rc,
+	    (unsigned long long)rep.restored);
+	ok(rc == 0 && recovery_intact(dir, t, &bad), "and it serves again "
+	    "(%d, %d)", rc, bad);
+	rmtree(dir);
+	free(dir);
+}
+
+/* Flip bytes of data.mdb: never a crash; rebuild always restores. */
+static void
+test_flipped_index(void)
+{
+	struct cache_rebuild_report	 rep;
+	struct tkey			 t[RNREC];
+	struct stat			 st;
+	char				*dir = scratch("flip");
+	unsigned char			 b;
+	uint64_t			 r = 0x2545f4914f6cdd1dull;
+	int				 round, i, fd, rc, crashes = 0;
+	int				 refused = 0, rebuilt = 0, bad;
+
+	if (recovery_fill(dir, t) != 0) {
+		ok(0, "fill");
+		goto out;
+	}
+	for (round = 0; round < 40; round++) {
+		if (stat(join(dir, "index/data.mdb"), &st) != 0 ||
+		    (fd = open(join(dir, "index/data.mdb"), O_RDWR)) < 0)
+			break;
+		/* Pages 2.. (past the two meta pages, which LMDB checks
+		 * itself), where the tree is. */
+		for (i = 0; i < 32 && st.st_size > 3 * 4096; i++) {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			off_t off = 8192 + (off_t)(r % (uint64_t)(st.st_size -
+			    8192));
+			if (pread(fd, &b, 1, off) == 1) {
+				b ^= (unsigned char)(1u << (r >> 60 & 7));
+				(void)pwrite(fd, &b, 1, off);
+			}
+		}
+		close(fd);
+		rc = open_in_child(dir);
+		crashes += rc >= 1000;
+		refused += rc == -EUCLEAN;
+		if (cache_rebuild(dir, &rep) == 0 &&
+		    recovery_intact(dir, t, &bad))
+			rebuilt++;
+	}
+	ok(crashes == 0, "40 rounds of 32 flipped bits: no open crashed (%d "
+	    "crashed, %d found damage)", crashes, refused);
+	ok(rebuilt == 40, "and a rebuild restored every record each time "
+	    "(%d)", rebuilt);
+out:
+	rmtree(dir);
+	free(dir);
+}
+
+/* Damaged records are dropped by the check; their blobs kept aside and
+ * brought back by a rebuild. */
+static void
+test_drop_vs_catalog(void)
+{
+	struct cache_rebuild_report	 rep;
+	struct tkey			 t[RNREC];
+	struct cache			*c = NULL;
+	char				*dir = scratch("dropcat");
+	int				 rc, bad;
+
+	if (recovery_fill(dir, t) != 0 || cache_open(dir, NULL, &c) != 0) {
+		ok(0, "fill");
+		goto out;
+	}
+	/* A dropped record stays dropped through a rebuild. */
+	ok(cache_drop(c, &t[1].k) == 0, "drop record 1");
+	cache_close(c);
+	c = NULL;
+	rc = cache_rebuild(dir, &rep);
+	ok(rc == 0 && rep.records == RNREC - 1 && rep.quarantined == 0,
+	    "a rebuild does not bring a dropped record back (%llu records, "
+	    "%llu quarantined)", (unsigned long long)rep.records,
+	    (unsigned long long)rep.quarantined);
+	/* Another process holds the store: no rebuild under it. */
+	if (cache_open(dir, NULL, &c) == 0) {
+		ok(cache_rebuild(dir, &rep) == -EBUSY,
+		    "no rebuild while the store is open");
+		cache_close(c);
+		c = NULL;
+	}
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+	(void)bad;
+}
+
+/* Rotten bytes are found, kept aside, and their records dropped. */
+static void
+test_verify(void)
+{
+	struct tkey	 t[RNREC];
+	struct cache	*c = NULL;
+	unsigned char	 cur[32], d[32];
+	char		 path[PATH_MAX], *dir = scratch("verify");
+	uint64_t	 failed = 0;
+	long		 read = 0;
+	int		 rc, fd, passes = 0, i;
+
+	if (recovery_fill(dir, t) != 0 || cache_open(dir, NULL, &c) != 0) {
+		ok(0, "fill");
+		goto out;
+	}
+	/* Rot one byte of record 2's blob, in place, size unchanged. */
+	{
+		struct cache_record r;
+
+		cache_get(c, &t[2].k, NOW, &r);
+		memcpy(d, r.digest, 32);
+		cache_record_release(&r);
+	}
+	blob_file(dir, d, path);
+	if ((fd = open(path, O_RDWR)) >= 0) {
+		(void)pwrite(fd, "X", 1, 100);
+		close(fd);
+	}
+	ok(has_seed(c, &t[2].k, 3200, 2) == 0, "record 2's bytes are wrong");
+	memset(cur, 0, sizeof(cur));
+	for (i = 0; i < 100 && passes == 0; i++) {
+		rc = cache_verify(c, cur, 5000, &failed);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			passes++;
+		read += rc;
+	}
+	ok(passes == 1 && read == RNREC - 1 && failed == 1,
+	    "one pass reads %ld blobs, finds %llu rotten", read,
+	    (unsigned long long)failed);
+	ok(get_rc(c, &t[2].k, NOW) == -ENOENT && has_seed(c, &t[3].k, 3300,
+	    3), "its record is dropped (fetched anew on the next request), "
+	    "the others serve");
+	ok(stats(c).verified == RNREC - 1 && stats(c).verify_failed == 1,
+	    "counted in stats");
+	{
+		char	h[65], q[PATH_MAX];
+
+		for (i = 0; i < 32; i++)
+			snprintf(h + 2 * i, 3, "%02x", d[i]);
+		snprintf(q, sizeof(q), "quarantine/%s.bad", h);
+		ok(exists(join(dir, q)) && !exists(path),
+		    "the rotten file is kept in quarantine/");
+	}
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -2134,6 +2486,10 @@ main(void)
 	test_reopen();
 	test_check();
 	test_bad_index();
+	test_rebuild();
+	test_flipped_index();
+	test_drop_vs_catalog();
+	test_verify();
 	test_grow();
 	test_threads();
 	test_files();

@@ -46,6 +46,9 @@ static const struct opt opts[] = {
 	    "seconds between rescans of the scan directories; 0: once" },
 	{ "cache-max", 0, O_SIZE, O_BOTH, F(cache_max), "10G", "SIZE",
 	    "bytes of cached blobs to keep (k, M, G, T suffixes); 0: no limit" },
+	{ "verify-period", 0, O_NUM, O_BOTH, F(verify_period), "86400",
+	    "SECONDS", "re-read every stored blob against its SHA-256 once in "
+	    "this long, at an even pace; 0: never" },
 	{ "threads", 0, O_NUM, O_BOTH, F(threads), "0", "N",
 	    "HTTP worker threads; 0: two per CPU" },
 	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096", "N",

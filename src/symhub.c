@@ -15,6 +15,7 @@
 #include "client.h"
 #include "elfinfo.h"
 #include "symhub_gsym.h"
+#include "symhub_store.h"
 #include "webapi.h"
 
 static int
@@ -27,6 +28,8 @@ usage(FILE *fp)
 	    "       symhub gsym convert FILE [-o OUT]\n"
 	    "       symhub gsym lookup GSYM [ADDR...]\n"
 	    "       symhub gsym dump GSYM\n"
+	    "       symhub store rebuild DIR\n"
+	    "       symhub store verify DIR\n"
 	    "       symhub upload --url URL [OPTION...] -e DEPLOYED "
 	    "[-d SYMBOLS]\n"
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
@@ -393,6 +396,8 @@ main(int argc, char **argv)
 		return symhub_gsym(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upload") == 0)
 		return upload(argc - 1, argv + 1);
+	if (strcmp(argv[1], "store") == 0)
+		return symhub_store(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&
 	    strcmp(argv[1], "info") != 0) {
 		fprintf(stderr, "symhub: unknown command '%s'\n", argv[1]);

@@ -28,9 +28,42 @@ struct maint {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	int		 stop;
+	uint64_t	 verify_period;		/* seconds; 0: off */
+	unsigned char	 verify_cursor[32];	/* where the pass is */
 };
 
-/* Write recorded accesses and keep the store within its budget. */
+/*
+ * Verify a share of the stored bytes, so that a pass over all of them
+ * takes verify_period seconds: bytes * FLUSH_INTERVAL / period a tick, at
+ * least VERIFY_MIN.
+ */
+#define VERIFY_MIN	((uint64_t)1 << 20)
+
+static void
+verify_some(struct maint *m)
+{
+	struct cache_stats	st;
+	uint64_t		budget, failed = 0;
+	int			n;
+
+	if (m->verify_period == 0 || cache_stats(m->c, &st) != 0)
+		return;
+	budget = st.bytes / m->verify_period * FLUSH_INTERVAL;
+	if (budget < VERIFY_MIN)
+		budget = VERIFY_MIN;
+	n = cache_verify(m->c, m->verify_cursor, budget, &failed);
+	if (n < 0 && n != -EROFS)
+		log_warnx("verify: %s", strerror(-n));
+	if (failed > 0)
+		log_warnx("verify: %llu stored file(s) no longer match their "
+		    "SHA-256: moved to quarantine/, their entries dropped "
+		    "(fetched again on the next request)",
+		    (unsigned long long)failed);
+	if (n == 0)
+		log_debug("verify: a pass over the store is complete");
+}
+
+/* Write recorded accesses, keep the store within its budget, verify. */
 static void *
 maintain(void *arg)
 {
@@ -50,10 +83,44 @@ maintain(void *arg)
 			log_info("evicted %d entries", n);
 		else if (n < 0 && n != -EROFS)
 			log_warnx("cache flush: %s", strerror(-n));
+		verify_some(m);
 		pthread_mutex_lock(&m->mu);
 	}
 	pthread_mutex_unlock(&m->mu);
 	return NULL;
+}
+
+/*
+ * A damaged or lost index is rebuilt from the store's catalog, the old
+ * one kept aside: the hub starts with what it held rather than crash in
+ * LMDB or start empty (and the log says what happened and what to run).
+ */
+static int
+recover_store(const struct config *cfg)
+{
+	struct cache_rebuild_report	rep;
+	int				rc;
+
+	log_warnx("store %s: the index is damaged or lost; rebuilding it "
+	    "from the catalog and blobs (as 'symhub store rebuild %s' does)",
+	    cfg->store, cfg->store);
+	if ((rc = cache_rebuild(cfg->store, &rep)) < 0) {
+		log_warnx("store %s: rebuild failed: %s%s", cfg->store,
+		    strerror(-rc), rc == -EBUSY ? " (another process has the "
+		    "store open)" : "");
+		return rc;
+	}
+	log_warnx("store %s: rebuilt: %llu records, %llu FileIDs; %llu "
+	    "entries without an intact blob, %llu unreadable entries, %llu "
+	    "blobs taken back from quarantine, %llu unknown blobs moved to "
+	    "quarantine; old index kept as %s", cfg->store,
+	    (unsigned long long)rep.records, (unsigned long long)rep.fileids,
+	    (unsigned long long)rep.missing,
+	    (unsigned long long)rep.bad_entries,
+	    (unsigned long long)rep.restored,
+	    (unsigned long long)rep.quarantined,
+	    rep.moved[0] ? rep.moved : "(none)");
+	return 0;
 }
 
 static struct cache *
@@ -64,6 +131,8 @@ open_store(const struct config *cfg)
 	int			 rc;
 
 	rc = cache_open(cfg->store, &opt, &c);
+	if (rc == -EUCLEAN && recover_store(cfg) == 0)
+		rc = cache_open(cfg->store, &opt, &c);
 	if (rc == -EACCES || rc == -EROFS || rc == -ENOSPC) {
 		/* Keep serving what the store has. */
 		log_warnx("store %s is not writable (%s): serving it read-only",
@@ -71,6 +140,10 @@ open_store(const struct config *cfg)
 		opt.readonly = 1;
 		rc = cache_open(cfg->store, &opt, &c);
 	}
+	if (rc == -EUCLEAN)
+		fatalx("store %s: the index is damaged and could not be "
+		    "rebuilt; stop every process using the store and run "
+		    "'symhub store rebuild %s'", cfg->store, cfg->store);
 	if (rc < 0)
 		fatalx("cannot open store %s: %s", cfg->store, strerror(-rc));
 	return c;
@@ -125,13 +198,22 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	c = open_store(&cfg);
-	if (cache_stats(c, &st) == 0)
+	if (cache_stats(c, &st) == 0) {
 		log_info("store %s: %llu entries, %llu blob bytes; check dropped "
-		    "%llu records, removed %llu stray files", cfg.store,
+		    "%llu records, removed %llu tmp files, quarantined %llu "
+		    "unindexed blobs", cfg.store,
 		    (unsigned long long)st.records,
 		    (unsigned long long)st.bytes,
 		    (unsigned long long)st.check_dropped,
-		    (unsigned long long)st.check_removed);
+		    (unsigned long long)st.check_removed,
+		    (unsigned long long)st.check_quarantined);
+		if (st.check_dropped > 0 || st.check_quarantined > 0)
+			log_warnx("store %s: records were dropped or blobs "
+			    "quarantined; if the index was damaged, stop the "
+			    "hub and run 'symhub store rebuild %s' to take "
+			    "back what the catalog lists", cfg.store,
+			    cfg.store);
+	}
 
 	if (cfg.scan_dirs.n > 0) {
 		/*
@@ -151,6 +233,8 @@ main(int argc, char **argv)
 	}
 	m.c = c;
 	m.stop = 0;
+	m.verify_period = cfg.verify_period;
+	memset(m.verify_cursor, 0, sizeof(m.verify_cursor));
 	pthread_mutex_init(&m.mu, NULL);
 	pthread_cond_init(&m.cv, NULL);
 	if ((rc = pthread_create(&mt, NULL, maintain, &m)) != 0)

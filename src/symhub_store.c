@@ -1,0 +1,103 @@
+/*
+ * symhub_store: `symhub store rebuild DIR` and `symhub store verify DIR`.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache/cache.h"
+#include "symhub_store.h"
+
+#define VERIFY_STEP	((uint64_t)64 << 20)	/* bytes a cache_verify() */
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: symhub store rebuild DIR\n"
+	    "       symhub store verify DIR\n");
+	return 2;
+}
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+rebuild(const char *dir)
+{
+	struct cache_rebuild_report	rep;
+	double				t0 = now_s();
+	int				rc;
+
+	rc = cache_rebuild(dir, &rep);
+	if (rc == -EBUSY) {
+		fprintf(stderr, "symhub: store %s is in use by another process "
+		    "(stop symhubd first)\n", dir);
+		return 1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "symhub: rebuilding store %s: %s\n", dir,
+		    strerror(-rc));
+		return 1;
+	}
+	printf("rebuilt %s in %.2f s: %" PRIu64 " records, %" PRIu64
+	    " FileIDs\n", dir, now_s() - t0, rep.records, rep.fileids);
+	printf("entries without an intact blob: %" PRIu64 "\n", rep.missing);
+	printf("unreadable catalog entries: %" PRIu64 "\n", rep.bad_entries);
+	printf("blobs taken back from quarantine/: %" PRIu64 "\n",
+	    rep.restored);
+	printf("unknown blobs moved to quarantine/: %" PRIu64 "\n",
+	    rep.quarantined);
+	if (rep.moved[0] != '\0')
+		printf("old index kept as %s/%s\n", dir, rep.moved);
+	return 0;
+}
+
+static int
+verify(const char *dir)
+{
+	struct cache	*c = NULL;
+	unsigned char	 cursor[32];
+	uint64_t	 failed = 0, read = 0;
+	double		 t0 = now_s();
+	int		 rc;
+
+	if ((rc = cache_open(dir, NULL, &c)) < 0) {
+		fprintf(stderr, "symhub: store %s: %s%s\n", dir, strerror(-rc),
+		    rc == -EUCLEAN ? " (the index is damaged or lost: run "
+		    "'symhub store rebuild')" : "");
+		return 1;
+	}
+	memset(cursor, 0, sizeof(cursor));
+	while ((rc = cache_verify(c, cursor, VERIFY_STEP, &failed)) > 0)
+		read += (uint64_t)rc;
+	cache_close(c);
+	if (rc < 0) {
+		fprintf(stderr, "symhub: verifying store %s: %s\n", dir,
+		    strerror(-rc));
+		return 1;
+	}
+	printf("verified %" PRIu64 " blobs in %.2f s: %" PRIu64 " failed%s\n",
+	    read, now_s() - t0, failed, failed ? " (moved to quarantine/, "
+	    "their entries dropped)" : "");
+	return failed ? 1 : 0;
+}
+
+int
+symhub_store(int argc, char **argv)
+{
+	if (argc != 3)
+		return usage();
+	if (strcmp(argv[1], "rebuild") == 0)
+		return rebuild(argv[2]);
+	if (strcmp(argv[1], "verify") == 0)
+		return verify(argv[2]);
+	return usage();
+}

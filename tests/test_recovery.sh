@@ -1,0 +1,161 @@
+#!/bin/bash
+# Integration test of store recovery: a hub whose index is removed,
+# truncated or damaged starts again with everything it held (uploads,
+# fetched debuginfo, executables and sources, byte-identical, with their
+# headers), `symhub store rebuild` does the same by hand and refuses a
+# store in use, and rotten blobs are found by `symhub store verify` and by
+# the daemon's background verifier, never served.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_recovery.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
+
+# ---- fixtures: hello is uploaded, hello2 comes from an upstream --------
+mkdir -p "$tmp"/{src,bin,f,out,up} || exit 99
+cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
+    exit 99
+(cd "$tmp/src" && gcc -g -O0 -o "$tmp/bin/hello" hello.c greet.c &&
+    gcc -g -O1 -o "$tmp/up/hello2" hello.c greet.c) || exit 99
+F=$tmp/f
+objcopy --only-keep-debug "$tmp/bin/hello" "$F/hello.debug" &&
+    strip -g -o "$F/hello.stripped" "$tmp/bin/hello" || exit 99
+ID=$(buildid "$tmp/bin/hello")
+ID2=$(buildid "$tmp/up/hello2")
+[ -n "$ID" ] && [ -n "$ID2" ] || { echo "# fixtures: no build-ids"; exit 99; }
+
+TOKENS=$tmp/tokens
+TOK=$(new_token ci upload "$TOKENS") || { echo "# token"; exit 99; }
+AUTH="Authorization: Bearer $TOK"
+STORE=$tmp/store
+
+start_debuginfod up "" "$tmp/up" ||
+    { echo "# elfutils debuginfod does not start"; exit 99; }
+wait_until 60 eval "[ \"\$(http_code $DURL/buildid/$ID2/debuginfo)\" = 200 ]" ||
+    { echo "# debuginfod did not index $tmp/up"; exit 99; }
+SRC=$tmp/src/hello.c
+
+hub -d "$STORE" --tokens "$TOKENS" -U "$DURL"
+code=$(put_file "/buildid/$ID/debuginfo" "$F/hello.debug" "$tmp/out/b" \
+    "$tmp/out/h" -H "$AUTH")
+code2=$(put_file "/buildid/$ID/executable" "$F/hello.stripped" "$tmp/out/b" \
+    "$tmp/out/h" -H "$AUTH")
+check "uploads of a debuginfo and an executable are stored" \
+    eval '[ "$code" = 201 ] && [ "$code2" = 201 ]'
+# What the hub serves now is the reference for every restart below.
+PATHS=("/buildid/$ID/debuginfo" "/buildid/$ID/executable"
+    "/buildid/$ID2/debuginfo" "/buildid/$ID2/executable"
+    "/buildid/$ID2/source$SRC")
+i=0
+for p in "${PATHS[@]}"; do
+	code=$(http "$p" "$tmp/ref.$i" "$tmp/ref.$i.h")
+	[ "$code" = 200 ] || fail "reference GET $p" "status $code"
+	grep -i '^x-debuginfod-file' "$tmp/ref.$i.h" >"$tmp/ref.$i.x"
+	i=$((i + 1))
+done
+wait_metric symhub_cache_entries -ge 5 20 ||
+    fail "the fetched files are stored" "$(metric symhub_cache_entries)"
+stop_check "the hub stops"
+# From here on the upstream is gone: what the hub serves is its own.
+kill -TERM "$DPID"; wait_exit "$DPID" 10
+nblobs=$(find "$STORE/blobs" -type f | wc -l)
+
+# served_as_before DESC: every reference path answers the same bytes
+# and X-DEBUGINFOD-FILE as before.
+served_as_before() {
+	local i=0 p bad=""
+	for p in "${PATHS[@]}"; do
+		code=$(http "$p" "$tmp/out/body" "$tmp/out/hdrs")
+		if [ "$code" != 200 ] || ! cmp -s "$tmp/out/body" "$tmp/ref.$i"; then
+			bad="$bad $p($code)"
+		elif ! grep -i '^x-debuginfod-file' "$tmp/out/hdrs" |
+		    cmp -s - "$tmp/ref.$i.x"; then
+			bad="$bad $p(headers)"
+		fi
+		i=$((i + 1))
+	done
+	check "$1" [ -z "$bad" ] || echo "# differs:$bad"
+}
+
+# ---- the index removed ---------------------------------------------------
+rm -rf "$STORE/index"
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS"
+check "with its index removed the hub says so and rebuilds it" \
+    grep -q "the index is damaged or lost; rebuilding" "$tmp/symhubd.out"
+check "the log names the command to run" \
+    grep -q "symhub store rebuild $STORE" "$tmp/symhubd.out"
+served_as_before "every upload, fetched debuginfo, executable and source \
+is served byte-identical, with its headers"
+check "no blob was deleted or quarantined" \
+    eval '[ "$(find "$STORE/blobs" -type f | wc -l)" = "$nblobs" ] &&
+    { [ ! -d "$STORE/quarantine" ] || [ -z "$(ls -A "$STORE/quarantine")" ]; }'
+
+# A rebuild by hand is refused while the hub has the store open.
+"$SYMHUB" store rebuild "$STORE" >"$tmp/rb.out" 2>&1
+st=$?
+check "symhub store rebuild refuses a store in use (exit $st)" \
+    eval '[ "$st" = 1 ] && grep -q "in use" "$tmp/rb.out"'
+stop_check "the hub stops"
+
+# ---- data.mdb truncated halfway (a SIGBUS in LMDB) ----------------------
+size=$(stat -c %s "$STORE/index/data.mdb")
+truncate -s $((size / 2)) "$STORE/index/data.mdb"
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS"
+check "a half-truncated index is found damaged, not a crash" \
+    grep -q "the index is damaged or lost" "$tmp/symhubd.out"
+served_as_before "and after the rebuild everything is served as before"
+stop_check "the hub stops"
+
+# ---- by hand ---------------------------------------------------------------
+rm -rf "$STORE/index"
+"$SYMHUB" store rebuild "$STORE" >"$tmp/rb.out" 2>&1
+st=$?
+check "symhub store rebuild restores 5 records and reports it (exit $st)" \
+    eval '[ "$st" = 0 ] && grep -q ": 5 records" "$tmp/rb.out"'
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS"
+check "the hub then starts without a rebuild of its own" \
+    eval '! grep -q "rebuilding" "$tmp/symhubd.out"'
+served_as_before "and serves everything as before"
+stop_check "the hub stops"
+
+# ---- rot ---------------------------------------------------------------------
+# blob_of N: the blob file holding reference N's bytes.
+blob_of() {
+	local h
+	h=$(sha256sum "$tmp/ref.$1" | cut -c1-64)
+	echo "$STORE/blobs/${h:0:2}/${h:2}"
+}
+rot() {
+	printf 'X' | dd of="$1" bs=1 seek=100 conv=notrunc status=none
+}
+b=$(blob_of 2)
+rot "$b"
+"$SYMHUB" store verify "$STORE" >"$tmp/vf.out" 2>&1
+st=$?
+check "symhub store verify finds the rotten blob (exit $st)" \
+    eval '[ "$st" = 1 ] && grep -q " 1 failed" "$tmp/vf.out"'
+q=$STORE/quarantine/$(basename "$(dirname "$b")")$(basename "$b").bad
+check "and keeps it in quarantine/" eval '[ ! -e "$b" ] && [ -e "$q" ]'
+
+hub -d "$STORE" --tokens "$TOKENS" --verify-period 1
+expect_get "the rotten fetched debuginfo is not served (upstream gone)" \
+    "/buildid/$ID2/debuginfo" 404
+b=$(blob_of 1)
+v0=$(metric symhub_cache_verify_failed_total)
+rot "$b"
+check "the background verifier finds a blob rotten at run time" \
+    wait_metric symhub_cache_verify_failed_total -ge $((v0 + 1)) 30
+check "and logs it" grep -q "no longer match their SHA-256" "$tmp/symhubd.out"
+expect_get "its wrong bytes are never served" "/buildid/$ID/executable" 404
+expect_get "the intact upload still is" "/buildid/$ID/debuginfo" 200 \
+    "$tmp/ref.0"
+stop_check "the hub stops"
+
+finish

@@ -53,6 +53,13 @@ static const struct opt opts[] = {
 	    "HTTP worker threads; 0: two per CPU" },
 	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096", "N",
 	    "concurrent client connections at most" },
+	{ "connections-per-address", 0, O_NUM, O_BOTH, F(conns_per_address),
+	    "1024", "N", "concurrent connections from one client address at "
+	    "most; 0: no limit" },
+	{ "head-timeout", 0, O_NUM, O_BOTH, F(head_timeout), "10", "SECONDS",
+	    "close a connection whose request head has not arrived whole "
+	    "this long after it opened or after its last answer (1 s while "
+	    "3/4 of --connections are taken); 0: no limit" },
 	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60", "SECONDS",
 	    "close client connections idle this long" },
 	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
@@ -95,6 +102,9 @@ static const struct opt opts[] = {
 	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0", NULL,
 	    "convert each uploaded debuginfo to GSYM at once, not on the "
 	    "first /gsym or /symbolize request" },
+	{ "post-buffer-max", 0, O_SIZE, O_BOTH, F(post_buffer_max), "256M",
+	    "SIZE", "bytes of POST bodies (/symbolize) held in memory by all "
+	    "connections together; beyond it, 503; 0: no limit" },
 	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
 	    "1000000", "N", "most addresses one /symbolize request may ask" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",

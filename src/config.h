@@ -21,7 +21,10 @@ struct config {
 	struct strlist	 source_roots;
 	uint64_t	 rescan;	/* seconds; 0: scan once at start */
 	uint64_t	 cache_max;	/* bytes; 0: no limit */
-	uint64_t	 verify_period;	/* seconds a verify pass takes; 0: off */
+	uint64_t	 verify_period;
+	uint64_t	 conns_per_address; /* 0: no limit */
+	uint64_t	 head_timeout;	/* seconds; 0: none */
+	uint64_t	 post_buffer_max; /* bytes of POST bodies held; 0: any */	/* seconds a verify pass takes; 0: off */
 	uint64_t	 threads;	/* HTTP threads; 0: 2 per CPU */
 	uint64_t	 connections;	/* concurrent connections */
 	uint64_t	 timeout;	/* idle connection timeout, seconds */

@@ -22,6 +22,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <strings.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +54,39 @@ struct http {
 	struct auth		*auth;		/* NULL: uploads refused */
 	struct gsymsvc		*gs;		/* NULL: no GSYM */
 	uint16_t		 port;
+	/* Bytes of POST bodies held by all connections (--post-buffer-max),
+	 * and a gauge for /metrics. */
+	uint64_t		 buffered;
+	/* Open connections, for the head deadline (see guard()). */
+	pthread_mutex_t		 cmu;
+	pthread_cond_t		 ccv;
+	struct cctx		*conns;
+	unsigned		 nconns;
+	uint64_t		 head_timeouts;	/* connections cut */
+	int			 stopping;
+	pthread_t		 guard;
+	int			 guard_started;
 };
+
+/*
+ * One open connection.  A request head must arrive whole within
+ * --head-timeout of the connection's start or of the previous answer;
+ * libmicrohttpd's own timeout is an idle one, which a client sending a
+ * byte a second never meets.
+ */
+struct cctx {
+	struct cctx		*next, **prevp;
+	int			 fd;
+	int			 in_head;	/* waiting for a request head */
+	int			 cut;		/* shut down by guard() */
+	struct timespec		 since;		/* ... since then */
+};
+
+static void	head_state(struct http *, struct MHD_Connection *, int);
+
+/* What uri_seen() hands handle() for a URL with %00 in it: libmicrohttpd
+ * decodes it into a NUL that would cut the path short. */
+static char nul_in_url;
 
 /* Per-request state, for the access log and the metrics. */
 struct req {
@@ -77,6 +111,8 @@ struct req {
 	char			*body;
 	size_t			 nbody, capbody;
 	int			 too_long;	/* body over the limit */
+	int			 busy;		/* over --post-buffer-max */
+	size_t			 held;		/* of h->buffered, ours */
 	int			 converted;	/* a conversion ran for us */
 	int			 convert_rc;	/* its outcome */
 	char			 method[8];
@@ -964,6 +1000,15 @@ serve_metrics(struct http *h, struct MHD_Connection *conn, struct req *r)
 		fetch_metrics(h->f, fp);
 	if (h->gs != NULL)
 		gsymsvc_metrics(h->gs, fp);
+	pthread_mutex_lock(&h->cmu);
+	fprintf(fp, "# TYPE symhub_http_connections gauge\n"
+	    "symhub_http_connections %u\n"
+	    "# TYPE symhub_http_head_timeouts_total counter\n"
+	    "symhub_http_head_timeouts_total %" PRIu64 "\n"
+	    "# TYPE symhub_http_post_buffered_bytes gauge\n"
+	    "symhub_http_post_buffered_bytes %" PRIu64 "\n", h->nconns,
+	    h->head_timeouts, __atomic_load_n(&h->buffered, __ATOMIC_RELAXED));
+	pthread_mutex_unlock(&h->cmu);
 	fclose(fp);
 	if ((resp = owned_buffer(buf, len)) == NULL)
 		return MHD_NO;
@@ -1073,7 +1118,8 @@ begin_write(struct http *h, struct MHD_Connection *conn, struct req *r,
 	}
 	webapi_req_free(&w);
 	if (rc < 0) {
-		ret = text(conn, r, rc == -EROFS || rc == -ENOSPC ?
+		ret = text(conn, r, rc == -EROFS || rc == -ENOSPC ||
+		    rc == -EDQUOT || rc == -EACCES || rc == -EPERM ?
 		    MHD_HTTP_INSUFFICIENT_STORAGE :
 		    MHD_HTTP_INTERNAL_SERVER_ERROR, strerror(-rc),
 		    METRICS_R_ERROR, "upload");
@@ -1132,6 +1178,155 @@ finish_upload(struct http *h, struct MHD_Connection *conn, struct req *r)
 	    METRICS_R_OTHER : METRICS_R_ERROR, "upload");
 }
 
+/* Take n more bytes of the POST body budget for r.  @return 0 if over. */
+static int
+hold(struct http *h, struct req *r, size_t n)
+{
+	uint64_t now = __atomic_add_fetch(&h->buffered, n, __ATOMIC_RELAXED);
+
+	if (h->cfg->post_buffer_max && now > h->cfg->post_buffer_max) {
+		__atomic_sub_fetch(&h->buffered, n, __ATOMIC_RELAXED);
+		return 0;
+	}
+	r->held += n;
+	return 1;
+}
+
+static enum MHD_Result
+busy(struct MHD_Connection *conn, struct req *r)
+{
+	struct MHD_Response	*resp;
+	static const char	 msg[] = "too many request bodies held at once; "
+				    "try again\n";
+
+	resp = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg,
+	    MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "text/plain");
+	return queue(conn, r, MHD_HTTP_SERVICE_UNAVAILABLE, resp,
+	    sizeof(msg) - 1, METRICS_R_ERROR, "busy");
+}
+
+static const char *
+toe_name(enum MHD_RequestTerminationCode toe)
+{
+	switch (toe) {
+	case MHD_REQUEST_TERMINATED_TIMEOUT_REACHED:
+		return "timed out";
+	case MHD_REQUEST_TERMINATED_CLIENT_ABORT:
+		return "the client closed the connection";
+	case MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN:
+		return "shutting down";
+	case MHD_REQUEST_TERMINATED_READ_ERROR:
+		return "read error or reset";
+	default:
+		return "error";
+	}
+}
+
+struct heads {
+	const char	*cl;		/* the first Content-Length */
+	int		 cl_differ;	/* another one says otherwise */
+};
+
+static enum MHD_Result
+count_heads(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct heads *hd = cls;
+
+	(void)kind;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+		return MHD_YES;
+	if (hd->cl == NULL)
+		hd->cl = value;
+	else if (strcmp(hd->cl, value) != 0)
+		hd->cl_differ = 1;
+	return MHD_YES;
+}
+
+/*
+ * Refuse from the request head alone, before any body is read: a %00 in
+ * the URL, Content-Length headers that disagree, a transfer coding other
+ * than chunked, a POST to a route that takes none or a body larger than
+ * its route's.  @return MHD_YES with r->status 0 to go on.
+ */
+static enum MHD_Result
+check_head(struct http *h, struct MHD_Connection *conn, struct req *r,
+    const char *url, const char *method, int nul)
+{
+	struct webapi_req	 w;
+	struct heads		 hd = { NULL, 0 };
+	const char		*te, *why;
+	unsigned long long	 len;
+	char			*end;
+	int			 rc, sym;
+
+	if (nul)
+		return text(conn, r, MHD_HTTP_BAD_REQUEST,
+		    "a NUL byte (%00) in the URL", METRICS_R_ERROR, "-");
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_heads, &hd);
+	if (hd.cl_differ)
+		return text(conn, r, MHD_HTTP_BAD_REQUEST,
+		    "Content-Length headers that disagree", METRICS_R_ERROR,
+		    "-");
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (te != NULL && strcasecmp(te, "chunked") != 0 &&
+	    strcasecmp(te, "identity") != 0)
+		return text(conn, r, MHD_HTTP_NOT_IMPLEMENTED,
+		    "only the chunked transfer coding is supported",
+		    METRICS_R_ERROR, "-");
+	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+		return MHD_YES;
+	rc = webapi_parse(url, &w, &why);
+	sym = rc == 0 && w.route == WEBAPI_ARTIFACT && w.symbolize;
+	if (rc == 0)
+		webapi_req_free(&w);
+	if (!sym && rc != -EINVAL) {
+		struct MHD_Response *resp;
+
+		r->type = METRICS_T_OTHER;
+		resp = MHD_create_response_from_buffer(19,
+		    (void *)"method not allowed\n", MHD_RESPMEM_PERSISTENT);
+		if (resp == NULL)
+			return MHD_NO;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+		    "GET, HEAD");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    "text/plain");
+		return queue(conn, r, MHD_HTTP_METHOD_NOT_ALLOWED, resp, 19,
+		    METRICS_R_ERROR, "-");
+	}
+	if (hd.cl != NULL) {
+		errno = 0;
+		len = strtoull(hd.cl, &end, 10);
+		if (errno != 0 || end == hd.cl || len >
+		    (unsigned long long)h->cfg->symbolize_max * 40 + 4096)
+			return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
+			    "too many addresses", METRICS_R_ERROR, "-");
+	}
+	return MHD_YES;
+}
+
+/* The raw URI, before libmicrohttpd decodes it: what it returns is the
+ * request's first *con_cls. */
+static void *
+uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	const char *p;
+
+	(void)cls;
+	(void)conn;
+	for (p = uri; (p = strchr(p, '%')) != NULL; p++)
+		if (p[1] == '0' && p[2] == '0')
+			return &nul_in_url;
+	return NULL;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -1144,7 +1339,9 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	enum MHD_Result		 ret;
 	int			 rc;
 
-	if (r == NULL) {
+	if (r == NULL || r == (void *)&nul_in_url) {
+		int nul = r != NULL;
+
 		if ((r = calloc(1, sizeof(*r) + strlen(url) + 1)) == NULL)
 			return MHD_NO;
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
@@ -1154,6 +1351,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		r->type = METRICS_T_OTHER;
 		r->how = "-";
 		*con_cls = r;
+		head_state(h, conn, 1);
+		if ((ret = check_head(h, conn, r, url, method, nul)) != MHD_YES ||
+		    r->status != 0)
+			return ret;
 		if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
 		    strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
 			return begin_write(h, conn, r, url, method);
@@ -1177,7 +1378,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 
 		if (!r->too_long && r->nbody + *upload_size > max) {
 			r->too_long = 1;
-		} else if (!r->too_long) {
+		} else if (!r->too_long && !r->busy && !hold(h, r,
+		    *upload_size)) {
+			r->busy = 1;	/* answered 503 once it is in */
+		} else if (!r->too_long && !r->busy) {
 			if (r->capbody - r->nbody < *upload_size + 1) {
 				size_t cap = r->capbody ? r->capbody : 65536;
 				char *nb;
@@ -1200,6 +1404,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		/* A body we do not want: let MHD discard it. */
 		*upload_size = 0;
 		return MHD_YES;
+	}
+	if (r->busy) {
+		r->type = METRICS_T_BUILDID;
+		return busy(conn, r);
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0 && !r->post)
@@ -1256,10 +1464,22 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	char				 peer[NI_MAXHOST] = "-";
 	uint64_t			 usec;
 
-	if (r == NULL)
-		return;
 	*con_cls = NULL;
+	head_state(cls, conn, 0);	/* keep-alive: the next head */
+	if (r == NULL || r == (void *)&nul_in_url)
+		return;
+	if (r->up != NULL || (r->status == 0 && !r->reset)) {
+		/* No answer: the client went away, or its body never came
+		 * whole (a deadline, a reset). */
+		peer_addr(conn, peer, sizeof(peer));
+		log_warnx("%s %s from %s: ended before it was answered (%s%s)",
+		    r->method, r->url, peer, r->up != NULL ? "upload body "
+		    "incomplete, nothing stored; " : "", toe_name(toe));
+	}
 	upload_abort(r->up);	/* a client that went away mid-upload */
+	if (r->held > 0)
+		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
+		    __ATOMIC_RELAXED);
 	free(r->body);
 	if (r->sfd >= 0)
 		close(r->sfd);
@@ -1339,6 +1559,106 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 	return 0;
 }
 
+static double
+elapsed(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void
+notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct http			*h = cls;
+	struct cctx			*cc = *socket_context;
+	const union MHD_ConnectionInfo	*ci;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(conn,
+		    MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (ci == NULL || (cc = calloc(1, sizeof(*cc))) == NULL)
+			return;
+		cc->fd = ci->connect_fd;
+		cc->in_head = 1;
+		clock_gettime(CLOCK_MONOTONIC, &cc->since);
+		pthread_mutex_lock(&h->cmu);
+		if ((cc->next = h->conns) != NULL)
+			cc->next->prevp = &cc->next;
+		cc->prevp = &h->conns;
+		h->conns = cc;
+		h->nconns++;
+		pthread_mutex_unlock(&h->cmu);
+		*socket_context = cc;
+	} else if (cc != NULL) {	/* closed: before its fd is */
+		pthread_mutex_lock(&h->cmu);
+		if ((*cc->prevp = cc->next) != NULL)
+			cc->next->prevp = cc->prevp;
+		h->nconns--;
+		pthread_mutex_unlock(&h->cmu);
+		free(cc);
+		*socket_context = NULL;
+	}
+}
+
+/* The connection's request head is in (1), or it waits for another (0). */
+static void
+head_state(struct http *h, struct MHD_Connection *conn, int done)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct cctx			*cc;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	if (ci == NULL || (cc = ci->socket_context) == NULL)
+		return;
+	pthread_mutex_lock(&h->cmu);
+	cc->in_head = !done;
+	clock_gettime(CLOCK_MONOTONIC, &cc->since);
+	pthread_mutex_unlock(&h->cmu);
+}
+
+/*
+ * Once a second, shut down connections whose request head is late: after
+ * --head-timeout, or after 1 s while three quarters of --connections are
+ * taken, so that idle and trickling connections cannot crowd out new
+ * clients.  shutdown(2), not close(2): the fd stays libmicrohttpd's,
+ * which sees the end and cleans up.
+ */
+static void *
+guard(void *arg)
+{
+	struct http	*h = arg;
+	struct timespec	 now, until;
+	struct cctx	*cc;
+	double		 limit;
+
+	pthread_mutex_lock(&h->cmu);
+	while (!h->stopping) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		pthread_cond_timedwait(&h->ccv, &h->cmu, &until);
+		if (h->stopping)
+			break;
+		limit = (double)h->cfg->head_timeout;
+		if (h->cfg->connections > 0 &&
+		    h->nconns >= h->cfg->connections * 3 / 4)
+			limit = limit < 1 ? limit : 1;
+		if (limit <= 0)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		for (cc = h->conns; cc != NULL; cc = cc->next) {
+			if (!cc->in_head || cc->cut ||
+			    elapsed(&cc->since, &now) < limit)
+				continue;
+			(void)shutdown(cc->fd, SHUT_RDWR);
+			cc->cut = 1;
+			h->head_timeouts++;
+		}
+	}
+	pthread_mutex_unlock(&h->cmu);
+	return NULL;
+}
+
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
     struct fetch *f, struct auth *auth, struct gsymsvc *gs, struct http **out)
@@ -1361,6 +1681,8 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->f = f;
 	h->auth = auth;
 	h->gs = gs;
+	pthread_mutex_init(&h->cmu, NULL);
+	pthread_cond_init(&h->ccv, NULL);
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1380,11 +1702,17 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	     * default) costs a handler call and a write(2) per 16 KiB. */
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, notify_conn, h,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned int)cfg->conns_per_address,
 	    MHD_OPTION_END);
 	if (h->d == NULL) {
 		free(h);
 		return -EADDRINUSE;
 	}
+	if (pthread_create(&h->guard, NULL, guard, h) == 0)
+		h->guard_started = 1;
 	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = di != NULL ? di->port : 0;
 	metrics_set_ready(1);
@@ -1404,6 +1732,14 @@ http_stop(struct http *h)
 	if (h == NULL)
 		return;
 	metrics_set_ready(0);
+	pthread_mutex_lock(&h->cmu);
+	h->stopping = 1;
+	pthread_cond_signal(&h->ccv);
+	pthread_mutex_unlock(&h->cmu);
+	if (h->guard_started)
+		pthread_join(h->guard, NULL);
 	MHD_stop_daemon(h->d);
+	pthread_mutex_destroy(&h->cmu);
+	pthread_cond_destroy(&h->ccv);
 	free(h);
 }

@@ -67,10 +67,33 @@ log_verbose(void)
 	return verbose;
 }
 
+/*
+ * Append src to line[*n..cap) with control bytes, DEL and backslash
+ * written as \xNN (a client's URL cannot forge a line or drive a
+ * terminal).  Bytes from 0x80 on pass: UTF-8 paths stay readable.
+ */
+static void
+escape(char *line, size_t cap, size_t *n, const char *src)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)src; *p && *n + 4 < cap; p++) {
+		if (*p >= 0x20 && *p != 0x7f && *p != '\\') {
+			line[(*n)++] = (char)*p;
+			continue;
+		}
+		line[(*n)++] = '\\';
+		line[(*n)++] = 'x';
+		line[(*n)++] = hex[*p >> 4];
+		line[(*n)++] = hex[*p & 15];
+	}
+}
+
 static void
 vlog(const char *level, int errnum, const char *fmt, va_list ap)
 {
-	char		line[2048];
+	char		line[4096], msg[2048];
 	struct timespec	ts;
 	struct tm	tm;
 	size_t		n;
@@ -83,10 +106,9 @@ vlog(const char *level, int errnum, const char *fmt, va_list ap)
 	    ts.tv_nsec / 1000000, prog, pid, level);
 	if (r > 0 && (size_t)r < sizeof(line) - n)
 		n += (size_t)r;
-	r = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	n = r < 0 ? n : n + (size_t)r;
-	if (n >= sizeof(line) - 1)
-		n = sizeof(line) - 2;
+	if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+		msg[0] = '\0';
+	escape(line, sizeof(line) - 1, &n, msg);
 	if (errnum) {
 		r = snprintf(line + n, sizeof(line) - n, ": %s",
 		    strerror(errnum));

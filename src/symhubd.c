@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 #include "auth.h"
 #include "cache/cache.h"
@@ -197,6 +198,17 @@ main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	/* Thousands of client connections, and the store's files besides:
+	 * take every descriptor the hard limit allows. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+		    rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	c = open_store(&cfg);
 	if (cache_stats(c, &st) == 0) {
 		log_info("store %s: %llu entries, %llu blob bytes; check dropped "

@@ -219,6 +219,15 @@ decide(void *ctx, const struct cache_record *old,
 	return 1;
 }
 
+/* The store cannot take it: full, read-only, or made unwritable while we
+ * run (which root meets as EPERM on an immutable directory). */
+static int
+store_full(int rc)
+{
+	return rc == -ENOSPC || rc == -EDQUOT || rc == -EROFS ||
+	    rc == -EACCES || rc == -EPERM;
+}
+
 enum upload_result
 upload_finish(struct upload *u, int force, const char *who, char *msg,
     size_t msglen)
@@ -233,7 +242,7 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 
 	if (u->failed) {
 		res = u->failed == -EFBIG ? UPLOAD_TOO_BIG :
-		    u->failed == -ENOSPC ? UPLOAD_NO_SPACE : UPLOAD_ERROR;
+		    store_full(u->failed) ? UPLOAD_NO_SPACE : UPLOAD_ERROR;
 		snprintf(msg, msglen, "%s", u->failed == -EFBIG ?
 		    "upload larger than the size limit" : strerror(-u->failed));
 		goto out;
@@ -285,8 +294,7 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 	}
 	if (rc < 0) {
 		snprintf(msg, msglen, "cannot store: %s", strerror(-rc));
-		res = rc == -ENOSPC || rc == -EROFS ? UPLOAD_NO_SPACE :
-		    UPLOAD_ERROR;
+		res = store_full(rc) ? UPLOAD_NO_SPACE : UPLOAD_ERROR;
 		goto out;
 	}
 	res = d.res;

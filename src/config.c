@@ -79,8 +79,14 @@ static const struct opt opts[] = {
 	    "0: no limit" },
 	{ "upstream-timeout", 0, O_NUM, O_BOTH, F(up_timeout), "600",
 	    "SECONDS", "give up on a transfer from an upstream after this long" },
-	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "0", "SIZE",
-	    "fetch nothing larger from upstreams; 0: no limit" },
+	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "16G",
+	    "SIZE", "fetch nothing larger from upstreams (a transfer is cut "
+	    "as it passes this); 0: no limit" },
+	{ "store-queue-max", 0, O_NUM, O_BOTH, F(store_queue_max), "256", "N",
+	    "fetched files waiting to be stored at most; past it (or "
+	    "--store-queue-bytes) they are stored before fetching more" },
+	{ "store-queue-bytes", 0, O_SIZE, O_BOTH, F(store_queue_bytes), "512M",
+	    "SIZE", "bytes of fetched files waiting to be stored at most" },
 	{ "negative-ttl", 0, O_STR, O_BOTH, F(negative_ttl),
 	    "600,3600,21600,86400", "SECONDS,...",
 	    "how long a miss every upstream answered 404 is remembered; "

@@ -23,6 +23,8 @@ struct config {
 	uint64_t	 cache_max;	/* bytes; 0: no limit */
 	uint64_t	 verify_period;
 	uint64_t	 conns_per_address; /* 0: no limit */
+	uint64_t	 store_queue_max;	/* fetched files queued to store */
+	uint64_t	 store_queue_bytes;
 	uint64_t	 head_timeout;	/* seconds; 0: none */
 	uint64_t	 post_buffer_max; /* bytes of POST bodies held; 0: any */	/* seconds a verify pass takes; 0: off */
 	uint64_t	 threads;	/* HTTP threads; 0: 2 per CPU */

@@ -547,3 +547,14 @@ out:
 	EVP_MD_CTX_free(md);
 	return rc;
 }
+
+const char *
+elfinfo_unfit(const struct elfinfo *ei, int debug)
+{
+	if (debug && !(ei->quality & (ELFINFO_Q_DEBUG_INFO | ELFINFO_Q_SYMTAB)))
+		return "no DWARF and no symbol table: nothing to debug with";
+	if (!debug && !ei->is_executable)
+		return "no code: not an executable or shared object (a "
+		    "separate debug file is a debuginfo)";
+	return NULL;
+}

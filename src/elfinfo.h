@@ -45,6 +45,13 @@ struct elfinfo {
  */
 unsigned elfinfo_score(uint32_t quality);
 
+/*
+ * Can ei serve as a debuginfo (debug != 0: DWARF or a symbol table) or as
+ * an executable (code)?  The one rule for uploads and fetched files.
+ * @return NULL when it can, else why not (a static string).
+ */
+const char *elfinfo_unfit(const struct elfinfo *ei, int debug);
+
 /* Write the quality markers as "debug_info,symtab,..." ("none" for 0). */
 void	elfinfo_quality_str(uint32_t quality, char *buf, size_t len);
 

@@ -75,6 +75,8 @@ struct attempt {
 	long			 status;	/* of the last response */
 	char			*xfile, *xarchive, *ximasig;
 	int64_t			 lastmod;
+	int64_t			 xsize;		/* X-DEBUGINFOD-SIZE, or -1 */
+	int			 encoded;	/* a Content-Encoding */
 	char			 err[CURL_ERROR_SIZE];
 };
 
@@ -132,6 +134,10 @@ struct fetch {
 	pthread_mutex_t		 smu;
 	pthread_cond_t		 scv;
 	struct job		*squeue;	/* to store, oldest last */
+	size_t			 squeue_n;	/* its length, its bytes */
+	uint64_t		 squeue_bytes;
+	uint64_t		 squeue_pushback; /* stored on the fetch thread */
+	uint64_t		 cfg_squeue_max, cfg_squeue_bytes;
 	struct job		*sdone;		/* stored, for the fetch thread */
 	int			 sstop;
 	_Atomic int64_t		 last_job_ms;	/* a job last started */
@@ -328,6 +334,24 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 		free(a->ximasig);
 		a->xfile = a->xarchive = a->ximasig = NULL;
 		a->lastmod = 0;
+		a->xsize = -1;
+		a->encoded = 0;
+		return len;
+	}
+	if ((v = header_value(buf, len, "X-DEBUGINFOD-SIZE")) != NULL) {
+		char			*end;
+		unsigned long long	 sz;
+
+		errno = 0;
+		sz = strtoull(v, &end, 10);
+		a->xsize = errno == 0 && end != v && *end == '\0' &&
+		    sz <= INT64_MAX ? (int64_t)sz : -2;	/* -2: garbage */
+		free(v);
+		return len;
+	}
+	if ((v = header_value(buf, len, "Content-Encoding")) != NULL) {
+		a->encoded |= strcasecmp(v, "identity") != 0;
+		free(v);
 		return len;
 	}
 	if ((v = header_value(buf, len, "X-DEBUGINFOD-FILE")) != NULL) {
@@ -460,7 +484,12 @@ attempt_start(struct fetch *f, struct attempt *a)
 	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(a->easy, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(a->easy, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(a->easy, CURLOPT_ACCEPT_ENCODING, "");
+	/*
+	 * No Accept-Encoding: with identity bodies libcurl's Content-Length
+	 * check is the whole truth, where a gzip stream cut short decodes
+	 * into a shorter file that nothing flags.  An encoding we did not
+	 * ask for is refused in verify().
+	 */
 	curl_easy_setopt(a->easy, CURLOPT_HTTP_VERSION,
 	    (long)CURL_HTTP_VERSION_2TLS);
 	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
@@ -605,15 +634,40 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 	int			 rc;
 
 	memset(rec, 0, sizeof(*rec));
+	if (a->encoded || a->xsize == -2 || (a->xsize >= 0 &&
+	    (uint64_t)a->xsize != cache_blob_size(j->blob))) {
+		/* A body cut short, or one we cannot check: never stored. */
+		if (a->encoded)
+			log_warnx("upstream %s sent %s %s with a "
+			    "Content-Encoding it was not asked for: dropped",
+			    a->up->spec.name, kind_name(j->key.kind), j->idhex);
+		else
+			log_warnx("upstream %s sent %llu bytes of %s %s, not "
+			    "the %lld its X-DEBUGINFOD-SIZE says: dropped",
+			    a->up->spec.name,
+			    (unsigned long long)cache_blob_size(j->blob),
+			    kind_name(j->key.kind), j->idhex,
+			    (long long)a->xsize);
+		INC(a->up->out[O_WRONG_ID]);
+		return -EBADMSG;
+	}
 	if (j->key.kind == CACHE_DEBUGINFO ||
 	    j->key.kind == CACHE_EXECUTABLE) {
+		const char *why = NULL;
+
 		rc = elfinfo_read(cache_blob_fd(j->blob), &ei);
-		if (rc < 0 || ei.buildid_len != j->key.idlen ||
-		    memcmp(ei.buildid, j->key.id, ei.buildid_len) != 0) {
+		if (rc < 0)
+			why = "a file that is not ELF";
+		else if (ei.buildid_len != j->key.idlen ||
+		    memcmp(ei.buildid, j->key.id, ei.buildid_len) != 0)
+			why = "a file with another build-id";
+		else
+			why = elfinfo_unfit(&ei,
+			    j->key.kind == CACHE_DEBUGINFO);
+		if (why != NULL) {
 			log_warnx("upstream %s sent %s for %s %s: dropped",
-			    a->up->spec.name, rc < 0 ? "a file that is not ELF" :
-			    "a file with another build-id",
-			    kind_name(j->key.kind), j->idhex);
+			    a->up->spec.name, why, kind_name(j->key.kind),
+			    j->idhex);
 			INC(a->up->out[O_WRONG_ID]);
 			return -EBADMSG;
 		}
@@ -701,6 +755,8 @@ store_run(void *arg)
 		if (!f->sstop && store_wait(f, j) > 0)
 			continue;	/* woken: look again */
 		*pp = NULL;
+		f->squeue_n--;
+		f->squeue_bytes -= j->srec.size;
 		pthread_mutex_unlock(&f->smu);
 		store(f, j, &j->srec);
 		pthread_mutex_lock(&f->smu);
@@ -724,11 +780,27 @@ commit(struct fetch *f, struct job *j, const struct cache_record *rec)
 		job_finish(f, j, FETCH_OK, rec->origin);
 		return;
 	}
+	/*
+	 * The queue holds the fetched files (in memory up to 8 MiB each)
+	 * until the store thread gets to them: past its bounds, store this
+	 * one here, which holds the fetches back until it is done.
+	 */
+	pthread_mutex_lock(&f->smu);
+	if ((f->cfg_squeue_max && f->squeue_n >= f->cfg_squeue_max) ||
+	    (f->cfg_squeue_bytes && f->squeue_bytes + rec->size >
+	    f->cfg_squeue_bytes)) {
+		f->squeue_pushback++;
+		pthread_mutex_unlock(&f->smu);
+		store(f, j, rec);
+		job_finish(f, j, FETCH_OK, rec->origin);
+		return;
+	}
 	j->committing = 1;
 	j->committed_ms = now_ms();
-	pthread_mutex_lock(&f->smu);
 	j->cnext = f->squeue;
 	f->squeue = j;
+	f->squeue_n++;
+	f->squeue_bytes += rec->size;
 	pthread_cond_signal(&f->scv);
 	pthread_mutex_unlock(&f->smu);
 }
@@ -1196,6 +1268,8 @@ fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_mutex_init(&f->smu, NULL);
 	pthread_cond_init(&f->scv, NULL);
+	f->cfg_squeue_max = cfg->store_queue_max;
+	f->cfg_squeue_bytes = cfg->store_queue_bytes;
 	f->breaker_failures = (unsigned)cfg->breaker_failures;
 	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
@@ -1306,6 +1380,16 @@ fetch_metrics(struct fetch *f, FILE *fp)
 	    (unsigned long long)GET(f->inflight),
 	    (unsigned long long)GET(f->started_jobs),
 	    (unsigned long long)GET(f->coalesced));
+	pthread_mutex_lock(&f->smu);
+	fprintf(fp, "# TYPE symhub_fetch_store_queue gauge\n"
+	    "symhub_fetch_store_queue %zu\n"
+	    "# TYPE symhub_fetch_store_queue_bytes gauge\n"
+	    "symhub_fetch_store_queue_bytes %llu\n"
+	    "# TYPE symhub_fetch_store_pushback_total counter\n"
+	    "symhub_fetch_store_pushback_total %llu\n", f->squeue_n,
+	    (unsigned long long)f->squeue_bytes,
+	    (unsigned long long)f->squeue_pushback);
+	pthread_mutex_unlock(&f->smu);
 	fprintf(fp, "# TYPE symhub_upstream_requests_total counter\n");
 	for (i = 0; i < f->nup; i++)
 		for (k = 0; k < O_N; k++)

@@ -98,8 +98,9 @@ upload_abort(struct upload *u)
 static int
 valid(struct upload *u, struct elfinfo *ei, char *msg, size_t msglen)
 {
-	char	hex[2 * ELFINFO_BUILDID_MAX + 1];
-	int	rc;
+	char		hex[2 * ELFINFO_BUILDID_MAX + 1];
+	const char	*why;
+	int		 rc;
 
 	if (cache_blob_size(u->b) == 0) {
 		snprintf(msg, msglen, "empty upload");
@@ -132,15 +133,8 @@ valid(struct upload *u, struct elfinfo *ei, char *msg, size_t msglen)
 		    hex);
 		return 0;
 	}
-	if (u->key.kind == CACHE_DEBUGINFO &&
-	    !(ei->quality & (ELFINFO_Q_DEBUG_INFO | ELFINFO_Q_SYMTAB))) {
-		snprintf(msg, msglen, "no DWARF and no symbol table: nothing "
-		    "to debug with");
-		return 0;
-	}
-	if (u->key.kind == CACHE_EXECUTABLE && !ei->is_executable) {
-		snprintf(msg, msglen, "no code: not an executable or shared "
-		    "object (a separate debug file is a debuginfo)");
+	if ((why = elfinfo_unfit(ei, u->key.kind == CACHE_DEBUGINFO)) != NULL) {
+		snprintf(msg, msglen, "%s", why);
 		return 0;
 	}
 	return 1;

@@ -16,17 +16,26 @@ the connection.  Modes:
                     "METHOD PATH" then each header as "\\tName: value"
     delay URL       a slow path to a real server: wait 1 s, then pass the
                     request on to URL (http://HOST:PORT) and relay its answer
+    short FILE      200 with the first half of FILE (Content-Length says
+                    so), X-DEBUGINFOD-SIZE announcing all of it
+    gzipcut FILE    200, Content-Encoding: gzip, the gzip stream of FILE cut
+                    in half (Content-Length says so), X-DEBUGINFOD-SIZE
+                    announcing all of FILE
+    endless         200 without Content-Length, zeros until the client
+                    goes away
 
 Python 3 standard library only.
 """
 
+import gzip
 import socket
 import struct
 import sys
 import threading
 import time
 
-MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay")
+MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
+         "gzipcut", "endless")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -105,6 +114,21 @@ def serve(conn, mode, arg, payload):
         answer(conn, 200, payload, xhdrs)
         conn.close()
         return
+    if mode == "short":
+        answer(conn, 200, payload[:len(payload) // 2], xhdrs)
+        conn.close()
+        return
+    if mode == "gzipcut":
+        z = gzip.compress(payload)
+        answer(conn, 200, z[:len(z) // 2], xhdrs + ["Content-Encoding: gzip"])
+        conn.close()
+        return
+    if mode == "endless":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                     b"Content-Type: application/octet-stream\r\n\r\n")
+        zeros = b"\0" * 65536
+        while True:
+            conn.sendall(zeros)
     # trickle: the whole length announced, the bytes dribbled.
     head = ["HTTP/1.1 200 OK", "Content-Length: %d" % len(payload),
             "Connection: close"] + xhdrs
@@ -154,11 +178,12 @@ def main():
         return 2
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
-    if mode in ("wrongfile", "trickle", "count", "delay") and arg is None:
+    if mode in ("wrongfile", "trickle", "count", "delay", "short",
+                "gzipcut") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
         return 2
     payload = b""
-    if mode in ("wrongfile", "trickle"):
+    if mode in ("wrongfile", "trickle", "short", "gzipcut"):
         with open(arg, "rb") as f:
             payload = f.read()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -230,15 +230,7 @@ struct cvt {
 	Dwarf_Off		 unit_off;
 	Dwarf_Die		*subs;		/* the unit's subprograms */
 	size_t			 nsubs, capsubs;
-	int			 err;		/* sticky -ENOMEM, -EBADMSG,
-						 * -ECANCELED */
-	const int		*cancel;	/* set by another thread */
-	/* collect(): the last DIE visited.  A walk of a well-formed unit
-	 * meets its DIEs in increasing offsets; one that goes back (a
-	 * children flag flipped, a DW_AT_sibling that points back) would
-	 * meet the same DIEs again without end. */
-	Dwarf_Off		 walk_last;
-	size_t			 walked;
+	int			 err;		/* sticky -ENOMEM */
 	struct oplog		*log;		/* NULL: call the builder */
 	/* The unit's abbreviations by code, for die_tag(). */
 	struct Dwarf_CU		*unit_cu;
@@ -994,42 +986,18 @@ pmap_clear(struct pmap *m)
 	m->nwalked = 0;
 }
 
-/* Has another thread asked the conversion to end? */
 static int
-cancelled(const struct cvt *cv)
-{
-	return cv->cancel != NULL &&
-	    __atomic_load_n(cv->cancel, __ATOMIC_RELAXED) != 0;
-}
-
-/* Offsets must move forward (see walk_last): @return -EBADMSG if not. */
-static int
-forward(Dwarf_Off *last, Dwarf_Die *die)
-{
-	Dwarf_Off off = dwarf_dieoffset(die);
-
-	if (off <= *last)
-		return -EBADMSG;
-	*last = off;
-	return 0;
-}
-
-static int
-pmap_walk(struct pmap *m, Dwarf_Die *die, unsigned depth, Dwarf_Off *last)
+pmap_walk(struct pmap *m, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
 	uint64_t me = dwarf_dieoffset(die);
-	int rc;
 
 	if (depth > 512 || dwarf_child(die, &child) != 0)
 		return 0;
 	do {
-		if ((rc = forward(last, &child)) < 0)
-			return rc;
-		if (pmap_put(m, dwarf_dieoffset(&child), me) < 0)
+		if (pmap_put(m, dwarf_dieoffset(&child), me) < 0 ||
+		    pmap_walk(m, &child, depth + 1) < 0)
 			return -ENOMEM;
-		if ((rc = pmap_walk(m, &child, depth + 1, last)) < 0)
-			return rc;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
 }
@@ -1088,18 +1056,9 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 		if (m->walked[i] == dwarf_dieoffset(&cu))
 			return 0;	/* walked: a unit DIE, no parent */
 	if (grow((void **)&m->walked, &m->capwalked, m->nwalked + 1,
-	    sizeof(*m->walked)) < 0) {
+	    sizeof(*m->walked)) < 0 || pmap_walk(m, &cu, 0) < 0) {
 		cv->err = -ENOMEM;
 		return 0;
-	}
-	{
-		Dwarf_Off last = dwarf_dieoffset(&cu);
-		int rc = pmap_walk(m, &cu, 0, &last);
-
-		if (rc < 0) {
-			cv->err = rc;
-			return 0;
-		}
 	}
 	m->walked[m->nwalked++] = dwarf_dieoffset(&cu);
 	if (pmap_get(m, off, &p))
@@ -1489,15 +1448,6 @@ collect(struct cvt *cv, Dwarf_Die *die, unsigned depth)
 
 	if (depth > 512 || cv->err)
 		return;
-	/* Bounded by the unit's bytes: every DIE once, in order. */
-	if (depth > 0 && forward(&cv->walk_last, die) < 0) {
-		cv->err = -EBADMSG;
-		return;
-	}
-	if (++cv->walked % 4096 == 0 && cancelled(cv)) {
-		cv->err = -ECANCELED;
-		return;
-	}
 	if (die_tag(cv, die) == DW_TAG_subprogram) {
 		if (grow((void **)&cv->subs, &cv->capsubs, cv->nsubs + 1,
 		    sizeof(*cv->subs)) < 0) {
@@ -1545,14 +1495,9 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 		if (parse_lines(cv, stmt) == -ENOMEM)
 			cv->err = -ENOMEM;
 	cv->nsubs = 0;
-	cv->walk_last = cv->unit_off;
 	collect(cv, cudie, 0);
-	for (i = 0; i < cv->nsubs && !cv->err; i++) {
-		if (i % 256 == 255 && cancelled(cv))
-			cv->err = -ECANCELED;
-		else
-			subprogram(cv, &cv->subs[i], rs);
-	}
+	for (i = 0; i < cv->nsubs && !cv->err; i++)
+		subprogram(cv, &cv->subs[i], rs);
 	return cv->err;
 }
 
@@ -1568,10 +1513,6 @@ convert_dwarf(struct cvt *cv)
 	while (!cv->err && dwarf_get_units(cv->dbg, cu, &next, &version,
 	    &unit_type, &cudie, &subdie) == 0) {
 		cu = next;
-		if (cancelled(cv)) {
-			cv->err = -ECANCELED;
-			break;
-		}
 		if (unit_type == DW_UT_compile || unit_type == DW_UT_partial)
 			(void)convert_unit(cv, &cudie, &rs);
 	}
@@ -1858,7 +1799,6 @@ convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
 		w[i].cv.addr_size = cv->addr_size;
 		w[i].cv.pm = &w[i].pm;
 		w[i].cv.names = &w[i].names;
-		w[i].cv.cancel = cv->cancel;
 		if (pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)
 			break;
 		started++;
@@ -1975,8 +1915,8 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, struct sect *out)
 }
 
 int
-gsym_dwarf_convert(int fd, unsigned threads, const int *cancel,
-    gsym_sink_fn sink, void *ctx, struct gsym_convert_stats *st)
+gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
+    struct gsym_convert_stats *st)
 {
 	struct cvt cv = { 0 };
 	Dwarf *dbgs[THREADS_MAX] = { NULL };
@@ -1993,7 +1933,6 @@ gsym_dwarf_convert(int fd, unsigned threads, const int *cancel,
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	cv.cancel = cancel;
 	if ((rc = elfinfo_read(fd, &ei)) < 0)
 		return rc;
 	if ((cv.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||

@@ -26,24 +26,17 @@ struct gsym_convert_stats {
 
 /*
  * Convert the ELF file open on fd and hand the GSYM to sink (gsym_fd_sink
- * to write it to a descriptor).  fd is not closed.  Time and memory are
- * bounded by the input: each unit's DIEs are walked once, in increasing
- * offsets, and a walk that goes back (corrupt DWARF) ends the conversion.
+ * to write it to a descriptor).  fd is not closed.
  * @param threads  how many threads walk the DWARF (units are shared out,
  *                 the output is the same bytes whatever the number); 0:
  *                 one an online CPU; at most GSYM_THREADS_MAX.
- * @param cancel  NULL, or a flag another thread may set non-zero (read
- *                atomically): the conversion then ends within a few
- *                thousand DIEs with -ECANCELED.
  * @param st  NULL, or filled on success.
  * @return 0; -ENOEXEC when fd is not ELF or its DWARF is corrupt;
- *         -EBADMSG when its DIE tree goes back on itself (corrupt);
- *         -ECANCELED when *cancel was set;
  *         -ENODATA when it has nothing to convert (no function in DWARF or
  *         .symtab, e.g. a stripped binary); -EFBIG when the GSYM would
  *         pass 4 GiB; -ENOMEM; or sink's value.
  */
-int	gsym_dwarf_convert(int fd, unsigned threads, const int *cancel,
-	    gsym_sink_fn sink, void *ctx, struct gsym_convert_stats *st);
+int	gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink,
+	    void *ctx, struct gsym_convert_stats *st);
 
 #endif

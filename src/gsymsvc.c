@@ -110,8 +110,8 @@ convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 		return rc == -ENODATA ? -ENOENT : rc;
 	if ((rc = cache_open_data(s->c, &p, &fd)) < 0 ||
 	    (rc = cache_blob_create(s->c, &b)) < 0 ||
-	    (rc = gsym_dwarf_convert(fd, s->convert_threads, &s->stop,
-	    blob_sink, b, NULL)) < 0)
+	    (rc = gsym_dwarf_convert(fd, s->convert_threads, blob_sink, b,
+	    NULL)) < 0)
 		goto out;
 	memset(&rec, 0, sizeof(rec));
 	rec.flags = CACHE_F_DERIVED;

@@ -28,10 +28,9 @@ struct gsymsvc_file;	/* opaque: an open GSYM, shared */
 int	gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 	    struct gsymsvc **out);
 
-/* Stop the workers: a conversion under way is cancelled (it ends within
- * a few thousand DIEs); waiting callers get -ECANCELED, and so does every
- * later gsymsvc_convert().  Open files stay usable.  Idempotent; accepts
- * NULL. */
+/* Stop the workers (a conversion under way finishes first); waiting
+ * callers get -ECANCELED, and so does every later gsymsvc_convert().
+ * Open files stay usable.  Idempotent; accepts NULL. */
 void	gsymsvc_stop(struct gsymsvc *s);
 
 /* gsymsvc_stop(), then free.  Accepts NULL. */
@@ -41,8 +40,7 @@ void	gsymsvc_free(struct gsymsvc *s);
  * Called once, on a worker thread, when the conversion a caller waits for
  * ends: rc 0 (stored: look the GSYM key up again), -ENOENT (no debuginfo
  * or executable stored for the id), -ENODATA (nothing in it to convert),
- * -ENOEXEC or -EBADMSG (not ELF, or corrupt DWARF), -ECANCELED (shutting
- * down), or another -errno (-ENOSPC, -EROFS: the store).
+ * -ECANCELED (shutting down), or another -errno.
  */
 typedef void (*gsymsvc_done_fn)(void *ctx, int rc);
 

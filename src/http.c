@@ -810,23 +810,9 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			    "its debuginfo has no DWARF or symbol table to "
 			    "convert", METRICS_R_NOTFOUND, "gsym");
 		case -ENOEXEC:
-		case -EBADMSG:
-			/* Definite for these bytes: the client reports it. */
-			log_warnx("gsym %s: cannot convert: %s", w->idhex,
-			    r->convert_rc == -EBADMSG ? "corrupt DWARF (its "
-			    "DIE tree goes back on itself)" : "not ELF, or "
-			    "corrupt DWARF");
-			return text(conn, r, MHD_HTTP_UNPROCESSABLE_CONTENT,
-			    "its debuginfo is not a valid ELF file or its DWARF "
-			    "is corrupt", METRICS_R_ERROR, "gsym");
-		case -ECANCELED:	/* shutting down */
-		case -ENOSPC:		/* a full or read-only store: */
-		case -EDQUOT:		/* nothing a client should cache */
-		case -EROFS:
-		case -EACCES:
-			log_warnx("gsym %s: %s", w->idhex,
-			    strerror(-r->convert_rc));
-			return transient(conn, r);
+			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "its debuginfo is not a valid ELF file",
+			    METRICS_R_ERROR, "gsym");
 		default:
 			log_warnx("gsym %s: %s", w->idhex,
 			    strerror(-r->convert_rc));
@@ -847,8 +833,6 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 		    r)) < 0) {
 			MHD_resume_connection(conn);
 			log_warnx("gsym %s: %s", w->idhex, strerror(-rc));
-			if (rc == -ECANCELED)	/* shutting down */
-				return transient(conn, r);
 			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			    "cannot convert", METRICS_R_ERROR, "gsym");
 		}

@@ -283,8 +283,6 @@ convert_error(int rc)
 	switch (rc) {
 	case -ENOEXEC:
 		return "not an ELF file, or its DWARF is corrupt";
-	case -EBADMSG:
-		return "its DWARF is corrupt: the DIE tree goes back on itself";
 	case -ENODATA:
 		return "no DWARF or symbol table functions (a stripped "
 		    "binary? convert its .debug file)";
@@ -378,7 +376,7 @@ cmd_convert(int argc, char **argv)
 		fprintf(stderr, "symhub: %s: %s\n", tmp, strerror(errno));
 		goto out;
 	}
-	if ((rc = gsym_dwarf_convert(fd, threads, NULL, gsym_fd_sink, &tfd,
+	if ((rc = gsym_dwarf_convert(fd, threads, gsym_fd_sink, &tfd,
 	    &st)) != 0) {
 		fprintf(stderr, "symhub: %s: %s\n", in, convert_error(rc));
 		goto out;

@@ -18,9 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
 #include "gsym.h"
-#include "gsym_dwarf.h"
 #include "tap.h"
 
 /* ---- A byte buffer of either byte order ---- */
@@ -1190,41 +1188,6 @@ real_file(const char *path)
 	return done();
 }
 
-static int
-null_sink(void *ctx, const void *buf, size_t len)
-{
-	(void)ctx;
-	(void)buf;
-	(void)len;
-	return 0;
-}
-
-/* A conversion asked to end ends, on one thread and on several: this
- * test's own executable (built with -g) as input. */
-static void
-test_cancel(void)
-{
-	struct gsym_convert_stats	st;
-	int				fd, rc, stop = 1;
-	unsigned			threads;
-
-	if (elfinfo_init() < 0 ||
-	    (fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0) {
-		ok(0, "open /proc/self/exe");
-		return;
-	}
-	rc = gsym_dwarf_convert(fd, 1, NULL, null_sink, NULL, &st);
-	ok(rc == 0 && st.dwarf_funcs > 0, "this test converts (%d, %zu "
-	    "functions from DWARF)", rc, st.dwarf_funcs);
-	for (threads = 1; threads <= 2; threads++) {
-		rc = gsym_dwarf_convert(fd, threads, &stop, null_sink, NULL,
-		    NULL);
-		ok(rc == -ECANCELED, "a cancelled conversion on %u thread(s) "
-		    "ends with -ECANCELED (%d)", threads, rc);
-	}
-	close(fd);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -1246,7 +1209,6 @@ main(int argc, char **argv)
 	test_truncated(1);
 	test_corrupt(0, 1000);
 	test_corrupt(1, 300);
-	test_cancel();
 	fclose(devnull);
 	return done();
 }

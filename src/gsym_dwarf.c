@@ -935,26 +935,31 @@ die_tag(struct cvt *cv, Dwarf_Die *die)
 #define STEPS_PER_BYTE	16
 #define DEPTH_MAX	512	/* of nested DIEs a walk descends */
 
+/* Offsets compared as addresses in the section's data (Dwarf_Die.addr),
+ * which spares a call of dwarf_dieoffset() a DIE. */
 struct walk {
-	Dwarf_Off	last;		/* the DIE met last (first: the root) */
-	Dwarf_Off	end;		/* of its unit */
-	uint64_t	*steps;		/* NULL, or a budget to count down */
+	const unsigned char	*last;	/* the DIE met last (first: the root) */
+	const unsigned char	*end;	/* of its unit */
+	uint64_t		*steps;	/* the budget counted down */
 };
 
-static int
+static const int never;		/* the cancel flag of no one */
+
+static inline int
 cancelled(const struct cvt *cv)
 {
-	return cv->cancel != NULL && __atomic_load_n(cv->cancel,
-	    __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(cv->cancel, __ATOMIC_RELAXED) != 0;
 }
 
-/* Start a walk below root, in the unit being converted. */
+/* Start a walk below root, whose unit ends at offset end. */
 static void
-walk_init(struct cvt *cv, struct walk *wk, Dwarf_Die *root)
+walk_init(struct walk *wk, Dwarf_Die *root, Dwarf_Off end, uint64_t *steps)
 {
-	wk->last = dwarf_dieoffset(root);
-	wk->end = cv->unit_end;
-	wk->steps = &cv->steps;
+	Dwarf_Off off = dwarf_dieoffset(root);
+
+	wk->last = root->addr;
+	wk->end = wk->last + (end > off ? end - off : 0);
+	wk->steps = steps;
 }
 
 /*
@@ -962,7 +967,7 @@ walk_init(struct cvt *cv, struct walk *wk, Dwarf_Die *root)
  * children, for one dwarf_siblingof() may skip a whole subtree unseen.
  * @return 0, or -1 with cv->err set.
  */
-static int
+static inline int
 walk_end(struct cvt *cv)
 {
 	if (cv->err)
@@ -975,21 +980,18 @@ walk_end(struct cvt *cv)
 }
 
 /* Meet die.  @return 0, or -1 with cv->err set: the walk must end. */
-static int
+static inline int
 walk_step(struct cvt *cv, struct walk *wk, Dwarf_Die *die)
 {
-	Dwarf_Off off = dwarf_dieoffset(die);
+	const unsigned char *a = die->addr;
 
-	if (cv->err)
-		return -1;
-	if (off <= wk->last || off >= wk->end ||
-	    (wk->steps != NULL && *wk->steps == 0)) {
-		cv->err = -ENOEXEC;
+	if (a <= wk->last || a >= wk->end || *wk->steps == 0) {
+		if (cv->err == 0)
+			cv->err = -ENOEXEC;
 		return -1;
 	}
-	wk->last = off;
-	if (wk->steps != NULL)
-		--*wk->steps;
+	wk->last = a;
+	--*wk->steps;
 	return walk_end(cv);
 }
 
@@ -1101,7 +1103,7 @@ pmap_walk(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 		}
 		if (pmap_walk(cv, wk, &child, depth + 1) < 0)
 			return -1;
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
 	return walk_end(cv);
 }
 
@@ -1143,6 +1145,8 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 	uint64_t p;
 	Dwarf_Die cu;
 	struct walk wk;
+	uint64_t steps = UINT64_MAX;	/* bounded by the unit */
+	Dwarf_Off end;
 	size_t i;
 
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
@@ -1165,12 +1169,11 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 		return 0;
 	}
 	/* Another unit: one walk, bounded by its own length. */
-	wk.last = dwarf_dieoffset(&cu);
-	wk.steps = NULL;
-	if (unit_end(&cu, &wk.end) < 0) {
+	if (unit_end(&cu, &end) < 0) {
 		cv->err = -ENOEXEC;
 		return 0;
 	}
+	walk_init(&wk, &cu, end, &steps);
 	if (pmap_walk(cv, &wk, &cu, 0) < 0)
 		return 0;
 	m->walked[m->nwalked++] = dwarf_dieoffset(&cu);
@@ -1410,7 +1413,7 @@ has_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 			return 0;
 		if (has_inline(cv, wk, &child, depth + 1))
 			return 1;
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
 	(void)walk_end(cv);
 	return 0;
 }
@@ -1485,7 +1488,8 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 					break;
 				parse_inline(cv, wk, &child, depth + 1, &ii,
 				    &ckids);
-			} while (dwarf_siblingof(&child, &child) == 0);
+			} while (!cv->err &&
+			    dwarf_siblingof(&child, &child) == 0);
 			(void)walk_end(cv);
 		}
 		if (grow((void **)&parent->children, capkids,
@@ -1506,7 +1510,7 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 				return;
 			parse_inline(cv, wk, &child, depth + 1, parent,
 			    capkids);
-		} while (dwarf_siblingof(&child, &child) == 0);
+		} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
 		(void)walk_end(cv);
 	}
 	return;
@@ -1548,7 +1552,7 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 			break;
 		nrows = function_rows(cv, die, lo, hi);
 		if (inl < 0) {
-			walk_init(cv, &wk, die);
+			walk_init(&wk, die, cv->unit_end, &cv->steps);
 			inl = has_inline(cv, &wk, die, 0);
 		}
 		if (inl) {
@@ -1557,7 +1561,7 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 			top.ranges = fr;
 			top.nranges = 1;
 			top.name = name;
-			walk_init(cv, &wk, die);
+			walk_init(&wk, die, cv->unit_end, &cv->steps);
 			parse_inline(cv, &wk, die, 0, &top, &capkids);
 		}
 		rc = em_add(cv, lo, hi, name, cv->rows, nrows,
@@ -1601,7 +1605,7 @@ collect(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 		    par_set(cv, dwarf_dieoffset(&child), me) < 0)
 			return;
 		collect(cv, wk, &child, depth + 1);
-	} while (dwarf_siblingof(&child, &child) == 0 && !cv->err);
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
 	(void)walk_end(cv);
 }
 
@@ -1642,7 +1646,7 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 		if (parse_lines(cv, stmt) == -ENOMEM)
 			cv->err = -ENOMEM;
 	cv->nsubs = 0;
-	walk_init(cv, &wk, cudie);
+	walk_init(&wk, cudie, cv->unit_end, &cv->steps);
 	collect(cv, &wk, cudie, 0);
 	for (i = 0; i < cv->nsubs && walk_end(cv) == 0; i++)
 		subprogram(cv, &cv->subs[i], rs);
@@ -2127,7 +2131,8 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 	}
 	cv.pm = &pm;
 	cv.names = &names;
-	cv.cancel = opts != NULL ? opts->cancel : NULL;
+	cv.cancel = opts != NULL && opts->cancel != NULL ? opts->cancel :
+	    &never;
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

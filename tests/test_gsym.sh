@@ -743,7 +743,7 @@ fi
 # busy machine): the verdict is how it ended, not how fast; the first
 # variant that does not end fails the check and the rest are not tried.
 FLIP_TIMEOUT=${FLIP_TIMEOUT:-120}
-FLIP=$top_srcdir/tests/abbrev_flip.py
+FLIP=$top_srcdir/tests/dwarf_mutate.py
 F=$tmp/flip
 mkdir -p "$F/each" || exit 99
 for n in cc-O2 cc-O2-dwarf4; do

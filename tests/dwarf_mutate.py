@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
-"""Flip the DW_CHILDREN byte of abbreviations in an ELF file's .debug_abbrev.
+"""Mutate the DWARF of an ELF file, for the converter's tests.
+
+Mostly: flip the DW_CHILDREN byte of abbreviations in .debug_abbrev.
 
 The mutation of issue 11: one abbreviation said to have children (or not)
 when its DIEs were written the other way makes a naive DIE walk revisit the
 same DIEs without end.  Used by tests/test_gsym.sh and
 tests/test_gsym_server.sh on debug files built at test time.
 
-  abbrev_flip.py list FILE            one line per abbreviation:
+  dwarf_mutate.py list FILE            one line per abbreviation:
                                       index offset code tag children uses
-  abbrev_flip.py flip FILE OUT N...   write FILE to OUT with the children
+  dwarf_mutate.py flip FILE OUT N...   write FILE to OUT with the children
                                       byte of abbreviations N... flipped
-  abbrev_flip.py pick FILE            the index of the DW_CHILDREN_no
+  dwarf_mutate.py pick FILE            the index of the DW_CHILDREN_no
                                       abbreviation used by the most DIEs
-  abbrev_flip.py each FILE DIR        DIR/flip.N.debug for every N, each
+  dwarf_mutate.py each FILE DIR        DIR/flip.N.debug for every N, each
                                       with abbreviation N flipped; prints
                                       how many
+  dwarf_mutate.py deep D L INFO ABBREV  write a sound DWARF 5 unit, for
+                                      objcopy --update-section: D nested
+                                      lexical blocks, L variables in the
+                                      innermost: each dwarf_siblingof() of
+                                      a block skips the L variables, so a
+                                      walk costs D * L, and takes long
 
 "uses" counts the DIEs of .debug_info that name the abbreviation (units of
 DWARF 2 to 5, 32-bit format, uncompressed sections only: what
@@ -159,6 +167,15 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     cmd, path = sys.argv[1], sys.argv[2]
+    if cmd == "deep" and len(sys.argv) == 6:
+        d, n = int(sys.argv[2]), int(sys.argv[3])
+        # 1 compile_unit, 2 lexical_block (both with children), 3 variable
+        ab = bytes([1, 0x11, 1, 0, 0, 2, 0x0b, 1, 0, 0, 3, 0x34, 0, 0, 0, 0])
+        body = (bytes([5, 0, 1, 8]) + struct.pack("<I", 0) + b"\x01" +
+                b"\x02" * d + b"\x03" * n + b"\x00" * (d + 1))
+        open(sys.argv[4], "wb").write(struct.pack("<I", len(body)) + body)
+        open(sys.argv[5], "wb").write(ab)
+        return
     b = bytearray(open(path, "rb").read())
     secs, end = sections(b)
     if ".debug_abbrev" not in secs:

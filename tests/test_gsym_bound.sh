@@ -87,6 +87,12 @@ hub -d "$tmp/store" -F "$tmp/scan" --gsym-workers 1 \
 get_gsym bad "$tmp/out/bad" >"$tmp/out/bad.code" &
 bad_pid=$!
 PIDS+=("$bad_pid")
+# The good one is asked once the worker has the corrupt one (queued jobs
+# go newest first): answered already, or a job in the queue.
+bad_taken() {
+	! alive "$bad_pid" || metric_cmp symhub_gsym_jobs -ge 1
+}
+wait_until 20 bad_taken
 code=$(get_gsym good "$tmp/out/good")
 if [ "$code" = 200 ] && cmp -s "$tmp/out/good" "$tmp/exp/good.gsym"; then
 	pass "GET /gsym of a good build-id, a corrupt one asked at once: 200," \

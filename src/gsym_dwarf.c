@@ -230,8 +230,12 @@ struct cvt {
 	Dwarf_Off		 unit_off;
 	Dwarf_Die		*subs;		/* the unit's subprograms */
 	size_t			 nsubs, capsubs;
-	int			 err;		/* sticky -ENOMEM */
+	int			 err;		/* sticky -ENOMEM, -ENOEXEC,
+						 * -ECANCELED */
 	struct oplog		*log;		/* NULL: call the builder */
+	const int		*cancel;	/* gsym_convert_opts' */
+	Dwarf_Off		 unit_end;	/* of the unit being converted */
+	uint64_t		 steps;		/* DIEs its walks may still meet */
 	/* The unit's abbreviations by code, for die_tag(). */
 	struct Dwarf_CU		*unit_cu;
 	Dwarf_Abbrev		*abbr[ABBR_MAX];
@@ -910,6 +914,101 @@ die_tag(struct cvt *cv, Dwarf_Die *die)
 	return tag;
 }
 
+/* ---- bounds (DESIGN.md, "Robustness rules") ---- */
+
+/*
+ * Every walk of DIEs moves forward.  A unit's DIEs are written in the
+ * order a depth-first walk meets them, so in a sound unit each DIE a walk
+ * meets lies past the one before, and inside the unit.  libdw follows the
+ * bytes: one children flag flipped in an abbreviation, or a DW_AT_sibling
+ * pointing back, and dwarf_child()/dwarf_siblingof() lead to DIEs met
+ * already, again and again (issue 11: 5 million entries for a file of 13
+ * thousand DIEs, memory growing without end).  Such a walk ends the
+ * conversion with -ENOEXEC.
+ *
+ * Each walk is then bounded by its unit's bytes; the walks of one unit
+ * together (collect() once, then a few per subprogram: has_inline(), and
+ * parse_inline() once per range) get STEPS_PER_BYTE times the unit's
+ * length, which sound files stay far below (0.16 at most in the files
+ * measured: libc6-dbg's, the test fixtures built with g++ -O2).
+ */
+#define STEPS_PER_BYTE	16
+#define DEPTH_MAX	512	/* of nested DIEs a walk descends */
+
+/* Offsets compared as addresses in the section's data (Dwarf_Die.addr),
+ * which spares a call of dwarf_dieoffset() a DIE. */
+struct walk {
+	const unsigned char	*last;	/* the DIE met last (first: the root) */
+	const unsigned char	*end;	/* of its unit */
+	uint64_t		*steps;	/* the budget counted down */
+};
+
+static const int never;		/* the cancel flag of no one */
+
+static inline int
+cancelled(const struct cvt *cv)
+{
+	return __atomic_load_n(cv->cancel, __ATOMIC_RELAXED) != 0;
+}
+
+/* Start a walk below root, whose unit ends at offset end. */
+static void
+walk_init(struct walk *wk, Dwarf_Die *root, Dwarf_Off end, uint64_t *steps)
+{
+	Dwarf_Off off = dwarf_dieoffset(root);
+
+	wk->last = root->addr;
+	wk->end = wk->last + (end > off ? end - off : 0);
+	wk->steps = steps;
+}
+
+/*
+ * Look at the cancel flag: after each DIE met, and after each list of
+ * children, for one dwarf_siblingof() may skip a whole subtree unseen.
+ * @return 0, or -1 with cv->err set.
+ */
+static inline int
+walk_end(struct cvt *cv)
+{
+	if (cv->err)
+		return -1;
+	if (cancelled(cv)) {
+		cv->err = -ECANCELED;
+		return -1;
+	}
+	return 0;
+}
+
+/* Meet die.  @return 0, or -1 with cv->err set: the walk must end. */
+static inline int
+walk_step(struct cvt *cv, struct walk *wk, Dwarf_Die *die)
+{
+	const unsigned char *a = die->addr;
+
+	if (a <= wk->last || a >= wk->end || *wk->steps == 0) {
+		if (cv->err == 0)
+			cv->err = -ENOEXEC;
+		return -1;
+	}
+	wk->last = a;
+	--*wk->steps;
+	return walk_end(cv);
+}
+
+/* The end of the unit of cudie in its section.  @return 0, or -ENOEXEC. */
+static int
+unit_end(Dwarf_Die *cudie, Dwarf_Off *end)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(cudie->cu);
+	Dwarf_Off hdr = dwarf_dieoffset(cudie) - dwarf_cuoffset(cudie);
+	size_t hsize;
+
+	if (dbg == NULL || dwarf_next_unit(dbg, hdr, end, &hsize, NULL, NULL,
+	    NULL, NULL, NULL, NULL) != 0 || *end <= hdr)
+		return -ENOEXEC;
+	return 0;
+}
+
 struct pmap {		/* DIE offset -> parent DIE offset, for the units
 			 * walked; cleared at each new unit */
 	uint64_t	*keys, *vals;	/* key 0: empty (no DIE is at 0) */
@@ -986,20 +1085,26 @@ pmap_clear(struct pmap *m)
 	m->nwalked = 0;
 }
 
+/* @return 0, or -1 with cv->err set. */
 static int
-pmap_walk(struct pmap *m, Dwarf_Die *die, unsigned depth)
+pmap_walk(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
 	uint64_t me = dwarf_dieoffset(die);
 
-	if (depth > 512 || dwarf_child(die, &child) != 0)
+	if (depth > DEPTH_MAX || dwarf_child(die, &child) != 0)
 		return 0;
 	do {
-		if (pmap_put(m, dwarf_dieoffset(&child), me) < 0 ||
-		    pmap_walk(m, &child, depth + 1) < 0)
-			return -ENOMEM;
-	} while (dwarf_siblingof(&child, &child) == 0);
-	return 0;
+		if (walk_step(cv, wk, &child) < 0)
+			return -1;
+		if (pmap_put(cv->pm, dwarf_dieoffset(&child), me) < 0) {
+			cv->err = -ENOMEM;
+			return -1;
+		}
+		if (pmap_walk(cv, wk, &child, depth + 1) < 0)
+			return -1;
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
+	return walk_end(cv);
 }
 
 static int
@@ -1039,6 +1144,9 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 	Dwarf_Off off = dwarf_dieoffset(die);
 	uint64_t p;
 	Dwarf_Die cu;
+	struct walk wk;
+	uint64_t steps = UINT64_MAX;	/* bounded by the unit */
+	Dwarf_Off end;
 	size_t i;
 
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
@@ -1056,10 +1164,18 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 		if (m->walked[i] == dwarf_dieoffset(&cu))
 			return 0;	/* walked: a unit DIE, no parent */
 	if (grow((void **)&m->walked, &m->capwalked, m->nwalked + 1,
-	    sizeof(*m->walked)) < 0 || pmap_walk(m, &cu, 0) < 0) {
+	    sizeof(*m->walked)) < 0) {
 		cv->err = -ENOMEM;
 		return 0;
 	}
+	/* Another unit: one walk, bounded by its own length. */
+	if (unit_end(&cu, &end) < 0) {
+		cv->err = -ENOEXEC;
+		return 0;
+	}
+	walk_init(&wk, &cu, end, &steps);
+	if (pmap_walk(cv, &wk, &cu, 0) < 0)
+		return 0;
 	m->walked[m->nwalked++] = dwarf_dieoffset(&cu);
 	if (pmap_get(m, off, &p))
 		return dwarf_offdie(cv->dbg, p, out) != NULL;
@@ -1075,19 +1191,24 @@ ref_die(Dwarf_Die *die, int name, Dwarf_Die *out)
 	    dwarf_formref_die(&a, out) != NULL;
 }
 
-/* LLVM's GetParentDeclContextDIE. */
+/*
+ * LLVM's GetParentDeclContextDIE.  Both references of a DIE are tried, so
+ * a cycle of them would cost 2^depth calls: *calls bounds a search.
+ */
 static int
-decl_ctx(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out, unsigned depth)
+decl_ctx(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out, unsigned depth,
+    unsigned *calls)
 {
 	Dwarf_Die ref, parent;
 
-	if (depth > 32)
+	if (depth > 32 || *calls == 0)
 		return 0;
+	--*calls;
 	if (ref_die(die, DW_AT_specification, &ref) &&
-	    decl_ctx(cv, &ref, out, depth + 1))
+	    decl_ctx(cv, &ref, out, depth + 1, calls))
 		return 1;
 	if (ref_die(die, DW_AT_abstract_origin, &ref) &&
-	    decl_ctx(cv, &ref, out, depth + 1))
+	    decl_ctx(cv, &ref, out, depth + 1, calls))
 		return 1;
 	if (dwarf_tag(die) == DW_TAG_inlined_subroutine)
 		return 0;
@@ -1102,7 +1223,7 @@ decl_ctx(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out, unsigned depth)
 		*out = parent;
 		return 1;
 	case DW_TAG_lexical_block:
-		return decl_ctx(cv, &parent, out, depth + 1);
+		return decl_ctx(cv, &parent, out, depth + 1, calls);
 	default:
 		return 0;
 	}
@@ -1134,6 +1255,10 @@ qualifies(int lang)
 	}
 }
 
+/* Calls of decl_ctx() for one context: far more than a sound chain of
+ * references and lexical blocks takes. */
+#define DECL_CALLS	256
+
 /* @return the name's string id, or 0 for a DIE without a name. */
 static uint32_t
 die_name(struct cvt *cv, Dwarf_Die *die)
@@ -1143,7 +1268,7 @@ die_name(struct cvt *cv, Dwarf_Die *die)
 	size_t qlen;
 	Dwarf_Die ctx, next;
 	uint32_t id;
-	unsigned hops = 0;
+	unsigned hops = 0, calls = DECL_CALLS;
 
 	if (s == NULL || *s == '\0')
 		s = die_str(die, DW_AT_MIPS_linkage_name);
@@ -1156,7 +1281,7 @@ die_name(struct cvt *cv, Dwarf_Die *die)
 	if (strncmp(s, "_Z", 2) == 0 && (strstr(s, ".isra.") ||
 	    strstr(s, ".part.")))
 		goto plain;
-	if (!decl_ctx(cv, die, &ctx, 0))
+	if (!decl_ctx(cv, die, &ctx, 0, &calls))
 		goto plain;
 	qlen = strlen(s);
 	if ((q = malloc(qlen + 1)) == NULL)
@@ -1186,7 +1311,8 @@ die_name(struct cvt *cv, Dwarf_Die *die)
 			q = nq;
 			qlen += plen + 2;
 		}
-		if (!decl_ctx(cv, &ctx, &next, 0))
+		calls = DECL_CALLS;
+		if (!decl_ctx(cv, &ctx, &next, 0, &calls))
 			break;
 		ctx = next;
 	} while (++hops < 64);
@@ -1271,21 +1397,24 @@ rset_contains(const uint64_t *r, size_t n, uint64_t start, uint64_t end)
 /* ---- inline trees ---- */
 
 static int
-has_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth)
+has_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
 	int tag = die_tag(cv, die);
 
 	if (tag == DW_TAG_inlined_subroutine)
 		return 1;
-	if ((tag == DW_TAG_subprogram && depth > 0) || depth > 512)
+	if ((tag == DW_TAG_subprogram && depth > 0) || depth > DEPTH_MAX)
 		return 0;
 	if (dwarf_child(die, &child) != 0)
 		return 0;
 	do {
-		if (has_inline(cv, &child, depth + 1))
+		if (walk_step(cv, wk, &child) < 0)
+			return 0;
+		if (has_inline(cv, wk, &child, depth + 1))
 			return 1;
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
+	(void)walk_end(cv);
 	return 0;
 }
 
@@ -1309,13 +1438,13 @@ inline_free(struct gsym_inline *n)
 /* LLVM 19's parseInlineInfo: inlined subroutines below die become
  * children of parent (whose ranges are pr/npr). */
 static void
-parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
-    struct gsym_inline *parent, size_t *capkids)
+parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
+    unsigned depth, struct gsym_inline *parent, size_t *capkids)
 {
 	Dwarf_Die child;
 	int tag = die_tag(cv, die);
 
-	if (depth > 512 || cv->err)
+	if (depth > DEPTH_MAX || cv->err)
 		return;
 	if (tag == DW_TAG_inlined_subroutine) {
 		struct gsym_inline ii = { 0 };
@@ -1354,10 +1483,14 @@ parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
 		ii.call_file = gf;
 		ii.call_line = (uint32_t)cl;
 		if (dwarf_child(die, &child) == 0) {
-			do
-				parse_inline(cv, &child, depth + 1, &ii,
+			do {
+				if (walk_step(cv, wk, &child) < 0)
+					break;
+				parse_inline(cv, wk, &child, depth + 1, &ii,
 				    &ckids);
-			while (dwarf_siblingof(&child, &child) == 0);
+			} while (!cv->err &&
+			    dwarf_siblingof(&child, &child) == 0);
+			(void)walk_end(cv);
 		}
 		if (grow((void **)&parent->children, capkids,
 		    parent->nchildren + 1, sizeof(*parent->children)) < 0) {
@@ -1372,9 +1505,13 @@ parse_inline(struct cvt *cv, Dwarf_Die *die, unsigned depth,
 	    tag == DW_TAG_lexical_block) {
 		if (dwarf_child(die, &child) != 0)
 			return;
-		do
-			parse_inline(cv, &child, depth + 1, parent, capkids);
-		while (dwarf_siblingof(&child, &child) == 0);
+		do {
+			if (walk_step(cv, wk, &child) < 0)
+				return;
+			parse_inline(cv, wk, &child, depth + 1, parent,
+			    capkids);
+		} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
+		(void)walk_end(cv);
 	}
 	return;
 nomem:
@@ -1404,6 +1541,7 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 		struct gsym_inline top = { 0 };
 		size_t nrows, capkids = 0;
 		uint64_t fr[2];
+		struct walk wk;
 		int rc;
 
 		/* As LLVM: the first bad range ends the DIE's ranges. */
@@ -1413,15 +1551,18 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 		if (hi - lo > UINT32_MAX)
 			break;
 		nrows = function_rows(cv, die, lo, hi);
-		if (inl < 0)
-			inl = has_inline(cv, die, 0);
+		if (inl < 0) {
+			walk_init(&wk, die, cv->unit_end, &cv->steps);
+			inl = has_inline(cv, &wk, die, 0);
+		}
 		if (inl) {
 			fr[0] = lo;
 			fr[1] = hi;
 			top.ranges = fr;
 			top.nranges = 1;
 			top.name = name;
-			parse_inline(cv, die, 0, &top, &capkids);
+			walk_init(&wk, die, cv->unit_end, &cv->steps);
+			parse_inline(cv, &wk, die, 0, &top, &capkids);
 		}
 		rc = em_add(cv, lo, hi, name, cv->rows, nrows,
 		    top.nchildren > 0 ? &top : NULL);
@@ -1441,12 +1582,12 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
  * unit find their parents without a second walk of the unit.
  */
 static void
-collect(struct cvt *cv, Dwarf_Die *die, unsigned depth)
+collect(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 {
 	Dwarf_Die child;
 	Dwarf_Off me;
 
-	if (depth > 512 || cv->err)
+	if (depth > DEPTH_MAX || cv->err)
 		return;
 	if (die_tag(cv, die) == DW_TAG_subprogram) {
 		if (grow((void **)&cv->subs, &cv->capsubs, cv->nsubs + 1,
@@ -1460,10 +1601,12 @@ collect(struct cvt *cv, Dwarf_Die *die, unsigned depth)
 		return;
 	me = dwarf_dieoffset(die);
 	do {
-		if (par_set(cv, dwarf_dieoffset(&child), me) < 0)
+		if (walk_step(cv, wk, &child) < 0 ||
+		    par_set(cv, dwarf_dieoffset(&child), me) < 0)
 			return;
-		collect(cv, &child, depth + 1);
-	} while (dwarf_siblingof(&child, &child) == 0 && !cv->err);
+		collect(cv, wk, &child, depth + 1);
+	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
+	(void)walk_end(cv);
 }
 
 /* Convert one compile or partial unit.  @return cv->err. */
@@ -1474,7 +1617,12 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 	Dwarf_Word stmt;
 	Dwarf_Attribute a;
 	uint8_t asize = 8;
+	struct walk wk;
 
+	if (cv->err)
+		return cv->err;
+	if (cancelled(cv))
+		return cv->err = -ECANCELED;
 	pmap_clear(cv->pm);
 	pmap_clear(cv->names);
 	memset(cv->abbr, 0, sizeof(cv->abbr));
@@ -1483,6 +1631,9 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 		memset(cv->par, 0, cv->npar * sizeof(*cv->par));
 	cv->npar = 0;
 	cv->unit_off = dwarf_dieoffset(cudie);
+	if (unit_end(cudie, &cv->unit_end) < 0)
+		return cv->err = -ENOEXEC;
+	cv->steps = STEPS_PER_BYTE * (uint64_t)(cv->unit_end - cv->unit_off);
 	cv->lang = dwarf_srclang(cudie);
 	cv->comp_dir = NULL;
 	if (dwarf_attr(cudie, DW_AT_comp_dir, &a) != NULL)
@@ -1495,8 +1646,9 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 		if (parse_lines(cv, stmt) == -ENOMEM)
 			cv->err = -ENOMEM;
 	cv->nsubs = 0;
-	collect(cv, cudie, 0);
-	for (i = 0; i < cv->nsubs && !cv->err; i++)
+	walk_init(&wk, cudie, cv->unit_end, &cv->steps);
+	collect(cv, &wk, cudie, 0);
+	for (i = 0; i < cv->nsubs && walk_end(cv) == 0; i++)
 		subprogram(cv, &cv->subs[i], rs);
 	return cv->err;
 }
@@ -1799,6 +1951,7 @@ convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
 		w[i].cv.addr_size = cv->addr_size;
 		w[i].cv.pm = &w[i].pm;
 		w[i].cv.names = &w[i].names;
+		w[i].cv.cancel = cv->cancel;
 		if (pthread_create(&w[i].tid, NULL, work, &w[i]) != 0)
 			break;
 		started++;
@@ -1918,7 +2071,17 @@ int
 gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
     struct gsym_convert_stats *st)
 {
+	struct gsym_convert_opts o = { threads, NULL };
+
+	return gsym_dwarf_convert_opts(fd, &o, sink, ctx, st);
+}
+
+int
+gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
+    gsym_sink_fn sink, void *ctx, struct gsym_convert_stats *st)
+{
 	struct cvt cv = { 0 };
+	unsigned threads = opts != NULL ? opts->threads : 0;
 	Dwarf *dbgs[THREADS_MAX] = { NULL };
 	struct dwimage *im = NULL;
 	Elf *delf;
@@ -1968,6 +2131,8 @@ gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
 	}
 	cv.pm = &pm;
 	cv.names = &names;
+	cv.cancel = opts != NULL && opts->cancel != NULL ? opts->cancel :
+	    &never;
 	if (threads == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -2006,6 +2171,10 @@ gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
 		    convert_dwarf(&cv);
 		if (rc < 0)
 			goto out;
+	}
+	if (cancelled(&cv)) {
+		rc = -ECANCELED;
+		goto out;
 	}
 	if ((rc = convert_symtab(&cv, &nsym)) < 0)
 		goto out;

@@ -2,6 +2,9 @@
  * gsymsvc: conversions on worker threads, and open GSYM files with a
  * cache of decoded hot records.  See gsymsvc.h.
  */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -11,11 +14,17 @@
 #include <unistd.h>
 
 #include "gsym_dwarf.h"
+#include "gsym_write.h"
 #include "gsymsvc.h"
+#include "log.h"
 
 #define NSHARDS		16
 #define SHARD_BUDGET	(2u << 20)	/* decoded bytes kept per shard */
 #define MAX_OPEN	8		/* GSYM files kept open */
+#define MAX_FAILED	64		/* corrupt parents remembered */
+#define MAX_UNSTORED	4		/* GSYM the store could not take */
+#define UNSTORED_TTL	60		/* seconds one is served; then the
+					 * store is tried again */
 
 struct waiter {
 	gsymsvc_done_fn	 done;
@@ -54,6 +63,27 @@ struct gsymsvc_file {
 	struct shard	 shards[NSHARDS];
 };
 
+/* A parent whose conversion failed for good (its DWARF is corrupt):
+ * asked again, the answer is the same without converting again. */
+struct failed {
+	unsigned char	 id[CACHE_ID_MAX];
+	size_t		 idlen;
+	uint64_t	 parent;	/* cache_fingerprint(); 0: empty */
+	int		 rc;
+};
+
+/* A GSYM converted while the store could not take it (read-only, full),
+ * kept in memory to answer the clients that asked. */
+struct unstored {
+	unsigned char		 id[CACHE_ID_MAX];
+	size_t			 idlen;
+	uint64_t		 parent;
+	int64_t			 made;
+	int			 fd;		/* a memfd; -1: empty */
+	uint64_t		 size;
+	struct gsymsvc_file	*f;		/* over fd */
+};
+
 struct gsymsvc {
 	struct cache		*c;
 	pthread_mutex_t		 mu;
@@ -65,8 +95,13 @@ struct gsymsvc {
 	unsigned		 convert_threads; /* a conversion's */
 	struct gsymsvc_file	*open[MAX_OPEN];
 	uint64_t		 tick;
+	int			 cancel;	/* set by gsymsvc_stop() */
+	struct failed		 failed[MAX_FAILED];
+	size_t			 nextfailed;
+	struct unstored		 unstored[MAX_UNSTORED];
 	/* metrics */
 	uint64_t		 n_ok, n_nodata, n_missing, n_error;
+	uint64_t		 n_corrupt, n_unstored;
 	uint64_t		 n_coalesced;
 	double			 seconds;
 	uint64_t		 hot_hits, hot_misses;
@@ -89,40 +124,198 @@ parent_of(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	return cache_get(s->c, &k, now_s(), rec);
 }
 
+struct sink {
+	struct cache_blob	*b;
+	int			 rc;	/* the store's error */
+};
+
 static int
 blob_sink(void *ctx, const void *buf, size_t len)
 {
-	return cache_blob_write(ctx, buf, len);
+	struct sink *k = ctx;
+
+	return k->rc = cache_blob_write(k->b, buf, len);
 }
 
-/* Convert from the parent of kind, straight into a blob; store.
+/* The store cannot take a new blob now: read-only, full, over quota. */
+static int
+refused(int rc)
+{
+	return rc == -EROFS || rc == -EACCES || rc == -EPERM ||
+	    rc == -ENOSPC || rc == -EDQUOT;
+}
+
+static void file_free(struct gsymsvc_file *);
+static struct gsymsvc_file *file_new(struct gsymsvc *, struct gsym *,
+    const unsigned char *);
+
+static void
+unstored_clear(struct gsymsvc *s, struct unstored *u)
+{
+	if (u->fd >= 0)
+		close(u->fd);
+	u->fd = -1;
+	if (u->f != NULL && --u->f->refs == 0)	/* under s->mu */
+		file_free(u->f);
+	u->f = NULL;
+}
+
+/* The entry of id, fresh; under s->mu. */
+static struct unstored *
+unstored_find(struct gsymsvc *s, const unsigned char *id, size_t idlen)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_UNSTORED; i++) {
+		struct unstored *u = &s->unstored[i];
+
+		if (u->fd < 0 || u->idlen != idlen ||
+		    memcmp(u->id, id, idlen) != 0)
+			continue;
+		if (now_s() - u->made >= UNSTORED_TTL || now_s() < u->made) {
+			unstored_clear(s, u);
+			return NULL;
+		}
+		return u;
+	}
+	return NULL;
+}
+
+/*
+ * Convert fd (the parent fingerprinted parent) into memory, for the
+ * clients waiting, when the store cannot take the GSYM.
+ */
+static int
+convert_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+    uint64_t parent, int fd, const struct gsym_convert_opts *o)
+{
+	struct gsymsvc_file *f = NULL;
+	struct unstored *u = NULL;
+	struct gsym *g = NULL;
+	struct stat st;
+	size_t i;
+	int mfd, rc;
+
+	if ((mfd = memfd_create("symhub-gsym", MFD_CLOEXEC)) < 0)
+		return -errno;
+	if ((rc = gsym_dwarf_convert_opts(fd, o, gsym_fd_sink, &mfd,
+	    NULL)) < 0)
+		goto out;
+	if (fstat(mfd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((rc = gsym_open_fd(mfd, &g)) < 0)
+		goto out;
+	if ((f = file_new(s, g, NULL)) == NULL) {
+		gsym_free(g);
+		rc = -ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < MAX_UNSTORED; i++) {
+		struct unstored *v = &s->unstored[i];
+
+		if (v->fd >= 0 && v->idlen == idlen &&
+		    memcmp(v->id, id, idlen) == 0) {
+			u = v;
+			break;
+		}
+		if (u == NULL || v->fd < 0 || (u->fd >= 0 &&
+		    v->made < u->made))
+			u = v;		/* empty, else the oldest */
+	}
+	unstored_clear(s, u);
+	memcpy(u->id, id, idlen);
+	u->idlen = idlen;
+	u->parent = parent;
+	u->made = now_s();
+	u->fd = mfd;
+	u->size = (uint64_t)st.st_size;
+	u->f = f;		/* the entry's reference */
+	s->n_unstored++;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+out:
+	close(mfd);
+	return rc;
+}
+
+/* The failure remembered for (id, parent), or 0. */
+static int
+failed_get(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+    uint64_t parent)
+{
+	size_t i;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < MAX_FAILED && rc == 0; i++)
+		if (s->failed[i].parent == parent && parent != 0 &&
+		    s->failed[i].idlen == idlen &&
+		    memcmp(s->failed[i].id, id, idlen) == 0)
+			rc = s->failed[i].rc;
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void
+failed_put(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+    uint64_t parent, int rc)
+{
+	struct failed *e;
+
+	pthread_mutex_lock(&s->mu);
+	e = &s->failed[s->nextfailed++ % MAX_FAILED];
+	memcpy(e->id, id, idlen);
+	e->idlen = idlen;
+	e->parent = parent;
+	e->rc = rc;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Convert from the parent of kind, straight into a blob; store.  When the
+ * store cannot take it, convert into memory (convert_unstored()).
  * @return 0 or -errno. */
 static int
 convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
     enum cache_kind kind)
 {
 	struct cache_key key = { CACHE_GSYM, id, idlen, NULL };
+	struct gsym_convert_opts o = { s->convert_threads, &s->cancel };
 	struct cache_record p, rec;
-	struct cache_blob *b = NULL;
+	struct sink k = { NULL, 0 };
+	uint64_t parent;
 	int fd = -1, rc;
 
 	if ((rc = parent_of(s, id, idlen, kind, &p)) != 0)
 		return rc == -ENODATA ? -ENOENT : rc;
-	if ((rc = cache_open_data(s->c, &p, &fd)) < 0 ||
-	    (rc = cache_blob_create(s->c, &b)) < 0 ||
-	    (rc = gsym_dwarf_convert(fd, s->convert_threads, blob_sink, b,
-	    NULL)) < 0)
+	parent = cache_fingerprint(&p);
+	if ((rc = failed_get(s, id, idlen, parent)) < 0 ||
+	    (rc = cache_open_data(s->c, &p, &fd)) < 0)
 		goto out;
-	memset(&rec, 0, sizeof(rec));
-	rec.flags = CACHE_F_DERIVED;
-	rec.parent = cache_fingerprint(&p);
-	rec.stored = now_s();
-	rec.last_modified = rec.stored;
-	rec.origin = "gsym";
-	rc = cache_put_blob(s->c, b, &key, &rec, NULL);
-	b = NULL;	/* consumed */
+	if ((rc = cache_blob_create(s->c, &k.b)) < 0) {
+		k.rc = rc;
+	} else if ((rc = gsym_dwarf_convert_opts(fd, &o, blob_sink, &k,
+	    NULL)) == 0) {
+		memset(&rec, 0, sizeof(rec));
+		rec.flags = CACHE_F_DERIVED;
+		rec.parent = parent;
+		rec.stored = now_s();
+		rec.last_modified = rec.stored;
+		rec.origin = "gsym";
+		k.rc = rc = cache_put_blob(s->c, k.b, &key, &rec, NULL);
+		k.b = NULL;	/* consumed */
+	}
+	if (rc < 0 && rc == k.rc && refused(rc)) {
+		cache_blob_abort(k.b);	/* its bytes may be what fills it */
+		k.b = NULL;
+		rc = convert_unstored(s, id, idlen, parent, fd, &o);
+	}
+	if (rc == -ENOEXEC)	/* corrupt: the same next time */
+		failed_put(s, id, idlen, parent, rc);
 out:
-	cache_blob_abort(b);
+	cache_blob_abort(k.b);
 	if (fd >= 0)
 		close(fd);
 	cache_record_release(&p);
@@ -134,6 +327,7 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 {
 	struct cache_key key = { CACHE_GSYM, id, idlen, NULL };
 	struct cache_record rec;
+	struct unstored *u;
 	int rc, rc2;
 
 	if (cache_get(s->c, &key, now_s(), &rec) == 0) {
@@ -144,6 +338,13 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 		if (fresh)
 			return 0;
 	}
+	pthread_mutex_lock(&s->mu);
+	u = unstored_find(s, id, idlen);
+	memset(&rec, 0, sizeof(rec));
+	rec.parent = u != NULL ? u->parent : 0;
+	pthread_mutex_unlock(&s->mu);
+	if (u != NULL && cache_derived_fresh(s->c, id, idlen, &rec, now_s()))
+		return 0;
 	rc = convert_from(s, id, idlen, CACHE_DEBUGINFO);
 	if (rc == -ENOENT || rc == -ENODATA) {
 		/* An unstripped executable converts as well. */
@@ -152,6 +353,20 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 			rc = rc2;
 	}
 	return rc;
+}
+
+/* The build-id in hex, for a log line. */
+static void
+idhex(const unsigned char *id, size_t idlen, char *buf, size_t cap)
+{
+	static const char x[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < idlen && 2 * i + 2 < cap; i++) {
+		buf[2 * i] = x[id[i] >> 4];
+		buf[2 * i + 1] = x[id[i] & 15];
+	}
+	buf[2 * i] = '\0';
 }
 
 static void *
@@ -179,6 +394,15 @@ worker(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = s->stop ? -ECANCELED : convert(s, j->id, j->idlen);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (rc < 0 && rc != -ENODATA && rc != -ENOENT &&
+		    rc != -ECANCELED) {
+			char hex[2 * CACHE_ID_MAX + 1];
+
+			idhex(j->id, j->idlen, hex, sizeof(hex));
+			log_warnx("gsym %s: cannot convert: %s", hex,
+			    rc == -ENOEXEC ? "not ELF, or its DWARF is "
+			    "corrupt" : strerror(-rc));
+		}
 		pthread_mutex_lock(&s->mu);
 		s->seconds += (double)(t1.tv_sec - t0.tv_sec) +
 		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -188,6 +412,8 @@ worker(void *arg)
 			s->n_nodata++;
 		else if (rc == -ENOENT)
 			s->n_missing++;
+		else if (rc == -ENOEXEC)
+			s->n_corrupt++;
 		else
 			s->n_error++;
 		for (pp = &s->jobs; *pp != j; pp = &(*pp)->next)
@@ -294,6 +520,26 @@ file_free(struct gsymsvc_file *f)
 	free(f);
 }
 
+/* A file over g (now the file's), one reference; digest NULL: not
+ * from the store. */
+static struct gsymsvc_file *
+file_new(struct gsymsvc *s, struct gsym *g, const unsigned char *digest)
+{
+	struct gsymsvc_file *f;
+	size_t i;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return NULL;
+	f->s = s;
+	f->g = g;
+	f->refs = 1;
+	if (digest != NULL)
+		memcpy(f->digest, digest, 32);
+	for (i = 0; i < NSHARDS; i++)
+		pthread_mutex_init(&f->shards[i].mu, NULL);
+	return f;
+}
+
 int
 gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
     struct gsymsvc_file **out)
@@ -323,16 +569,10 @@ gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
 	close(fd);
 	if (rc < 0)
 		return rc;
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
+	if ((f = file_new(s, g, rec->digest)) == NULL) {
 		gsym_free(g);
 		return -ENOMEM;
 	}
-	f->s = s;
-	f->g = g;
-	f->refs = 1;
-	memcpy(f->digest, rec->digest, 32);
-	for (i = 0; i < NSHARDS; i++)
-		pthread_mutex_init(&f->shards[i].mu, NULL);
 
 	pthread_mutex_lock(&s->mu);
 	f->used = ++s->tick;
@@ -373,6 +613,49 @@ gsymsvc_release(struct gsymsvc_file *f)
 	pthread_mutex_unlock(&s->mu);
 	if (last)
 		file_free(f);
+}
+
+int
+gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+    struct cache_record *rec, int *fd, struct gsymsvc_file **gf)
+{
+	struct unstored *u;
+	uint64_t parent;
+	int rc = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	pthread_mutex_lock(&s->mu);
+	if ((u = unstored_find(s, id, idlen)) == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		return -ENOENT;
+	}
+	parent = u->parent;
+	rec->flags = CACHE_F_DERIVED;
+	rec->parent = u->parent;
+	rec->size = u->size;
+	rec->stored = rec->last_modified = u->made;
+	rec->origin = "gsym";
+	if (gf != NULL) {
+		*gf = u->f;
+		u->f->refs++;
+	} else if ((*fd = dup(u->fd)) < 0) {
+		rc = -errno;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (rc == 0 && !cache_derived_fresh(s->c, id, idlen, rec, now_s())) {
+		/* Its debuginfo changed since. */
+		if (gf != NULL)
+			gsymsvc_release(*gf);
+		else
+			close(*fd);
+		pthread_mutex_lock(&s->mu);
+		if ((u = unstored_find(s, id, idlen)) != NULL &&
+		    u->parent == parent)
+			unstored_clear(s, u);
+		pthread_mutex_unlock(&s->mu);
+		rc = -ENOENT;
+	}
+	return rc;
 }
 
 int
@@ -448,6 +731,8 @@ gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 	}
 	s->c = c;
 	s->convert_threads = threads;
+	for (i = 0; i < MAX_UNSTORED; i++)
+		s->unstored[i].fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	for (i = 0; i < workers; i++) {
@@ -472,9 +757,11 @@ gsymsvc_stop(struct gsymsvc *s)
 		return;
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
+	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
-	/* Workers drain the queue, answering -ECANCELED. */
+	/* A conversion under way ends at its next look at s->cancel; the
+	 * workers drain the queue, answering -ECANCELED. */
 	for (i = 0; i < s->nthreads; i++)
 		pthread_join(s->threads[i], NULL);
 	s->nthreads = 0;
@@ -488,6 +775,8 @@ gsymsvc_free(struct gsymsvc *s)
 	if (s == NULL)
 		return;
 	gsymsvc_stop(s);
+	for (i = 0; i < MAX_UNSTORED; i++)
+		unstored_clear(s, &s->unstored[i]);
 	for (i = 0; i < MAX_OPEN; i++)
 		if (s->open[i] != NULL && --s->open[i]->refs == 0)
 			file_free(s->open[i]);
@@ -514,6 +803,11 @@ gsymsvc_metrics(struct gsymsvc *s, FILE *fp)
 	    "symhub_gsym_conversions_total{result=\"nothing\"} %" PRIu64 "\n"
 	    "symhub_gsym_conversions_total{result=\"missing\"} %" PRIu64 "\n"
 	    "symhub_gsym_conversions_total{result=\"error\"} %" PRIu64 "\n"
+	    "symhub_gsym_conversions_total{result=\"corrupt\"} %" PRIu64 "\n"
+	    "# HELP symhub_gsym_unstored_total GSYM converted in memory, "
+	    "unstored, because the store could not take them.\n"
+	    "# TYPE symhub_gsym_unstored_total counter\n"
+	    "symhub_gsym_unstored_total %" PRIu64 "\n"
 	    "# TYPE symhub_gsym_conversion_seconds_total counter\n"
 	    "symhub_gsym_conversion_seconds_total %.3f\n"
 	    "# TYPE symhub_gsym_coalesced_total counter\n"
@@ -525,7 +819,8 @@ gsymsvc_metrics(struct gsymsvc *s, FILE *fp)
 	    "# TYPE symhub_gsym_record_cache_total counter\n"
 	    "symhub_gsym_record_cache_total{result=\"hit\"} %" PRIu64 "\n"
 	    "symhub_gsym_record_cache_total{result=\"miss\"} %" PRIu64 "\n",
-	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->seconds,
+	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->n_corrupt,
+	    s->n_unstored, s->seconds,
 	    s->n_coalesced, queued,
 	    __atomic_load_n(&s->hot_hits, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED));

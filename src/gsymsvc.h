@@ -28,9 +28,10 @@ struct gsymsvc_file;	/* opaque: an open GSYM, shared */
 int	gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 	    struct gsymsvc **out);
 
-/* Stop the workers (a conversion under way finishes first); waiting
- * callers get -ECANCELED, and so does every later gsymsvc_convert().
- * Open files stay usable.  Idempotent; accepts NULL. */
+/* Stop the workers (a conversion under way is cancelled: it ends within
+ * a fraction of a second); waiting callers get -ECANCELED, and so does
+ * every later gsymsvc_convert().  Open files stay usable.  Idempotent;
+ * accepts NULL. */
 void	gsymsvc_stop(struct gsymsvc *s);
 
 /* gsymsvc_stop(), then free.  Accepts NULL. */
@@ -38,9 +39,13 @@ void	gsymsvc_free(struct gsymsvc *s);
 
 /*
  * Called once, on a worker thread, when the conversion a caller waits for
- * ends: rc 0 (stored: look the GSYM key up again), -ENOENT (no debuginfo
+ * ends: rc 0 (stored: look the GSYM key up again; or, when the store could
+ * not take it, kept a while for gsymsvc_unstored()), -ENOENT (no debuginfo
  * or executable stored for the id), -ENODATA (nothing in it to convert),
- * -ECANCELED (shutting down), or another -errno.
+ * -ENOEXEC (not ELF, or its DWARF is corrupt: the same answer comes at
+ * once until the debuginfo changes), -ECANCELED (shutting down), or
+ * another -errno.  A failure other than -ENOENT, -ENODATA and -ECANCELED
+ * has been logged.
  */
 typedef void (*gsymsvc_done_fn)(void *ctx, int rc);
 
@@ -54,6 +59,18 @@ typedef void (*gsymsvc_done_fn)(void *ctx, int rc);
  */
 int	gsymsvc_convert(struct gsymsvc *s, const unsigned char *id,
 	    size_t idlen, gsymsvc_done_fn done, void *ctx);
+
+/*
+ * The GSYM of id converted when the store could not take it (read-only,
+ * full), for a minute after, while the debuginfo it came from stays.
+ * @param rec  filled with its size and times (nothing to release).
+ * @param fd   with gf NULL: a descriptor of its bytes, the caller's.
+ * @param gf   NULL, or the open GSYM (gsymsvc_release() it).
+ * @return 0; -ENOENT when there is none; -errno.
+ */
+int	gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id,
+	    size_t idlen, struct cache_record *rec, int *fd,
+	    struct gsymsvc_file **gf);
 
 /*
  * The open GSYM for rec (a stored GSYM record), mapped from the store the

@@ -757,6 +757,7 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 {
 	struct cache_record	 rec;
 	struct cache_key	 dk = { CACHE_DEBUGINFO, w->id, w->idlen, NULL };
+	struct gsymsvc_file	*ugf = NULL;
 	int			 fd, rc, have_dbg;
 
 	if (h->gs == NULL)
@@ -789,6 +790,11 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			cache_drop(h->c, key);
 		/* stale or gone: convert again */
 	}
+	/* Converted while the store could not take it (read-only, full). */
+	if (gsymsvc_unstored(h->gs, w->id, w->idlen, &rec, &fd,
+	    w->symbolize ? &ugf : NULL) == 0)
+		return w->symbolize ? symbolize(h, conn, r, w, ugf) :
+		    send_fd(h, conn, r, key, &rec, fd);
 	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
 	    !stored(h, w, CACHE_DEBUGINFO)) {
 		/* Only a stripped executable here: the debuginfo may be
@@ -809,10 +815,12 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 			return text(conn, r, MHD_HTTP_NOT_FOUND,
 			    "its debuginfo has no DWARF or symbol table to "
 			    "convert", METRICS_R_NOTFOUND, "gsym");
-		case -ENOEXEC:
-			return text(conn, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			    "its debuginfo is not a valid ELF file",
+		case -ENOEXEC:	/* definite for this build-id (logged) */
+			return text(conn, r, MHD_HTTP_UNPROCESSABLE_CONTENT,
+			    "its debuginfo is not ELF, or its DWARF is corrupt",
 			    METRICS_R_ERROR, "gsym");
+		case -ECANCELED:	/* shutting down: ask again */
+			return transient(conn, r);
 		default:
 			log_warnx("gsym %s: %s", w->idhex,
 			    strerror(-r->convert_rc));

@@ -8,6 +8,9 @@
  * paths, decode, dump): under ASan/UBSan no crash is the assertion, and
  * the two lookup paths must always agree.
  *
+ * The converter's cancel flag: a conversion of this test's own binary
+ * ends with -ECANCELED, without output, when the flag is set.
+ *
  * test_gsym FILE runs the corruption test on a real GSYM file instead.
  */
 #include <errno.h>
@@ -18,7 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfinfo.h"
 #include "gsym.h"
+#include "gsym_dwarf.h"
 #include "tap.h"
 
 /* ---- A byte buffer of either byte order ---- */
@@ -1188,6 +1193,48 @@ real_file(const char *path)
 	return done();
 }
 
+static int
+count_sink(void *ctx, const void *buf, size_t len)
+{
+	(void)buf;
+	*(size_t *)ctx += len;
+	return 0;
+}
+
+/* gsym_convert_opts.cancel, on this test's own binary (built with -g). */
+static void
+test_cancel(void)
+{
+	struct gsym_convert_opts o = { 1, NULL };
+	int fd, cancel = 1, rc;
+	size_t n = 0;
+	unsigned t;
+
+	if (elfinfo_init() < 0 ||
+	    (fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0) {
+		ok(0, "cancel: cannot open /proc/self/exe");
+		return;
+	}
+	rc = gsym_dwarf_convert_opts(fd, &o, count_sink, &n, NULL);
+	ok(rc == 0 && n > 0, "cancel: no flag: converted (%d, %zu bytes)", rc,
+	    n);
+	o.cancel = &cancel;
+	for (t = 1; t <= 2; t++) {
+		o.threads = t;
+		n = 0;
+		rc = gsym_dwarf_convert_opts(fd, &o, count_sink, &n, NULL);
+		ok(rc == -ECANCELED && n == 0, "cancel: flag set, %u "
+		    "thread(s): -ECANCELED, nothing written (%d, %zu bytes)",
+		    t, rc, n);
+	}
+	cancel = 0;
+	n = 0;
+	rc = gsym_dwarf_convert_opts(fd, &o, count_sink, &n, NULL);
+	ok(rc == 0 && n > 0, "cancel: flag clear: converted (%d, %zu bytes)",
+	    rc, n);
+	close(fd);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1209,6 +1256,7 @@ main(int argc, char **argv)
 	test_truncated(1);
 	test_corrupt(0, 1000);
 	test_corrupt(1, 300);
+	test_cancel();
 	fclose(devnull);
 	return done();
 }

@@ -21,6 +21,8 @@
 #   - tests/test_gsym FILE survives 1,000 corruptions of GSYM files;
 #   - the converter survives corrupted DWARF (the cc-O2 binary, libc's
 #     inflated debug file): each variant converts or fails with a message;
+#     every DW_CHILDREN flag of cc-O2's .debug_abbrev flipped in turn
+#     (issue 11): each variant ends, converted or refused in one line;
 #   - bad inputs (not ELF, truncated, no symbols, a broken or lying
 #     compressed section; not GSYM, GSYM version 2) fail with a message
 #     naming the file and leave no output behind.
@@ -726,6 +728,96 @@ if [ -f "$LIBC_DEBUG" ] && objcopy --decompress-debug-sections \
 	    "$tmp/libc.plain.debug" 20 11
 else
 	fail "convert: corruptions of libc's DWARF" "no inflated libc debug file"
+fi
+
+# ---- 7c. children flags flipped (issue 11) --------------------------------
+# One byte of .debug_abbrev, the DW_CHILDREN flag of an abbreviation, made
+# the converter's DIE walk revisit the same DIEs without end, its memory
+# growing (issue 11: a g++ -O2 debug file).  Here every abbreviation of the
+# cc-O2 debug file (DWARF 5) is flipped in turn, and the most used
+# DW_CHILDREN_no one of cc-O2-dwarf4's (whose DIEs carry DW_AT_sibling):
+# each variant must end, converted or refused with exit 1 and one line;
+# the issue's own case (the most used DW_CHILDREN_no abbreviation, on one
+# and on two threads) refused as corrupt.  `timeout` only detects a
+# conversion that never ends (FLIP_TIMEOUT seconds, generous for ASan on a
+# busy machine): the verdict is how it ended, not how fast; the first
+# variant that does not end fails the check and the rest are not tried.
+FLIP_TIMEOUT=${FLIP_TIMEOUT:-120}
+FLIP=$top_srcdir/tests/dwarf_mutate.py
+F=$tmp/flip
+mkdir -p "$F/each" || exit 99
+for n in cc-O2 cc-O2-dwarf4; do
+	objcopy --only-keep-debug "$B/$n" "$F/$n.debug" || exit 99
+done
+
+# flip_convert FILE THREADS: converts FILE; sets flip_rc (124: did not end)
+# and flip_err (its stderr).
+flip_convert() {
+	timeout -k 5 "$FLIP_TIMEOUT" "$SYMHUB" gsym convert -j "$2" "$1" \
+	    -o "$F/out.gsym" >/dev/null 2>"$F/err"
+	flip_rc=$?
+	flip_err=$(cat "$F/err")
+}
+
+# flip_refused DESC FILE THREADS: FILE is refused as corrupt: exit 1, one
+# line naming it and saying "corrupt".
+flip_refused() {
+	local probs=()
+	flip_convert "$2" "$3"
+	case $flip_rc in
+	1) ;;
+	124 | 137) probs+=("did not end within ${FLIP_TIMEOUT} s") ;;
+	*) probs+=("exit status $flip_rc") ;;
+	esac
+	[ "$(wc -l <"$F/err")" = 1 ] || probs+=("not one line on stderr")
+	grep -qF "$(basename "$2")" "$F/err" ||
+	    probs+=("the message does not name the file")
+	grep -qi corrupt "$F/err" || probs+=("the message does not say corrupt")
+	if [ ${#probs[@]} -eq 0 ]; then
+		pass "$1: exit 1, \"$flip_err\""
+	else
+		fail "$1" "${probs[@]}" "stderr: $(head -3 "$F/err")"
+	fi
+}
+
+pick=$(python3 "$FLIP" pick "$F/cc-O2.debug") &&
+    python3 "$FLIP" flip "$F/cc-O2.debug" "$F/issue.debug" "$pick" ||
+    { echo "# cannot flip an abbreviation of cc-O2.debug"; exit 99; }
+d="convert: issue 11's flipped children flag (abbreviation $pick)"
+flip_refused "$d, 1 thread" "$F/issue.debug" 1
+flip_refused "$d, 2 threads" "$F/issue.debug" 2
+pick4=$(python3 "$FLIP" pick "$F/cc-O2-dwarf4.debug") &&
+    python3 "$FLIP" flip "$F/cc-O2-dwarf4.debug" "$F/issue4.debug" \
+    "$pick4" || { echo "# cannot flip an abbreviation"; exit 99; }
+d="convert: DWARF 4 (DW_AT_sibling), its most used DW_CHILDREN_no"
+flip_refused "$d abbreviation ($pick4) flipped" "$F/issue4.debug" 2
+
+nflip=$(python3 "$FLIP" each "$F/cc-O2.debug" "$F/each") ||
+    { echo "# cannot flip the abbreviations of cc-O2.debug"; exit 99; }
+converted=0 refused=0 probs=()
+for ((i = 0; i < nflip; i++)); do
+	flip_convert "$F/each/flip.$i.debug" 2
+	if [ "$flip_rc" = 0 ]; then
+		converted=$((converted + 1))
+	elif [ "$flip_rc" = 1 ] && [ "$(wc -l <"$F/err")" = 1 ]; then
+		refused=$((refused + 1))
+	elif [ "$flip_rc" = 124 ] || [ "$flip_rc" = 137 ]; then
+		probs+=("abbreviation $i flipped: did not end within" \
+		    "${FLIP_TIMEOUT} s (the other variants not tried)")
+		break
+	else
+		probs+=("abbreviation $i flipped: exit $flip_rc," \
+		    "$(head -3 "$F/err")")
+	fi
+	grep -Eq 'Sanitizer|runtime error' "$F/err" &&
+	    probs+=("abbreviation $i flipped: $(head -3 "$F/err")")
+done
+if [ ${#probs[@]} -eq 0 ] && [ "$nflip" -gt 100 ]; then
+	pass "convert: each of the $nflip abbreviations of cc-O2.debug" \
+	    "flipped: $converted converted, $refused refused with one line"
+else
+	fail "convert: each of the $nflip abbreviations of cc-O2.debug flipped" \
+	    "${probs[@]:0:5}"
 fi
 
 # ---- 8. bad inputs ---------------------------------------------------------

@@ -77,9 +77,11 @@ struct http {
 struct cctx {
 	struct cctx		*next, **prevp;
 	int			 fd;
-	int			 in_head;	/* waiting for a request head */
 	int			 cut;		/* shut down by guard() */
-	struct timespec		 since;		/* ... since then */
+	/* Set by the connection's thread, read by guard(): atomics, so a
+	 * request takes no lock for them. */
+	int			 in_head;	/* waiting for a request head */
+	int64_t			 since;		/* ... since then, ms */
 };
 
 static void	head_state(struct http *, struct MHD_Connection *, int);
@@ -1551,11 +1553,13 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 	return 0;
 }
 
-static double
-elapsed(const struct timespec *a, const struct timespec *b)
+static int64_t
+mono_ms(void)
 {
-	return (double)(b->tv_sec - a->tv_sec) +
-	    (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -1573,7 +1577,7 @@ notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
 			return;
 		cc->fd = ci->connect_fd;
 		cc->in_head = 1;
-		clock_gettime(CLOCK_MONOTONIC, &cc->since);
+		cc->since = mono_ms();
 		pthread_mutex_lock(&h->cmu);
 		if ((cc->next = h->conns) != NULL)
 			cc->next->prevp = &cc->next;
@@ -1600,13 +1604,12 @@ head_state(struct http *h, struct MHD_Connection *conn, int done)
 	const union MHD_ConnectionInfo	*ci;
 	struct cctx			*cc;
 
+	(void)h;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (ci == NULL || (cc = ci->socket_context) == NULL)
 		return;
-	pthread_mutex_lock(&h->cmu);
-	cc->in_head = !done;
-	clock_gettime(CLOCK_MONOTONIC, &cc->since);
-	pthread_mutex_unlock(&h->cmu);
+	__atomic_store_n(&cc->since, mono_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&cc->in_head, !done, __ATOMIC_RELEASE);
 }
 
 /*
@@ -1620,9 +1623,9 @@ static void *
 guard(void *arg)
 {
 	struct http	*h = arg;
-	struct timespec	 now, until;
+	struct timespec	 until;
 	struct cctx	*cc;
-	double		 limit;
+	int64_t		 now, limit;
 
 	pthread_mutex_lock(&h->cmu);
 	while (!h->stopping) {
@@ -1631,16 +1634,17 @@ guard(void *arg)
 		pthread_cond_timedwait(&h->ccv, &h->cmu, &until);
 		if (h->stopping)
 			break;
-		limit = (double)h->cfg->head_timeout;
+		limit = (int64_t)h->cfg->head_timeout * 1000;
 		if (h->cfg->connections > 0 &&
 		    h->nconns >= h->cfg->connections * 3 / 4)
-			limit = limit < 1 ? limit : 1;
+			limit = limit < 1000 ? limit : 1000;
 		if (limit <= 0)
 			continue;
-		clock_gettime(CLOCK_MONOTONIC, &now);
+		now = mono_ms();
 		for (cc = h->conns; cc != NULL; cc = cc->next) {
-			if (!cc->in_head || cc->cut ||
-			    elapsed(&cc->since, &now) < limit)
+			if (!__atomic_load_n(&cc->in_head, __ATOMIC_ACQUIRE) ||
+			    cc->cut || now - __atomic_load_n(&cc->since,
+			    __ATOMIC_RELAXED) < limit)
 				continue;
 			(void)shutdown(cc->fd, SHUT_RDWR);
 			cc->cut = 1;

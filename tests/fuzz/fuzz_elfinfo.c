@@ -1,0 +1,54 @@
+/* Fuzz ELF inspection: build-id, kind and quality, sources, sections and
+ * the FileID of any file, as a scan, an upload or a fetch reads it. */
+#define _GNU_SOURCE 1
+#include <sys/mman.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfinfo.h"
+#include "fuzz.h"
+
+static int
+sink(void *ctx, const void *buf, size_t len)
+{
+	(void)buf;
+	*(size_t *)ctx += len;
+	return 0;
+}
+
+static int
+count(void *ctx, const char *path)
+{
+	(void)path;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int	 inited;
+	struct elfinfo	 ei;
+	unsigned char	 fid[16];
+	size_t		 got = 0;
+	int		 fd, n = 0;
+
+	if (!inited) {
+		if (elfinfo_init() < 0)
+			abort();
+		inited = 1;
+	}
+	if ((fd = memfd_create("fuzz", MFD_CLOEXEC)) < 0)
+		return 0;
+	if (write(fd, data, size) == (ssize_t)size) {
+		(void)elfinfo_read(fd, &ei);
+		(void)elfinfo_fileid(fd, fid);
+		(void)elfinfo_sources(fd, count, &n);
+		(void)elfinfo_section(fd, ".debug_line", sink, &got);
+		(void)elfinfo_section(fd, ".text", sink, &got);
+	}
+	close(fd);
+	return 0;
+}

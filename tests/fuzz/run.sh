@@ -1,0 +1,31 @@
+#!/bin/bash
+# run.sh NAME [RUNS] [LIBFUZZER-ARGS...]: a long libFuzzer run of harness
+# NAME (webapi, record, elfinfo, gsym, gsym_dwarf, symjson), built by
+# `make fuzz`, from the build directory.  The working corpus is
+# tests/fuzz/work/NAME, seeded from tests/fuzz/corpus/NAME, the
+# regression cases and seeds.sh; crashes go to tests/fuzz/work/NAME-crash-*.
+# Copy each finding into tests/fuzz/regress/NAME/ once it is fixed.
+#   tests/fuzz/run.sh webapi 10000000
+#   tests/fuzz/run.sh gsym_dwarf 1000000
+set -eu
+name=$1
+runs=${2:-1000000}
+shift $(($# > 1 ? 2 : 1))
+src=$(cd "$(dirname "$0")" && pwd)
+bin=tests/fuzz/fuzz_$name
+[ -x "$bin" ] || { echo "run.sh: $bin missing: make fuzz" >&2; exit 1; }
+work=tests/fuzz/work/$name
+mkdir -p "$work" tests/fuzz/work/seeds
+[ -d tests/fuzz/work/seeds/elfinfo ] ||
+    SYMHUB=src/symhub SYMHUBD=src/symhubd "$src/seeds.sh" tests/fuzz/work/seeds
+dirs=("$work")
+for d in "$src/corpus/$name" "$src/regress/$name" "tests/fuzz/work/seeds/$name"; do
+	[ -d "$d" ] && dirs+=("$d")
+done
+case $name in
+gsym_dwarf) limits=(-timeout=10 -rss_limit_mb=2048 -max_len=4000000) ;;
+elfinfo) limits=(-timeout=10 -max_len=2000000) ;;
+*) limits=(-timeout=10) ;;
+esac
+exec "$bin" -runs="$runs" -artifact_prefix="tests/fuzz/work/$name-" \
+    -print_final_stats=1 "${limits[@]}" "$@" "${dirs[@]}"

@@ -1562,6 +1562,34 @@ mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Three quarters of --connections are taken and one more arrives: shut
+ * down the connection that has waited longest for a request head (idle
+ * or trickling), so that a newcomer never waits for guard()'s next round.
+ * Under h->cmu; linear in the connections, only under that pressure.
+ */
+static void
+make_room(struct http *h)
+{
+	struct cctx	*cc, *oldest = NULL;
+	int64_t		 since, best = INT64_MAX;
+
+	for (cc = h->conns; cc != NULL; cc = cc->next) {
+		if (cc->cut || !__atomic_load_n(&cc->in_head, __ATOMIC_ACQUIRE))
+			continue;
+		since = __atomic_load_n(&cc->since, __ATOMIC_RELAXED);
+		if (since < best) {
+			best = since;
+			oldest = cc;
+		}
+	}
+	if (oldest == NULL)
+		return;
+	(void)shutdown(oldest->fd, SHUT_RDWR);
+	oldest->cut = 1;
+	h->head_timeouts++;
+}
+
 static void
 notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
     enum MHD_ConnectionNotificationCode code)
@@ -1579,6 +1607,9 @@ notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
 		cc->in_head = 1;
 		cc->since = mono_ms();
 		pthread_mutex_lock(&h->cmu);
+		if (h->cfg->connections > 0 &&
+		    h->nconns >= h->cfg->connections * 3 / 4)
+			make_room(h);
 		if ((cc->next = h->conns) != NULL)
 			cc->next->prevp = &cc->next;
 		cc->prevp = &h->conns;

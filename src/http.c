@@ -22,12 +22,14 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <strings.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,7 +62,7 @@ struct http {
 	/* Open connections, for the head deadline (see guard()). */
 	pthread_mutex_t		 cmu;
 	pthread_cond_t		 ccv;
-	struct cctx		*conns;
+	struct cctx		*conns, *oldest;	/* newest first */
 	unsigned		 nconns;
 	uint64_t		 head_timeouts;	/* connections cut */
 	int			 stopping;
@@ -75,7 +77,7 @@ struct http {
  * byte a second never meets.
  */
 struct cctx {
-	struct cctx		*next, **prevp;
+	struct cctx		*next, *prev;	/* older, newer */
 	int			 fd;
 	int			 cut;		/* shut down by guard() */
 	/* Set by the connection's thread, read by guard(): atomics, so a
@@ -1563,30 +1565,25 @@ mono_ms(void)
 }
 
 /*
- * Three quarters of --connections are taken and one more arrives: shut
- * down the connection that has waited longest for a request head (idle
- * or trickling), so that a newcomer never waits for guard()'s next round.
- * Under h->cmu; linear in the connections, only under that pressure.
+ * --connections are taken and one more arrives: shut down the connection
+ * that has waited longest for a request head (idle or trickling), so that
+ * a newcomer is served at once.  Under h->cmu; linear in the connections,
+ * only at the budget.
  */
 static void
 make_room(struct http *h)
 {
-	struct cctx	*cc, *oldest = NULL;
-	int64_t		 since, best = INT64_MAX;
+	struct cctx	*cc;
 
-	for (cc = h->conns; cc != NULL; cc = cc->next) {
-		if (cc->cut || !__atomic_load_n(&cc->in_head, __ATOMIC_ACQUIRE))
-			continue;
-		since = __atomic_load_n(&cc->since, __ATOMIC_RELAXED);
-		if (since < best) {
-			best = since;
-			oldest = cc;
-		}
-	}
-	if (oldest == NULL)
+	/* From the oldest connection on: the first that waits for a head
+	 * (usually the very first: busy ones are rarely old and waiting). */
+	for (cc = h->oldest; cc != NULL; cc = cc->prev)
+		if (!cc->cut && __atomic_load_n(&cc->in_head, __ATOMIC_ACQUIRE))
+			break;
+	if (cc == NULL)
 		return;
-	(void)shutdown(oldest->fd, SHUT_RDWR);
-	oldest->cut = 1;
+	(void)shutdown(cc->fd, SHUT_RDWR);
+	cc->cut = 1;
 	h->head_timeouts++;
 }
 
@@ -1607,20 +1604,31 @@ notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
 		cc->in_head = 1;
 		cc->since = mono_ms();
 		pthread_mutex_lock(&h->cmu);
+		/* The budget is ours: libmicrohttpd's own limit (twice
+		 * it) is never met, so no newcomer is turned away. */
 		if (h->cfg->connections > 0 &&
-		    h->nconns >= h->cfg->connections * 3 / 4)
+		    h->nconns >= h->cfg->connections)
 			make_room(h);
+		/* conns is the newest; ->next goes older, ->prev newer. */
+		cc->prev = NULL;
 		if ((cc->next = h->conns) != NULL)
-			cc->next->prevp = &cc->next;
-		cc->prevp = &h->conns;
+			cc->next->prev = cc;
+		else
+			h->oldest = cc;
 		h->conns = cc;
 		h->nconns++;
 		pthread_mutex_unlock(&h->cmu);
 		*socket_context = cc;
 	} else if (cc != NULL) {	/* closed: before its fd is */
 		pthread_mutex_lock(&h->cmu);
-		if ((*cc->prevp = cc->next) != NULL)
-			cc->next->prevp = cc->prevp;
+		if (cc->prev != NULL)
+			cc->prev->next = cc->next;
+		else
+			h->conns = cc->next;
+		if (cc->next != NULL)
+			cc->next->prev = cc->prev;
+		else
+			h->oldest = cc->prev;
 		h->nconns--;
 		pthread_mutex_unlock(&h->cmu);
 		free(cc);
@@ -1686,6 +1694,21 @@ guard(void *arg)
 	return NULL;
 }
 
+static unsigned int
+mhd_limit(const struct config *cfg)
+{
+	struct rlimit	rl;
+	uint64_t	limit = 2 * cfg->connections + 64, fds;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY) {
+		fds = rl.rlim_cur - rl.rlim_cur / 4;	/* the rest: store */
+		if (limit > fds)
+			limit = fds;
+	}
+	return limit > UINT_MAX ? UINT_MAX : (unsigned int)limit;
+}
+
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
     struct fetch *f, struct auth *auth, struct gsymsvc *gs, struct http **out)
@@ -1723,7 +1746,10 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	    MHD_OPTION_THREAD_POOL_SIZE, threads,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)cfg->connections,
+	    /* Split among MHD's threads, unevenly: twice the budget that
+	     * notify_conn() keeps, so that no thread's share turns a
+	     * newcomer away (within the fds: symhubd raised the limit). */
+	    MHD_OPTION_CONNECTION_LIMIT, mhd_limit(cfg),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,
 	    /* Uploads arrive in chunks of about this size: 32 KiB (the
 	     * default) costs a handler call and a write(2) per 16 KiB. */

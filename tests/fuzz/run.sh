@@ -7,6 +7,9 @@
 # Copy each finding into tests/fuzz/regress/NAME/ once it is fixed.
 #   tests/fuzz/run.sh webapi 10000000
 #   tests/fuzz/run.sh gsym_dwarf 1000000
+# FUZZ_SMALL=1: the converter on its small seeds only (the C fixtures,
+# DWARF 4, 5 and compressed, under 20 KB), about 2,600 executions a
+# second here instead of 57 with the 380 KB C++ one; corpus work/NAME-small.
 set -eu
 name=$1
 runs=${2:-1000000}
@@ -14,18 +17,26 @@ shift $(($# > 1 ? 2 : 1))
 src=$(cd "$(dirname "$0")" && pwd)
 bin=tests/fuzz/fuzz_$name
 [ -x "$bin" ] || { echo "run.sh: $bin missing: make fuzz" >&2; exit 1; }
-work=tests/fuzz/work/$name
+work=tests/fuzz/work/$name${FUZZ_SMALL:+-small}
 mkdir -p "$work" tests/fuzz/work/seeds
 [ -d tests/fuzz/work/seeds/elfinfo ] ||
     SYMHUB=src/symhub SYMHUBD=src/symhubd "$src/seeds.sh" tests/fuzz/work/seeds
 dirs=("$work")
 for d in "$src/corpus/$name" "$src/regress/$name" "tests/fuzz/work/seeds/$name"; do
-	[ -d "$d" ] && dirs+=("$d")
+	[ -d "$d" ] || continue
+	if [ -n "${FUZZ_SMALL:-}" ]; then
+		mkdir -p "$work.seeds"
+		find "$d" -maxdepth 1 -type f -size -20k -exec cp {} "$work.seeds/" \;
+	else
+		dirs+=("$d")
+	fi
 done
+[ -n "${FUZZ_SMALL:-}" ] && dirs+=("$work.seeds")
 case $name in
 gsym_dwarf) limits=(-timeout=10 -rss_limit_mb=2048 -max_len=4000000) ;;
 elfinfo) limits=(-timeout=10 -max_len=2000000) ;;
 *) limits=(-timeout=10) ;;
 esac
+[ -n "${FUZZ_SMALL:-}" ] && limits+=(-max_len=20000)
 exec "$bin" -runs="$runs" -artifact_prefix="tests/fuzz/work/$name-" \
     -print_final_stats=1 "${limits[@]}" "$@" "${dirs[@]}"

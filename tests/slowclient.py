@@ -2,8 +2,9 @@
 """slowclient.py MODE PORT [ARGS]: misbehaving HTTP clients for
 tests/test_limits.sh and tests/bench/bench_attack.sh, on 127.0.0.1:PORT.
 
-  many SRC N        open N connections from address SRC, wait 1 s, print
-                    how many the server kept open
+  many SRC N KEEP   open N connections from address SRC, wait until the
+                    server has closed all but KEEP (at most 60 s), print
+                    how many it kept open
   trickle SRC SECS  send a request head one byte every 0.2 s from SRC for
                     at most SECS seconds; print "cut" when the server
                     closed the connection first, else "whole"
@@ -34,15 +35,21 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     if mode == "many":
-        src, n = sys.argv[3], int(sys.argv[4])
+        src, n, keep = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
         socks = []
         for _ in range(n):
             try:
                 socks.append(conn(src, port))
             except OSError:
                 pass
-        time.sleep(1)
-        print(sum(1 for s in socks if not closed(s)))
+        # Wait for the server's closes, not for the clock.
+        t0 = time.time()
+        while True:
+            socks = [s for s in socks if not closed(s)]
+            if len(socks) <= keep or time.time() - t0 > 60:
+                break
+            time.sleep(0.05)
+        print(len(socks))
     elif mode == "trickle":
         src, secs = sys.argv[3], float(sys.argv[4])
         s = conn(src, port)

@@ -24,7 +24,7 @@ hub -d "$tmp/store" --connections-per-address 8 --head-timeout 2 --timeout 3 \
     --post-buffer-max 64k --tokens "$TOKENS" --log-file "$tmp/hub.log"
 
 # ---- connections --------------------------------------------------------------
-kept=$(python3 "$SLOW" many "$PORT" 127.0.0.2 40)
+kept=$(python3 "$SLOW" many "$PORT" 127.0.0.2 40 8)
 check "40 connections from one address: 8 are kept ($kept)" [ "$kept" = 8 ]
 expect_get "meanwhile another address is served" /metrics 200
 t=$(python3 "$SLOW" trickle "$PORT" 127.0.0.3 120)

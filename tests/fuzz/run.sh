@@ -2,8 +2,8 @@
 # run.sh NAME [RUNS] [LIBFUZZER-ARGS...]: a long libFuzzer run of harness
 # NAME (webapi, record, elfinfo, gsym, gsym_dwarf, symjson), built by
 # `make fuzz`, from the build directory.  The working corpus is
-# tests/fuzz/work/NAME, seeded from tests/fuzz/corpus/NAME, the
-# regression cases and seeds.sh; crashes go to tests/fuzz/work/NAME-crash-*.
+# tests/fuzz/runs/NAME, seeded from tests/fuzz/corpus/NAME, the
+# regression cases and seeds.sh; crashes go to tests/fuzz/runs/NAME-crash-*.
 # Copy each finding into tests/fuzz/regress/NAME/ once it is fixed.
 #   tests/fuzz/run.sh webapi 10000000
 #   tests/fuzz/run.sh gsym_dwarf 1000000
@@ -17,12 +17,12 @@ shift $(($# > 1 ? 2 : 1))
 src=$(cd "$(dirname "$0")" && pwd)
 bin=tests/fuzz/fuzz_$name
 [ -x "$bin" ] || { echo "run.sh: $bin missing: make fuzz" >&2; exit 1; }
-work=tests/fuzz/work/$name${FUZZ_SMALL:+-small}
-mkdir -p "$work" tests/fuzz/work/seeds
-[ -d tests/fuzz/work/seeds/elfinfo ] ||
-    SYMHUB=src/symhub SYMHUBD=src/symhubd "$src/seeds.sh" tests/fuzz/work/seeds
+work=tests/fuzz/runs/$name${FUZZ_SMALL:+-small}
+mkdir -p "$work" tests/fuzz/runs/seeds
+[ -d tests/fuzz/runs/seeds/elfinfo ] ||
+    SYMHUB=src/symhub SYMHUBD=src/symhubd "$src/seeds.sh" tests/fuzz/runs/seeds
 dirs=("$work")
-for d in "$src/corpus/$name" "$src/regress/$name" "tests/fuzz/work/seeds/$name"; do
+for d in "$src/corpus/$name" "$src/regress/$name" "tests/fuzz/runs/seeds/$name"; do
 	[ -d "$d" ] || continue
 	if [ -n "${FUZZ_SMALL:-}" ]; then
 		mkdir -p "$work.seeds"
@@ -38,5 +38,5 @@ elfinfo) limits=(-timeout=10 -max_len=2000000) ;;
 *) limits=(-timeout=10) ;;
 esac
 [ -n "${FUZZ_SMALL:-}" ] && limits+=(-max_len=20000)
-exec "$bin" -runs="$runs" -artifact_prefix="tests/fuzz/work/$name-" \
+exec "$bin" -runs="$runs" -artifact_prefix="tests/fuzz/runs/$name-" \
     -print_final_stats=1 "${limits[@]}" "$@" "${dirs[@]}"

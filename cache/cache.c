@@ -718,27 +718,22 @@ quarantine_blob(const struct cache *c, int dfd, const char h[65],
 	return quarantine_file(c, dfd, d2, h + 2, why);
 }
 
-/* Move blob files that no record refers to into quarantine/: the index
- * may be what is wrong, and blobs can be rebuilt from, never deleted. */
+/*
+ * Call fn(ctx, dirfd, sub, name) for every file of dir/<sub>/ (the layout
+ * of blobs/ and catalog/), dot files left out, until fn returns non-zero.
+ * @return fn's last value, or -errno when dir cannot be opened.
+ */
 static int
-quarantine_strays(struct cache *c)
+walk2(const char *dir, int (*fn)(void *, int, const char *, const char *),
+    void *ctx)
 {
-	char		 path[PATH_MAX];
-	unsigned char	 d[32];
 	DIR		*top, *sub;
 	struct dirent	*e, *f;
-	MDB_txn		*t;
-	MDB_val		 k, v;
-	int		 rc, fd;
+	int		 fd, rc = 0;
 
-	snprintf(path, sizeof(path), "%s/blobs", c->dir);
-	if ((top = opendir(path)) == NULL)
+	if ((top = opendir(dir)) == NULL)
 		return -errno;
-	if ((rc = rbegin(c, &t)) < 0) {
-		closedir(top);
-		return rc;
-	}
-	while ((e = readdir(top)) != NULL) {
+	while (rc == 0 && (e = readdir(top)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
 		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
@@ -747,24 +742,50 @@ quarantine_strays(struct cache *c)
 				close(fd);
 			continue;
 		}
-		while ((f = readdir(sub)) != NULL) {
-			if (f->d_name[0] == '.')
-				continue;
-			if (parse_blob_name(e->d_name, f->d_name, d) == 0) {
-				k.mv_size = 32;
-				k.mv_data = d;
-				if (mdb_get(t, c->blobs, &k, &v) == 0)
-					continue;
-			}
-			if (quarantine_file(c, dirfd(sub), e->d_name,
-			    f->d_name, "") == 0)
-				c->check_quarantined++;
-		}
+		while (rc == 0 && (f = readdir(sub)) != NULL)
+			if (f->d_name[0] != '.')
+				rc = fn(ctx, dirfd(sub), e->d_name, f->d_name);
 		closedir(sub);
 	}
-	rend(c, t);
 	closedir(top);
+	return rc;
+}
+
+struct strayctx {
+	struct cache	*c;
+	MDB_txn		*t;
+};
+
+static int
+stray_one(void *ctx, int dfd, const char *sub, const char *name)
+{
+	struct strayctx	*sc = ctx;
+	unsigned char	 d[32];
+	MDB_val		 k = { 32, d }, v;
+
+	if (parse_blob_name(sub, name, d) == 0 &&
+	    mdb_get(sc->t, sc->c->blobs, &k, &v) == 0)
+		return 0;
+	if (quarantine_file(sc->c, dfd, sub, name, "") == 0)
+		sc->c->check_quarantined++;
 	return 0;
+}
+
+/* Move blob files that no record refers to into quarantine/: the index
+ * may be what is wrong, and blobs can be rebuilt from, never deleted. */
+static int
+quarantine_strays(struct cache *c)
+{
+	struct strayctx	 sc = { c, NULL };
+	char		 path[PATH_MAX];
+	int		 rc;
+
+	snprintf(path, sizeof(path), "%s/blobs", c->dir);
+	if ((rc = rbegin(c, &sc.t)) < 0)
+		return rc;
+	rc = walk2(path, stray_one, &sc);
+	rend(c, sc.t);
+	return rc;
 }
 
 static int
@@ -1134,31 +1155,18 @@ open_index(struct cache *c, const char *path, size_t mapsize)
 
 /* Does catalog/ hold at least one entry? */
 static int
+any_file(void *ctx, int dfd, const char *sub, const char *name)
+{
+	return 1;
+}
+
+static int
 catalog_nonempty(const struct cache *c)
 {
-	char		 path[PATH_MAX];
-	DIR		*top, *sub;
-	struct dirent	*e, *f;
-	int		 fd, found = 0;
+	char	path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	if ((top = opendir(path)) == NULL)
-		return 0;
-	while (!found && (e = readdir(top)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
-		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		while (!found && (f = readdir(sub)) != NULL)
-			found = f->d_name[0] != '.';
-		closedir(sub);
-	}
-	closedir(top);
-	return found;
+	return walk2(path, any_file, NULL) == 1;
 }
 
 static int
@@ -2750,43 +2758,38 @@ rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
 	return rb->n == REBUILD_BATCH ? rebuild_flush(c, rb) : 0;
 }
 
+struct rebuildwalk {
+	struct cache		*c;
+	struct rebuildctx	*rb;
+};
+
+static int
+rebuild_file(void *ctx, int dfd, const char *sub, const char *name)
+{
+	struct rebuildwalk *w = ctx;
+
+	return rebuild_one(w->c, w->rb, dfd, name);
+}
+
 static int
 rebuild_all(struct cache *c, struct cache_rebuild_report *rep)
 {
-	struct rebuildctx	*rb;
+	struct rebuildwalk	 w = { c, NULL };
 	char			 path[PATH_MAX];
-	DIR			*top, *sub;
-	struct dirent		*e, *f;
-	int			 fd, rc = 0;
+	int			 rc;
 
-	if ((rb = calloc(1, sizeof(*rb))) == NULL)
+	if ((w.rb = calloc(1, sizeof(*w.rb))) == NULL)
 		return -ENOMEM;
-	rb->rep = rep;
+	w.rb->rep = rep;
 	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	if ((top = opendir(path)) == NULL) {
-		free(rb);
-		return errno == ENOENT ? 0 : -errno;
-	}
-	while (rc == 0 && (e = readdir(top)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
-		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		while (rc == 0 && (f = readdir(sub)) != NULL)
-			if (f->d_name[0] != '.')
-				rc = rebuild_one(c, rb, dirfd(sub), f->d_name);
-		closedir(sub);
-	}
-	closedir(top);
+	rc = walk2(path, rebuild_file, &w);
+	if (rc == -ENOENT)
+		rc = 0;
 	if (rc == 0)
-		rc = rebuild_flush(c, rb);
-	while (rb->n > 0)
-		free(rb->bufs[--rb->n]);
-	free(rb);
+		rc = rebuild_flush(c, w.rb);
+	while (w.rb->n > 0)
+		free(w.rb->bufs[--w.rb->n]);
+	free(w.rb);
 	return rc;
 }
 

@@ -16,8 +16,8 @@ export LC_ALL=C
 
 # shellcheck disable=SC2034 # for the test that sources this
 {
-SYMHUBD=$top_builddir/src/symhubd
-SYMHUB=$top_builddir/src/symhub
+SYMHUBD=$top_builddir/src/symhubd/symhubd
+SYMHUB=$top_builddir/src/symhub/symhub
 DFCLIENT=$top_builddir/tests/dfclient
 FIXTURES=$top_srcdir/tests/fixtures
 }

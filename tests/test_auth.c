@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "common/auth.h"
 #include "tap.h"
 
 static char path[] = "/tmp/test_auth.XXXXXX";

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
-#include "config.h"
+#include "symhubd/config.h"
 #include "tap.h"
 
 static void

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
 #include "tap.h"
 
 static char dir[PATH_MAX];

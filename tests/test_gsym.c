@@ -21,9 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
-#include "gsym.h"
-#include "gsym_dwarf.h"
+#include "common/elfinfo.h"
+#include "gsym/gsym.h"
+#include "gsym/gsym_dwarf.h"
 #include "tap.h"
 
 /* ---- A byte buffer of either byte order ---- */

@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "gsym.h"
-#include "gsym_write.h"
+#include "gsym/gsym.h"
+#include "gsym/gsym_write.h"
 #include "tests/tap.h"
 
 static int

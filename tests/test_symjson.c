@@ -10,7 +10,7 @@
 
 #include <json-c/json.h>
 
-#include "symjson.h"
+#include "symhubd/symjson.h"
 #include "tap.h"
 
 static long

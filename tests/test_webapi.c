@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webapi.h"
+#include "common/webapi.h"
 #include "tap.h"
 
 #define ID40	"0123456789abcdef0123456789abcdef01234567"

@@ -3,8 +3,8 @@
 #
 # usage: tests/bench/bench.sh [BUILDDIR]
 #
-# BUILDDIR is where src/symhubd was built (default: the repository this
-# script is in). Both servers index one scan directory holding a small
+# BUILDDIR is the build tree (default: the repository this script is
+# in). Both servers index one scan directory holding a small
 # fixture's debuginfo (~40 KB, built here) and libc's (~4 MB, from
 # libc6-dbg); wrk then asks each server for a small hit, a large hit and a
 # 404 in turn, and the script prints a table and a verdict against the
@@ -30,7 +30,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
-symhubd=$builddir/src/symhubd
+symhubd=$builddir/src/symhubd/symhubd
 
 seconds=${BENCH_SECONDS:-10}
 warmup=${BENCH_WARMUP:-2}

@@ -28,7 +28,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
-symhubd=$builddir/src/symhubd
+symhubd=$builddir/src/symhubd/symhubd
 
 tricklers=${BENCH_TRICKLERS:-4300}
 idlers=${BENCH_IDLERS:-10000}

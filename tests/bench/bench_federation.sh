@@ -4,8 +4,8 @@
 #
 # usage: tests/bench/bench_federation.sh [BUILDDIR]
 #
-# BUILDDIR is where src/symhubd was built (default: the repository this
-# script is in). The upstream indexes a small fixture's debuginfo (~40 KB),
+# BUILDDIR is the build tree (default: the repository this script is
+# in). The upstream indexes a small fixture's debuginfo (~40 KB),
 # BENCH_COLD_HITS variants of it (the same program linked with other
 # build-ids) and libc's (~4 MB, from libc6-dbg). In front of it:
 #   symhubd    -U upstream, a store of its own
@@ -55,7 +55,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
-symhubd=$builddir/src/symhubd
+symhubd=$builddir/src/symhubd/symhubd
 badupstream=$repo/tests/badupstream.py
 
 misses=${BENCH_MISSES:-200}

@@ -3,8 +3,8 @@
 #
 # usage: tests/bench/bench_gsym.sh [BUILDDIR]
 #
-# BUILDDIR is where src/symhub and src/symhubd were built (default: the
-# repository this script is in). Inputs: libc's debug file (libc6-dbg) and
+# BUILDDIR is the build tree (default: the repository this script is
+# in). Inputs: libc's debug file (libc6-dbg) and
 # libceph-common's (the largest .debug file of librados2-dbg), whichever
 # are installed. For each, in the same run:
 #   - conversion: wall time and peak RSS of `symhub gsym convert` against
@@ -36,8 +36,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
-symhub=$builddir/src/symhub
-symhubd=$builddir/src/symhubd
+symhub=$builddir/src/symhub/symhub
+symhubd=$builddir/src/symhubd/symhubd
 
 rounds=${BENCH_ROUNDS:-3}
 nlookups=${BENCH_LOOKUPS:-10000}

@@ -15,7 +15,7 @@ repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
 n=${BENCH_RECORDS:-20000}
 size=${BENCH_SIZE:-16384}
-symhub=$builddir/src/symhub
+symhub=$builddir/src/symhub/symhub
 [ -x "$symhub" ] && [ -f "$builddir/cache/libcache.a" ] ||
     { echo "bench: build first" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/symhub-bench-recovery.XXXXXX)

@@ -14,8 +14,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 builddir=${1:-$repo}
-symhubd=$builddir/src/symhubd
-symhub=$builddir/src/symhub
+symhubd=$builddir/src/symhubd/symhubd
+symhub=$builddir/src/symhub/symhub
 mb=${BENCH_UPLOAD_MB:-1024}
 rounds=${BENCH_ROUNDS:-3}
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
 #include "fuzz.h"
 
 static int

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "gsym.h"
+#include "gsym/gsym.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
 #include "fuzz.h"
-#include "gsym_dwarf.h"
+#include "gsym/gsym_dwarf.h"
 
 static int
 null_sink(void *ctx, const void *buf, size_t len)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "symjson.h"
+#include "symhubd/symjson.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

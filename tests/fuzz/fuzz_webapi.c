@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/webapi.h"
 #include "fuzz.h"
-#include "webapi.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -20,7 +20,7 @@ bin=tests/fuzz/fuzz_$name
 work=tests/fuzz/runs/$name${FUZZ_SMALL:+-small}
 mkdir -p "$work" tests/fuzz/runs/seeds
 [ -d tests/fuzz/runs/seeds/elfinfo ] ||
-    SYMHUB=src/symhub SYMHUBD=src/symhubd "$src/seeds.sh" tests/fuzz/runs/seeds
+    SYMHUB=src/symhub/symhub SYMHUBD=src/symhubd/symhubd "$src/seeds.sh" tests/fuzz/runs/seeds
 dirs=("$work")
 for d in "$src/corpus/$name" "$src/regress/$name" "tests/fuzz/runs/seeds/$name"; do
 	[ -d "$d" ] || continue

@@ -2,13 +2,13 @@
 # seeds.sh OUTDIR: seed inputs for the fuzz harnesses, made from the test
 # fixtures (tests/fixtures/*.c, built now, so their build-ids are real):
 # OUTDIR/{elfinfo,gsym_dwarf,gsym,record}/...  Needs gcc, g++, objcopy,
-# strip, and a built symhub (SYMHUB, default src/symhub) and symhubd
+# strip, and a built symhub (SYMHUB, default src/symhub/symhub) and symhubd
 # (SYMHUBD) for the GSYM and record seeds (skipped when missing).
 set -eu
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 fix=$here/../fixtures
-SYMHUB=${SYMHUB:-src/symhub}
+SYMHUB=${SYMHUB:-src/symhub/symhub}
 mkdir -p "$out"/{elfinfo,gsym_dwarf,gsym,record}
 w=$(mktemp -d "${TMPDIR:-/tmp}/symhub-seeds.XXXXXX")
 trap 'rm -rf "$w"' EXIT

@@ -19,10 +19,10 @@
 
 #include <curl/curl.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 #include "fetch.h"
 #include "log.h"
-#include "webapi.h"
 
 enum outcome {			/* per attempt, for metrics */
 	O_HIT, O_NOTFOUND, O_TIMEOUT, O_TRANSPORT, O_HTTP_ERROR,

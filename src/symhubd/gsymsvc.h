@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "cache/cache.h"
-#include "gsym.h"
+#include "gsym/gsym.h"
 
 struct gsymsvc;		/* opaque */
 struct gsymsvc_file;	/* opaque: an open GSYM, shared */

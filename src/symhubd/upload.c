@@ -10,9 +10,9 @@
 
 #include <openssl/evp.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 #include "upload.h"
-#include "webapi.h"
 
 struct upload {
 	struct cache		*c;

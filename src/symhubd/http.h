@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "auth.h"
 #include "cache/cache.h"
+#include "common/auth.h"
 #include "config.h"
 #include "fetch.h"
 #include "gsymsvc.h"

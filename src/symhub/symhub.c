@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
 #include "client.h"
-#include "elfinfo.h"
-#include "symhub_gsym.h"
-#include "symhub_store.h"
-#include "webapi.h"
+#include "cmd_gsym.h"
+#include "cmd_store.h"
+#include "common/auth.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 
 static int
 usage(FILE *fp)
@@ -393,11 +393,11 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "token") == 0)
 		return token(argc, argv);
 	if (strcmp(argv[1], "gsym") == 0)
-		return symhub_gsym(argc - 1, argv + 1);
+		return cmd_gsym(argc - 1, argv + 1);
 	if (strcmp(argv[1], "upload") == 0)
 		return upload(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
-		return symhub_store(argc - 1, argv + 1);
+		return cmd_store(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&
 	    strcmp(argv[1], "info") != 0) {
 		fprintf(stderr, "symhub: unknown command '%s'\n", argv[1]);

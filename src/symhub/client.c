@@ -16,8 +16,8 @@
 #include <curl/curl.h>
 
 #include "client.h"
-#include "elfinfo.h"
-#include "webapi.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 
 #define BIG_FILE	(1024 * 1024)	/* progress bar above this size */
 #define IDHEX_MAX	(2 * ELFINFO_BUILDID_MAX + 1)

@@ -12,10 +12,10 @@
 #include <time.h>
 #include <sys/resource.h>
 
-#include "auth.h"
 #include "cache/cache.h"
+#include "common/auth.h"
+#include "common/elfinfo.h"
 #include "config.h"
-#include "elfinfo.h"
 #include "fetch.h"
 #include "gsymsvc.h"
 #include "http.h"

@@ -12,11 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 #include "log.h"
 #include "metrics.h"
 #include "scan.h"
-#include "webapi.h"
 
 struct scan {
 	struct cache	*c;

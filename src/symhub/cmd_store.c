@@ -1,5 +1,5 @@
 /*
- * symhub_store: `symhub store rebuild DIR` and `symhub store verify DIR`.
+ * cmd_store: `symhub store rebuild DIR` and `symhub store verify DIR`.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "cache/cache.h"
-#include "symhub_store.h"
+#include "cmd_store.h"
 
 #define VERIFY_STEP	((uint64_t)64 << 20)	/* bytes a cache_verify() */
 
@@ -91,7 +91,7 @@ verify(const char *dir)
 }
 
 int
-symhub_store(int argc, char **argv)
+cmd_store(int argc, char **argv)
 {
 	if (argc != 3)
 		return usage();

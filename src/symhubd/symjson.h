@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gsym.h"
+#include "gsym/gsym.h"
 
 /*
  * The addresses of a request body: a JSON array of numbers or of hex

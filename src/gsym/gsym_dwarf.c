@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/elfinfo.h"
 #include "dwimage.h"
-#include "elfinfo.h"
 #include "gsym_dwarf.h"
 #include "gsym_write.h"
 

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gsym_dwarf.h"
-#include "gsym_write.h"
+#include "gsym/gsym_dwarf.h"
+#include "gsym/gsym_write.h"
 #include "gsymsvc.h"
 #include "log.h"
 

@@ -36,8 +36,9 @@
 
 #include <microhttpd.h>
 
-#include "auth.h"
-#include "elfinfo.h"
+#include "common/auth.h"
+#include "common/elfinfo.h"
+#include "common/webapi.h"
 #include "fetch.h"
 #include "gsymsvc.h"
 #include "http.h"
@@ -45,7 +46,6 @@
 #include "metrics.h"
 #include "symjson.h"
 #include "upload.h"
-#include "webapi.h"
 
 struct http {
 	struct MHD_Daemon	*d;

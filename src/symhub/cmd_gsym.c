@@ -1,5 +1,5 @@
 /*
- * symhub_gsym: `symhub gsym convert|lookup|dump`, the GSYM subcommands.
+ * cmd_gsym: `symhub gsym convert|lookup|dump`, the GSYM subcommands.
  * lookup and dump print what llvm-gsymutil-19 prints, byte for byte, so
  * either tool can check the other.
  */
@@ -15,10 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
-#include "gsym.h"
-#include "gsym_dwarf.h"
-#include "symhub_gsym.h"
+#include "cmd_gsym.h"
+#include "common/elfinfo.h"
+#include "gsym/gsym.h"
+#include "gsym/gsym_dwarf.h"
 
 static const char gsym_usage[] =
 "usage: symhub gsym convert FILE [-o OUT] [-j THREADS] [-v]\n"
@@ -411,7 +411,7 @@ out:
 }
 
 int
-symhub_gsym(int argc, char **argv)
+cmd_gsym(int argc, char **argv)
 {
 	if (argc < 2)
 		return usage(stderr);

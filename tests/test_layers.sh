@@ -1,0 +1,135 @@
+#!/bin/bash
+# The layers of doc/architecture.md hold: no folder reaches upward or
+# sideways, in its sources or in what it links.
+#
+#   cache/        the storage engine      uses nothing of ours
+#   src/common/   vocabulary, ELF, tokens uses cache/ (its kinds)
+#   src/gsym/     GSYM library            uses src/common/
+#   src/symhubd/  the daemon              uses all three above
+#   src/symhub/   the CLI                 uses all three above
+#
+# 1. Every #include "DIR/..." names a folder the including one may use
+#    (a header of its own folder is included without one).
+# 2. No undefined symbol of a layer's library is defined by a layer it may
+#    not use, and no layer but the daemon refers to libmicrohttpd or
+#    json-c, no layer but the daemon and the CLI to libcurl, none below
+#    them to LMDB except cache/.
+# 3. The programs need only their libraries: the CLI needs no
+#    libmicrohttpd and no json-c.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_layers.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need nm readelf
+
+# may LAYER: the folders LAYER may use, itself included.
+may() {
+	case $1 in
+	cache) echo cache ;;
+	common) echo common cache ;;
+	gsym) echo gsym common ;;
+	symhubd) echo symhubd common gsym cache ;;
+	symhub) echo symhub common gsym cache ;;
+	esac
+}
+# lib LAYER: its library in the build tree.
+lib() {
+	case $1 in
+	cache) echo "$top_builddir/cache/libcache.a" ;;
+	*) echo "$top_builddir/src/$1/lib$1.a" ;;
+	esac
+}
+# dir LAYER: its folder in the source tree.
+dir() {
+	case $1 in
+	cache) echo "$top_srcdir/cache" ;;
+	*) echo "$top_srcdir/src/$1" ;;
+	esac
+}
+LAYERS="cache common gsym symhubd symhub"
+
+echo "# 1. includes"
+for l in $LAYERS; do
+	bad=$(grep -Ho '^#include "[^"]*/[^"]*"' "$(dir "$l")"/*.[ch] |
+	    while IFS= read -r line; do
+		inc=${line#*#include \"}
+		to=${inc%%/*}
+		case " $(may "$l") " in
+		*" $to "*) ;;
+		*) echo "${line#"$top_srcdir"/}" ;;
+		esac
+	done)
+	if [ -z "$bad" ]; then
+		pass "$l includes only from: $(may "$l")"
+	else
+		fail "$l includes only from: $(may "$l")" "$bad"
+	fi
+done
+
+echo "# 2. symbols"
+for l in $LAYERS; do
+	nm -g --defined-only "$(lib "$l")" 2>/dev/null |
+	    awk 'NF == 3 { print $3 }' | sort -u >"$tmp/def.$l"
+done
+# The daemon's main() is in its program, not its library.
+[ -s "$tmp/def.symhubd" ] || fail "libsymhubd.a has symbols"
+# The CLI has no library of its own: its objects stand for it.
+nm -g --defined-only "$top_builddir"/src/symhub/*.o 2>/dev/null |
+    awk 'NF == 3 { print $3 }' | sort -u >"$tmp/def.symhub"
+for l in $LAYERS; do
+	if [ "$l" = symhub ]; then
+		nm -u "$top_builddir"/src/symhub/*.o
+	else
+		nm -u "$(lib "$l")"
+	fi 2>/dev/null | awk '$1 == "U" { print $2 }' | sort -u >"$tmp/und.$l"
+	bad=
+	for o in $LAYERS; do
+		case " $(may "$l") " in *" $o "*) continue ;; esac
+		b=$(comm -12 "$tmp/und.$l" "$tmp/def.$o" | head -5 | tr '\n' ' ')
+		[ -z "$b" ] || bad+="uses $o: $b"$'\n'
+	done
+	# Foreign libraries, by the prefixes of their symbols.
+	case $l in
+	symhubd) deny= ;;
+	symhub) deny='^(MHD_|json_)' ;;
+	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_)' ;;
+	*) deny='^(MHD_|json_|curl_|mdb_)' ;;
+	esac
+	if [ -n "$deny" ]; then
+		b=$(grep -E "$deny" "$tmp/und.$l" | head -5 | tr '\n' ' ')
+		[ -z "$b" ] || bad+="foreign: $b"
+	fi
+	if [ -z "$bad" ]; then
+		pass "$l refers to nothing above it"
+	else
+		fail "$l refers to nothing above it" "$bad"
+	fi
+done
+
+echo "# 3. programs"
+needed() {
+	readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+}
+n=$(needed "$SYMHUB")
+if [ -z "$n" ]; then
+	fail "symhub is a dynamic program" "readelf -d $SYMHUB"
+elif echo "$n" | grep -Eq '^lib(microhttpd|json-c)\.'; then
+	fail "symhub needs no libmicrohttpd, no json-c" "$n"
+else
+	pass "symhub needs no libmicrohttpd, no json-c"
+fi
+n=$(needed "$top_builddir/tests/test_webapi")
+if echo "$n" | grep -Eq '^lib(microhttpd|json-c|curl|lmdb|dw|elf)\.'; then
+	fail "the URL parser's test links no daemon library" "$n"
+else
+	pass "the URL parser's test links no daemon library"
+fi
+n=$(needed "$top_builddir/tests/test_gsym_write")
+if echo "$n" | grep -Eq '^lib(microhttpd|json-c|curl|lmdb)\.'; then
+	fail "the GSYM library's test links no daemon library" "$n"
+else
+	pass "the GSYM library's test links no daemon library"
+fi
+finish

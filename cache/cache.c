@@ -34,6 +34,8 @@
 #include <lmdb.h>
 #include <openssl/evp.h>
 
+#include "base/buf.h"
+#include "base/hex.h"
 #include "cache/cache.h"
 #include "cache/record.h"
 
@@ -171,19 +173,6 @@ neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
 	return mdb_put(t, c->negs, k, &v, 0);
 }
 
-static void
-hex(const unsigned char *b, size_t n, char *out)
-{
-	static const char	 x[] = "0123456789abcdef";
-	size_t			 i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = x[b[i] >> 4];
-		out[2 * i + 1] = x[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* blobs/ab/cdef… for digest; out must hold PATH_MAX bytes. */
 static int
 blob_path(const struct cache *c, const unsigned char digest[32], char *out,
@@ -192,7 +181,7 @@ blob_path(const struct cache *c, const unsigned char digest[32], char *out,
 	char	h[65];
 	int	n;
 
-	hex(digest, 32, h);
+	hex_encode(digest, 32, h);
 	if (dir_only)
 		n = snprintf(out, PATH_MAX, "%s/blobs/%.2s", c->dir, h);
 	else
@@ -220,7 +209,7 @@ cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
 	if (kl == 0 || kl > RECORD_KEY_MAX)
 		return -EINVAL;
 	fan = type == RECORD_CAT_RECORD ? (kl > 2 ? k[2] : 0) : k[0];
-	hex(k, kl, h);
+	hex_encode(k, kl, h);
 	if (dir_only)
 		n = snprintf(out, PATH_MAX, "%s/catalog/%02x", c->dir, fan);
 	else
@@ -299,18 +288,11 @@ out:
 static int
 uncat_add(struct cache *c, const MDB_val *k)
 {
-	struct catkey	*nu;
-	size_t		 cap;
-
 	if (k->mv_size == 0 || k->mv_size > RECORD_KEY_MAX)
 		return 0;
-	if (c->nuncat == c->cuncat) {
-		cap = c->cuncat ? c->cuncat * 2 : 16;
-		if ((nu = realloc(c->uncat, cap * sizeof(*nu))) == NULL)
-			return ENOMEM;
-		c->uncat = nu;
-		c->cuncat = cap;
-	}
+	if (array_grow(&c->uncat, &c->cuncat, c->nuncat + 1,
+	    sizeof(*c->uncat)) != 0)
+		return ENOMEM;
 	c->uncat[c->nuncat].klen = k->mv_size;
 	memcpy(c->uncat[c->nuncat].k, k->mv_data, k->mv_size);
 	c->nuncat++;
@@ -434,16 +416,9 @@ out:
 static int
 gone_add(struct cache *c, const unsigned char digest[32])
 {
-	unsigned char	(*ng)[32];
-	size_t		  cap;
-
-	if (c->ngone == c->cgone) {
-		cap = c->cgone ? c->cgone * 2 : 16;
-		if ((ng = realloc(c->gone, cap * 32)) == NULL)
-			return ENOMEM;
-		c->gone = ng;
-		c->cgone = cap;
-	}
+	if (array_grow(&c->gone, &c->cgone, c->ngone + 1,
+	    sizeof(*c->gone)) != 0)
+		return ENOMEM;
 	memcpy(c->gone[c->ngone++], digest, 32);
 	return 0;
 }
@@ -1585,7 +1560,7 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 {
 	MDB_cursor	*cur;
 	MDB_val		 k, v;
-	struct victim	*vs = NULL, *nv;
+	struct victim	*vs = NULL;
 	unsigned char	 gone[32];
 	size_t		 n = 0, cap = 0, i;
 	uint64_t	 bytes;
@@ -1606,13 +1581,9 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 			continue;
 		memcpy(&atime, (char *)v.mv_data + RECORD_ATIME_OFF,
 		    sizeof(atime));
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			if ((nv = realloc(vs, cap * sizeof(*vs))) == NULL) {
-				rc = ENOMEM;
-				break;
-			}
-			vs = nv;
+		if (array_grow(&vs, &cap, n + 1, sizeof(*vs)) != 0) {
+			rc = ENOMEM;
+			break;
 		}
 		vs[n].atime = atime;
 		vs[n].klen = k.mv_size;
@@ -2518,7 +2489,7 @@ cache_file_sweep(struct cache *c, const char *prefix,
 	MDB_cursor	*cur;
 	MDB_txn		*t;
 	MDB_val		 k, v;
-	char		**all = NULL, **np;
+	char		**all = NULL;
 	size_t		 nall = 0, cap = 0, i, plen = strlen(prefix);
 	int		 rc, pl;
 
@@ -2535,13 +2506,9 @@ cache_file_sweep(struct cache *c, const char *prefix,
 		if ((pl = record_file_decode(v.mv_data, v.mv_size, &f)) < 0 ||
 		    (size_t)pl < plen || memcmp(f.path, prefix, plen) != 0)
 			continue;
-		if (nall == cap) {
-			cap = cap ? cap * 2 : 64;
-			if ((np = realloc(all, cap * sizeof(*all))) == NULL) {
-				rc = ENOMEM;
-				break;
-			}
-			all = np;
+		if (array_grow(&all, &cap, nall + 1, sizeof(*all)) != 0) {
+			rc = ENOMEM;
+			break;
 		}
 		if ((all[nall] = strndup(f.path, (size_t)pl)) == NULL) {
 			rc = ENOMEM;
@@ -2623,7 +2590,7 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 	uint64_t	 n;
 	int		 dfd, ok;
 
-	hex(digest, 32, h);
+	hex_encode(digest, 32, h);
 	if (blob_path(c, digest, dir, 1) != 0 ||
 	    blob_path(c, digest, path, 0) != 0)
 		return -ENOENT;
@@ -2932,7 +2899,7 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		hex(ds[i], 32, h);
+		hex_encode(ds[i], 32, h);
 		/* Gone, unreadable or different: bad.  Out of fds: not the
 		 * blob's fault, try it next pass. */
 		bad = 0;

@@ -290,6 +290,27 @@ fileid_hex(const char *name, const void *p, size_t len, char out[33])
 	return rc;
 }
 
+/* The quality markers' names read back as written, one table for both. */
+static void
+test_quality_names(void)
+{
+	char		buf[128];
+	uint32_t	all = ELFINFO_Q_DEBUG_INFO | ELFINFO_Q_DEBUG_LINE |
+			    ELFINFO_Q_SYMTAB | ELFINFO_Q_DYNSYM |
+			    ELFINFO_Q_GOPCLNTAB | ELFINFO_Q_COMPRESSED;
+
+	elfinfo_quality_str(all, buf, sizeof(buf));
+	ok(strcmp(buf, "debug_info,debug_line,symtab,dynsym,gopclntab,"
+	    "compressed") == 0, "quality names: %s", buf);
+	ok(elfinfo_quality_parse(buf) == all, "quality names read back");
+	elfinfo_quality_str(0, buf, sizeof(buf));
+	ok(strcmp(buf, "none") == 0 && elfinfo_quality_parse(buf) == 0,
+	    "no marker: none");
+	ok(elfinfo_quality_parse(" symtab, bogus ,debug_line") ==
+	    (ELFINFO_Q_SYMTAB | ELFINFO_Q_DEBUG_LINE),
+	    "blanks and unknown names");
+}
+
 static void
 test_fileid(void)
 {
@@ -703,6 +724,7 @@ main(void)
 	ok(elfinfo_init() == 0, "elfinfo_init");
 	ok(build() == 0, "fixtures built in %s", dir);
 
+	test_quality_names();
 	test_fileid();
 	test_read();
 	test_section();

@@ -283,7 +283,8 @@ for r in 1 2 3 4; do
 	n1=$(seen "$tmp/up1.log" "$U" executable)
 	n2=$(seen "$tmp/up2.log" "$U" executable)
 	[ "$n404 $n1 $n2" = "200 1 1" ] ||
-	    bad+=("$U: $n404 of 200 got 404; up1 asked $n1 times, up2 $n2")
+	    bad+=("$U: $n404 of 200 got 404 (all: $(sort "$tmp/out/codes" |
+	    uniq -c | tr -s ' \n' ' ')); up1 asked $n1 times, up2 $n2")
 done
 if [ ${#bad[@]} = 0 ]; then
 	pass "4 x 200 parallel misses: all 404, each upstream asked once per id"

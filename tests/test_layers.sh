@@ -2,11 +2,12 @@
 # The layers of doc/architecture.md hold: no folder reaches upward or
 # sideways, in its sources or in what it links.
 #
-#   cache/        the storage engine      uses nothing of ours
-#   src/common/   vocabulary, ELF, tokens uses cache/ (its kinds)
-#   src/gsym/     GSYM library            uses src/common/
-#   src/symhubd/  the daemon              uses all three above
-#   src/symhub/   the CLI                 uses all three above
+#   src/base/     errors, hex, clock, buf uses nothing else
+#   cache/        the storage engine      uses base/
+#   src/common/   vocabulary, ELF, tokens uses base/, cache/ (its kinds)
+#   src/gsym/     GSYM library            uses base/, common/
+#   src/symhubd/  the daemon              uses all of the above
+#   src/symhub/   the CLI                 uses all of the above
 #
 # 1. Every #include "DIR/..." names a folder the including one may use
 #    (a header of its own folder is included without one).
@@ -27,11 +28,12 @@ need nm readelf
 # may LAYER: the folders LAYER may use, itself included.
 may() {
 	case $1 in
-	cache) echo cache ;;
-	common) echo common cache ;;
-	gsym) echo gsym common ;;
-	symhubd) echo symhubd common gsym cache ;;
-	symhub) echo symhub common gsym cache ;;
+	base) echo base ;;
+	cache) echo cache base ;;
+	common) echo common cache base ;;
+	gsym) echo gsym common base ;;
+	symhubd) echo symhubd common gsym cache base ;;
+	symhub) echo symhub common gsym cache base ;;
 	esac
 }
 # lib LAYER: its library in the build tree.
@@ -48,7 +50,7 @@ dir() {
 	*) echo "$top_srcdir/src/$1" ;;
 	esac
 }
-LAYERS="cache common gsym symhubd symhub"
+LAYERS="base cache common gsym symhubd symhub"
 
 echo "# 1. includes"
 for l in $LAYERS; do
@@ -94,6 +96,7 @@ for l in $LAYERS; do
 	case $l in
 	symhubd) deny= ;;
 	symhub) deny='^(MHD_|json_)' ;;
+	base) deny='^(MHD_|json_|curl_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|EVP_|SHA)' ;;
 	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_)' ;;
 	*) deny='^(MHD_|json_|curl_|mdb_)' ;;
 	esac

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "common/webapi.h"
 #include "tap.h"
 
@@ -73,9 +74,9 @@ test_hex(void)
 	char		 hex[2 * sizeof(bytes) + 1], big[WEBAPI_ID_HEX_MAX + 3];
 
 	memset(hex, 'x', sizeof(hex));
-	webapi_hex(bytes, sizeof(bytes), hex);
+	hex_encode(bytes, sizeof(bytes), hex);
 	ok(strcmp(hex, "000fa5ff") == 0, "webapi_hex lowercase: %s", hex);
-	webapi_hex(bytes, 0, hex);
+	hex_encode(bytes, 0, hex);
 	ok(hex[0] == '\0', "webapi_hex of nothing is empty");
 
 	ok(webapi_parse_hexid("000fa5ff", 8, out) == 4 &&
@@ -118,7 +119,7 @@ test_ids(void)
 	webapi_req_free(&req);
 
 	rc = webapi_parse("/buildid/" ID40 "/executable", &req, &why);
-	webapi_hex(req.id, req.idlen, back);
+	hex_encode(req.id, req.idlen, back);
 	ok(rc == 0 && req.kind == CACHE_EXECUTABLE && req.idlen == 20 &&
 	    req.id[0] == 0x01 && req.id[19] == 0x67 &&
 	    strcmp(req.idhex, ID40) == 0 && strcmp(back, ID40) == 0,

@@ -12,6 +12,8 @@
 #include <openssl/sha.h>
 
 #include "auth.h"
+#include "base/buf.h"
+#include "base/hex.h"
 #include "webapi.h"
 
 struct entry {
@@ -22,7 +24,7 @@ struct entry {
 
 struct auth {
 	struct entry	*e;
-	size_t		 n;
+	size_t		 n, cap;
 };
 
 static int
@@ -104,11 +106,10 @@ auth_load(const char *path, struct auth **out, const char **why,
 			*why = "expected NAME SHA256HEX SCOPES";
 			break;
 		}
-		if ((ne = realloc(a->e, (a->n + 1) * sizeof(*ne))) == NULL) {
+		if (array_grow(&a->e, &a->cap, a->n + 1, sizeof(*a->e)) != 0) {
 			rc = -ENOMEM;
 			break;
 		}
-		a->e = ne;
 		ne = &a->e[a->n];
 		if (strlen(hex) != 64 ||
 		    webapi_parse_hexid(hex, 64, buf) != 32) {
@@ -179,9 +180,9 @@ auth_new_token(const char *name, const char *scopes, char token[65],
 		return -EINVAL;
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		return -EIO;
-	webapi_hex(rnd, sizeof(rnd), token);
+	hex_encode(rnd, sizeof(rnd), token);
 	SHA256((const unsigned char *)token, 64, h);
-	webapi_hex(h, sizeof(h), hex);
+	hex_encode(h, sizeof(h), hex);
 	n = snprintf(line, linelen, "%s %s %s", name, hex, scopes);
 	OPENSSL_cleanse(rnd, sizeof(rnd));
 	return n < 0 || (size_t)n >= linelen ? -ENAMETOOLONG : 0;

@@ -34,31 +34,51 @@ elfinfo_score(uint32_t q)
 	    (q & (ELFINFO_Q_DYNSYM | ELFINFO_Q_GOPCLNTAB) ? 1u : 0);
 }
 
+/* The quality markers' names, as X-Symhub-Quality and the logs spell them. */
+static const struct {
+	uint32_t	 bit;
+	const char	*name;
+} qnames[] = {
+	{ ELFINFO_Q_DEBUG_INFO, "debug_info" },
+	{ ELFINFO_Q_DEBUG_LINE, "debug_line" },
+	{ ELFINFO_Q_SYMTAB, "symtab" },
+	{ ELFINFO_Q_DYNSYM, "dynsym" },
+	{ ELFINFO_Q_GOPCLNTAB, "gopclntab" },
+	{ ELFINFO_Q_COMPRESSED, "compressed" },
+};
+
+uint32_t
+elfinfo_quality_parse(const char *s)
+{
+	uint32_t	q = 0;
+	size_t		i, len;
+
+	while (*s) {
+		s += strspn(s, " \t,");
+		len = strcspn(s, " \t,");
+		for (i = 0; i < sizeof(qnames) / sizeof(qnames[0]); i++)
+			if (strlen(qnames[i].name) == len &&
+			    strncmp(s, qnames[i].name, len) == 0)
+				q |= qnames[i].bit;
+		s += len;
+	}
+	return q;
+}
+
 void
 elfinfo_quality_str(uint32_t q, char *buf, size_t len)
 {
-	static const struct {
-		uint32_t	 bit;
-		const char	*name;
-	} names[] = {
-		{ ELFINFO_Q_DEBUG_INFO, "debug_info" },
-		{ ELFINFO_Q_DEBUG_LINE, "debug_line" },
-		{ ELFINFO_Q_SYMTAB, "symtab" },
-		{ ELFINFO_Q_DYNSYM, "dynsym" },
-		{ ELFINFO_Q_GOPCLNTAB, "gopclntab" },
-		{ ELFINFO_Q_COMPRESSED, "compressed" },
-	};
 	size_t	i, n = 0;
 	int	w;
 
 	if (len == 0)
 		return;
 	buf[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(q & names[i].bit))
+	for (i = 0; i < sizeof(qnames) / sizeof(qnames[0]); i++) {
+		if (!(q & qnames[i].bit))
 			continue;
 		w = snprintf(buf + n, len - n, "%s%s", n ? "," : "",
-		    names[i].name);
+		    qnames[i].name);
 		if (w < 0 || (size_t)w >= len - n)
 			break;
 		n += (size_t)w;

@@ -55,6 +55,10 @@ const char *elfinfo_unfit(const struct elfinfo *ei, int debug);
 /* Write the quality markers as "debug_info,symtab,..." ("none" for 0). */
 void	elfinfo_quality_str(uint32_t quality, char *buf, size_t len);
 
+/* Read such a list back ("," or blanks between names); unknown names
+ * count for nothing.  @return the ELFINFO_Q_* bits. */
+uint32_t elfinfo_quality_parse(const char *s);
+
 /* Initialise libelf.  @return 0, or -ENOTSUP when libelf is too old. */
 int	elfinfo_init(void);
 

@@ -5,22 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
+#include "kind.h"
 #include "webapi.h"
 
 /* Longest section name we accept; ELF itself has no limit. */
 #define SECTION_NAME_MAX	255
-
-static const char hexdigits[] = "0123456789abcdef";
-
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
 
 /*
  * The checks of webapi_parse_hexid(), with a reason for the client.  The
@@ -30,7 +20,6 @@ static int
 hexid(const char *hex, size_t len, unsigned char *out, const char **why)
 {
 	size_t	i;
-	int	hi, lo;
 
 	if (len == 0) {
 		*why = "empty build-id";
@@ -44,18 +33,12 @@ hexid(const char *hex, size_t len, unsigned char *out, const char **why)
 		*why = "build-id has an odd number of hex characters";
 		return -EINVAL;
 	}
-	for (i = 0; i < len; i += 2) {
-		hi = hexval(hex[i]);
-		lo = hexval(hex[i + 1]);
-		if (hi < 0 || lo < 0) {
-			if ((hex[i] >= 'A' && hex[i] <= 'F') ||
-			    (hex[i + 1] >= 'A' && hex[i + 1] <= 'F'))
+	if (hex_decode(hex, len, out) < 0) {
+		*why = "build-id has a non-hex character";
+		for (i = 0; i < len; i++)
+			if (hex[i] >= 'A' && hex[i] <= 'F')
 				*why = "build-id must be lowercase hex";
-			else
-				*why = "build-id has a non-hex character";
-			return -EINVAL;
-		}
-		out[i / 2] = (unsigned char)(hi << 4 | lo);
+		return -EINVAL;
 	}
 	return (int)(len / 2);
 }
@@ -67,18 +50,6 @@ webapi_parse_hexid(const char *hex, size_t len,
 	const char *why;
 
 	return hexid(hex, len, out, &why);
-}
-
-void
-webapi_hex(const unsigned char *buf, size_t len, char *out)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = hexdigits[buf[i] >> 4];
-		out[2 * i + 1] = hexdigits[buf[i] & 0xf];
-	}
-	out[2 * len] = '\0';
 }
 
 /*
@@ -222,40 +193,37 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 	tlen = strcspn(type, "/");
 	rest = type + tlen;	/* "" or "/..." */
 
-#define IS(s)	(tlen == sizeof(s) - 1 && memcmp(type, s, tlen) == 0)
-	if (IS("debuginfo") || IS("executable")) {
-		req->kind = IS("debuginfo") ? CACHE_DEBUGINFO :
-		    CACHE_EXECUTABLE;
-		if (*rest != '\0') {
-			*why = "unexpected characters after artifact type";
-			rc = -EINVAL;
-		}
-	} else if (IS("gsym") || IS("symbolize")) {
+	if (tlen == sizeof("symbolize") - 1 &&
+	    memcmp(type, "symbolize", tlen) == 0) {
 		req->kind = CACHE_GSYM;
-		req->symbolize = IS("symbolize");
-		if (*rest != '\0') {
-			*why = "unexpected characters after artifact type";
-			rc = -EINVAL;
-		}
-	} else if (IS("source")) {
-		req->kind = CACHE_SOURCE;
+		req->symbolize = 1;
+	} else if (kind_parse(type, tlen, &req->kind) < 0) {
+		*why = "unknown artifact type";
+		rc = -EINVAL;
+		goto out;
+	}
+	switch (req->kind) {
+	case CACHE_SOURCE:
 		if (*rest == '\0') {
 			*why = "missing source path";
 			rc = -EINVAL;
 		} else
 			rc = source(rest, req, why);
-	} else if (IS("section")) {
-		req->kind = CACHE_SECTION;
+		break;
+	case CACHE_SECTION:
 		if (*rest == '\0') {
 			*why = "missing section name";
 			rc = -EINVAL;
 		} else
 			rc = section(rest + 1, req, why);
-	} else {
-		*why = "unknown artifact type";
-		rc = -EINVAL;
+		break;
+	default:
+		if (*rest != '\0') {
+			*why = "unexpected characters after artifact type";
+			rc = -EINVAL;
+		}
+		break;
 	}
-#undef IS
 
 out:
 	if (rc != 0) {

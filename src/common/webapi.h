@@ -80,7 +80,4 @@ int	webapi_canon_path(const char *in, char *out);
 int	webapi_parse_hexid(const char *hex, size_t len,
 	    unsigned char out[WEBAPI_ID_HEX_MAX / 2]);
 
-/* Write 2*len lowercase hex characters and a NUL to out. */
-void	webapi_hex(const unsigned char *buf, size_t len, char *out);
-
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "dwimage.h"
 
 struct sec {
@@ -185,7 +186,6 @@ dwimage_create(Elf *elf, unsigned threads, struct dwimage **out)
 		GElf_Shdr sh;
 		const char *nm;
 		Elf_Data *d;
-		struct sec *ns;
 
 		if (gelf_getshdr(scn, &sh) == NULL ||
 		    (nm = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL)
@@ -194,13 +194,9 @@ dwimage_create(Elf *elf, unsigned threads, struct dwimage **out)
 			goto out;	/* -ENOTSUP */
 		if (!wanted(nm) || sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			if ((ns = realloc(s, cap * sizeof(*s))) == NULL) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			s = ns;
+		if (array_grow(&s, &cap, n + 1, sizeof(*s)) != 0) {
+			rc = -ENOMEM;
+			goto out;
 		}
 		if ((d = elf_rawdata(scn, NULL)) == NULL || d->d_buf == NULL) {
 			rc = -ENOEXEC;

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "gsym.h"
 
 struct gsym {
@@ -1225,13 +1226,12 @@ put(FILE *fp, const void *p, size_t n)
 static char *
 fmt_hex64(char *p, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
 	int i;
 
 	*p++ = '0';
 	*p++ = 'x';
 	for (i = 60; i >= 0; i -= 4)
-		*p++ = digits[(v >> i) & 0xf];
+		*p++ = hex_digits[(v >> i) & 0xf];
 	return p;
 }
 

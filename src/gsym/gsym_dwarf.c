@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "common/elfinfo.h"
 #include "dwimage.h"
 #include "gsym_dwarf.h"
@@ -170,24 +171,6 @@ struct ltable {
 	size_t		 capgfile;
 };
 
-static int
-grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	void *np;
-	size_t ncap;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	if ((np = realloc(*p, ncap * elem)) == NULL)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
 static void
 ltable_free(struct ltable *t)
 {
@@ -263,7 +246,7 @@ log_put(struct oplog *l, const void *p, size_t len)
 {
 	if (len == 0)
 		return 0;	/* p may be NULL then */
-	if (grow((void **)&l->p, &l->cap, l->n + len, 1) < 0)
+	if (array_grow(&l->p, &l->cap, l->n + len, 1) < 0)
 		return -ENOMEM;
 	memcpy(l->p + l->n, p, len);
 	l->n += len;
@@ -411,13 +394,13 @@ v5_entries(struct cvt *cv, struct rd *r, size_t offsize, int files)
 		if (r->bad)
 			return -EINVAL;
 		if (files) {
-			if (grow((void **)&t->files, &t->capfiles,
+			if (array_grow(&t->files, &t->capfiles,
 			    t->nfiles + 1, sizeof(*t->files)) < 0)
 				return -ENOMEM;
 			t->files[t->nfiles].name = path;
 			t->files[t->nfiles++].dir = dir;
 		} else {
-			if (grow((void **)&t->dirs, &t->capdirs, t->ndirs + 1,
+			if (array_grow(&t->dirs, &t->capdirs, t->ndirs + 1,
 			    sizeof(*t->dirs)) < 0)
 				return -ENOMEM;
 			t->dirs[t->ndirs++] = path;
@@ -430,7 +413,7 @@ static int
 add_row(struct ltable *t, uint64_t addr, uint32_t file, uint32_t line,
     int end)
 {
-	if (grow((void **)&t->rows, &t->caprows, t->nrows + 1,
+	if (array_grow(&t->rows, &t->caprows, t->nrows + 1,
 	    sizeof(*t->rows)) < 0)
 		return -ENOMEM;
 	if (t->capendseq < t->caprows) {
@@ -526,13 +509,13 @@ parse_lines(struct cvt *cv, uint64_t off)
 		const char *s;
 
 		while ((s = rd_cstr(&h)) != NULL && *s) {
-			if (grow((void **)&t->dirs, &t->capdirs,
+			if (array_grow(&t->dirs, &t->capdirs,
 			    t->ndirs + 1, sizeof(*t->dirs)) < 0)
 				return -ENOMEM;
 			t->dirs[t->ndirs++] = s;
 		}
 		while ((s = rd_cstr(&h)) != NULL && *s) {
-			if (grow((void **)&t->files, &t->capfiles,
+			if (array_grow(&t->files, &t->capfiles,
 			    t->nfiles + 1, sizeof(*t->files)) < 0)
 				return -ENOMEM;
 			t->files[t->nfiles].name = s;
@@ -555,7 +538,7 @@ parse_lines(struct cvt *cv, uint64_t off)
 			return -ENOMEM;					\
 		if (end) {						\
 			if (seq_low < addr && seq_first < t->nrows) {	\
-				if (grow((void **)&t->seqs, &t->capseqs, \
+				if (array_grow(&t->seqs, &t->capseqs, \
 				    t->nseqs + 1, sizeof(*t->seqs)) < 0) \
 					return -ENOMEM;			\
 				t->seqs[t->nseqs].low = seq_low;	\
@@ -640,7 +623,7 @@ parse_lines(struct cvt *cv, uint64_t off)
 	/* Sequences by low address; equal ones keep program order. */
 	if (t->nseqs > 1)
 		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
-	if (grow((void **)&t->gfile, &t->capgfile, t->nfiles + 1,
+	if (array_grow(&t->gfile, &t->capgfile, t->nfiles + 1,
 	    sizeof(*t->gfile)) < 0)
 		return -ENOMEM;
 	memset(t->gfile, 0, (t->nfiles + 1) * sizeof(*t->gfile));
@@ -753,7 +736,7 @@ row_in_seq(const struct ltable *t, const struct lseq *s, uint64_t addr)
 static int
 push_idx(struct cvt *cv, size_t *n, uint32_t v)
 {
-	if (grow((void **)&cv->idx, &cv->capidx, *n + 1, sizeof(*cv->idx)) <
+	if (array_grow(&cv->idx, &cv->capidx, *n + 1, sizeof(*cv->idx)) <
 	    0) {
 		cv->err = -ENOMEM;
 		return -1;
@@ -799,7 +782,7 @@ static int
 push_row(struct cvt *cv, size_t *n, uint64_t addr, uint32_t file,
     uint32_t line)
 {
-	if (grow((void **)&cv->rows, &cv->caprows, *n + 1,
+	if (array_grow(&cv->rows, &cv->caprows, *n + 1,
 	    sizeof(*cv->rows)) < 0) {
 		cv->err = -ENOMEM;
 		return -1;
@@ -1119,7 +1102,7 @@ par_set(struct cvt *cv, Dwarf_Off off, Dwarf_Off parent)
 	if (i >= cv->cappar) {
 		size_t old = cv->cappar;
 
-		if (grow((void **)&cv->par, &cv->cappar, i + 1,
+		if (array_grow(&cv->par, &cv->cappar, i + 1,
 		    sizeof(*cv->par)) < 0) {
 			cv->err = -ENOMEM;
 			return -1;
@@ -1163,7 +1146,7 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 	for (i = 0; i < m->nwalked; i++)
 		if (m->walked[i] == dwarf_dieoffset(&cu))
 			return 0;	/* walked: a unit DIE, no parent */
-	if (grow((void **)&m->walked, &m->capwalked, m->nwalked + 1,
+	if (array_grow(&m->walked, &m->capwalked, m->nwalked + 1,
 	    sizeof(*m->walked)) < 0) {
 		cv->err = -ENOMEM;
 		return 0;
@@ -1373,7 +1356,7 @@ die_ranges(Dwarf_Die *die, struct ranges *out)
 
 	out->n = 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (grow((void **)&out->r, &out->cap, 2 * (out->n + 1),
+		if (array_grow(&out->r, &out->cap, 2 * (out->n + 1),
 		    sizeof(*out->r)) < 0)
 			return -ENOMEM;
 		out->r[2 * out->n] = lo;
@@ -1492,7 +1475,7 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 			    dwarf_siblingof(&child, &child) == 0);
 			(void)walk_end(cv);
 		}
-		if (grow((void **)&parent->children, capkids,
+		if (array_grow(&parent->children, capkids,
 		    parent->nchildren + 1, sizeof(*parent->children)) < 0) {
 			inline_free(&ii);
 			goto nomem;
@@ -1590,7 +1573,7 @@ collect(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 	if (depth > DEPTH_MAX || cv->err)
 		return;
 	if (die_tag(cv, die) == DW_TAG_subprogram) {
-		if (grow((void **)&cv->subs, &cv->capsubs, cv->nsubs + 1,
+		if (array_grow(&cv->subs, &cv->capsubs, cv->nsubs + 1,
 		    sizeof(*cv->subs)) < 0) {
 			cv->err = -ENOMEM;
 			return;
@@ -1835,8 +1818,8 @@ replay(struct cvt *cv, struct replay *rp, const struct oplog *l)
 	size_t at = 0, i;
 
 	rp->nstr = rp->nfile = 0;
-	if (grow((void **)&rp->str, &rp->capstr, (size_t)l->nstr + 1,
-	    sizeof(*rp->str)) < 0 || grow((void **)&rp->file, &rp->capfile,
+	if (array_grow(&rp->str, &rp->capstr, (size_t)l->nstr + 1,
+	    sizeof(*rp->str)) < 0 || array_grow(&rp->file, &rp->capfile,
 	    (size_t)l->nfile + 1, sizeof(*rp->file)) < 0)
 		return -ENOMEM;
 	while (at < l->n) {
@@ -1877,7 +1860,7 @@ replay(struct cvt *cv, struct replay *rp, const struct oplog *l)
 			    TAKE(l, &at, name) < 0 || TAKE(l, &at, nrows) < 0 ||
 			    nrows > l->n)
 				return -EINVAL;
-			if (grow((void **)&rp->rows, &rp->caprows, nrows,
+			if (array_grow(&rp->rows, &rp->caprows, nrows,
 			    sizeof(*rp->rows)) < 0)
 				return -ENOMEM;
 			if (take(l, &at, rp->rows, nrows *

@@ -13,14 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "gsym.h"
 #include "gsym_write.h"
-
-struct buf {
-	unsigned char	*p;
-	size_t		 len, cap;
-	int		 err;		/* sticky -ENOMEM */
-};
 
 struct str {
 	const char	*s;
@@ -53,14 +48,14 @@ struct gsym_builder {
 	uint32_t	*filehash;
 	size_t		 filehcap;
 	char		**chunks;	/* copied string bytes */
-	size_t		 nchunks;
+	size_t		 nchunks, capchunks;
 	char		*chunkpos;
 	size_t		 chunkleft;
 	struct func	*funcs;
 	size_t		 nfuncs, capfuncs;
 	struct buf	 arena;		/* intermediate records */
 	uint64_t	*text;		/* sorted {start, end} pairs */
-	size_t		 ntext;
+	size_t		 ntext, captext;	/* ranges; elements */
 	int		 big;
 	int		 have_base;
 	uint64_t	 base;
@@ -70,42 +65,6 @@ struct gsym_builder {
 };
 
 /* ---- bytes ---- */
-
-static void
-buf_need(struct buf *b, size_t n)
-{
-	unsigned char *np;
-	size_t cap;
-
-	if (b->err || b->cap - b->len >= n)
-		return;
-	cap = b->cap ? b->cap : 4096;
-	while (cap - b->len < n) {
-		if (cap > SIZE_MAX / 2) {
-			b->err = -ENOMEM;
-			return;
-		}
-		cap *= 2;
-	}
-	if ((np = realloc(b->p, cap)) == NULL) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->p = np;
-	b->cap = cap;
-}
-
-static void
-buf_add(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;
-	buf_need(b, n);
-	if (b->err)
-		return;
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
 
 static void
 buf_u8(struct buf *b, unsigned v)
@@ -238,16 +197,15 @@ hash_u64(uint64_t v)
 static const char *
 copy_bytes(struct gsym_builder *b, const char *s, size_t len)
 {
-	char **nc, *p;
+	char *p;
 	size_t want = len + 1;
 
 	if (want > b->chunkleft) {
 		size_t sz = want > CHUNK ? want : CHUNK;
 
-		nc = realloc(b->chunks, (b->nchunks + 1) * sizeof(*nc));
-		if (nc == NULL)
+		if (array_grow(&b->chunks, &b->capchunks, b->nchunks + 1,
+		    sizeof(*b->chunks)) != 0)
 			return NULL;
-		b->chunks = nc;
 		if ((p = malloc(sz)) == NULL)
 			return NULL;
 		b->chunks[b->nchunks++] = p;
@@ -327,15 +285,9 @@ gsym_builder_str(struct gsym_builder *b, const char *s, size_t len, int copy)
 			return b->strhash[j] - 1;
 		j = (j + 1) & (b->strhcap - 1);
 	}
-	if (b->nstrs == b->capstrs) {
-		size_t ncap = b->capstrs ? b->capstrs * 2 : 1024;
-		struct str *ns = realloc(b->strs, ncap * sizeof(*ns));
-
-		if (ns == NULL)
-			return UINT32_MAX;
-		b->strs = ns;
-		b->capstrs = ncap;
-	}
+	if (array_grow(&b->strs, &b->capstrs, b->nstrs + 1,
+	    sizeof(*b->strs)) != 0)
+		return UINT32_MAX;
 	if (b->nstrs >= UINT32_MAX - 1)
 		return UINT32_MAX;
 	if (copy && (s = copy_bytes(b, s, len)) == NULL)
@@ -378,15 +330,9 @@ gsym_builder_file(struct gsym_builder *b, const char *path)
 			return b->filehash[j] - 1;
 		j = (j + 1) & (b->filehcap - 1);
 	}
-	if (b->nfiles == b->capfiles) {
-		size_t ncap = b->capfiles * 2;
-		struct file *nf = realloc(b->files, ncap * sizeof(*nf));
-
-		if (nf == NULL)
-			return 0;
-		b->files = nf;
-		b->capfiles = ncap;
-	}
+	if (array_grow(&b->files, &b->capfiles, b->nfiles + 1,
+	    sizeof(*b->files)) != 0)
+		return 0;
 	id = (uint32_t)b->nfiles++;
 	b->files[id].dir = dir;
 	b->files[id].base = base;
@@ -435,7 +381,7 @@ gsym_builder_free(struct gsym_builder *b)
 	free(b->files);
 	free(b->filehash);
 	free(b->funcs);
-	free(b->arena.p);
+	buf_free(&b->arena);
 	free(b->text);
 	free(b);
 }
@@ -496,11 +442,10 @@ gsym_ranges_insert(uint64_t *r, size_t n, uint64_t start, uint64_t end)
 int
 gsym_builder_add_text(struct gsym_builder *b, uint64_t start, uint64_t end)
 {
-	uint64_t *nt = realloc(b->text, (b->ntext + 1) * 2 * sizeof(*nt));
-
-	if (nt == NULL)
+	/* {start, end} pairs: twice the elements. */
+	if (array_grow(&b->text, &b->captext, 2 * (b->ntext + 1),
+	    sizeof(*b->text)) != 0)
 		return -ENOMEM;
-	b->text = nt;
 	b->ntext = gsym_ranges_insert(b->text, b->ntext, start, end);
 	return 0;
 }
@@ -612,15 +557,9 @@ gsym_builder_add(struct gsym_builder *b, uint64_t start, uint64_t end,
 			return -EINVAL;
 		else
 			prev_addr = rows[i].addr;
-	if (b->nfuncs == b->capfuncs) {
-		size_t ncap = b->capfuncs ? b->capfuncs * 2 : 1024;
-		struct func *nf = realloc(b->funcs, ncap * sizeof(*nf));
-
-		if (nf == NULL)
-			return -ENOMEM;
-		b->funcs = nf;
-		b->capfuncs = ncap;
-	}
+	if (array_grow(&b->funcs, &b->capfuncs, b->nfuncs + 1,
+	    sizeof(*b->funcs)) != 0)
+		return -ENOMEM;
 	if (b->nfuncs >= UINT32_MAX)
 		return -EFBIG;
 	buf_uleb(&b->arena, nrows);
@@ -1143,7 +1082,7 @@ gsym_encode_lines(const struct gsym_row *rows, size_t nrows, uint64_t base,
 			rc = (int)b.len;
 		}
 	}
-	free(b.p);
+	buf_free(&b);
 	return rc;
 }
 
@@ -1179,15 +1118,9 @@ emit_func(struct gsym_builder *b, struct out *o, const struct func *f)
 	buf_fixed(&o->recs, f->end - f->start, 4, b->big);
 	buf_fixed(&o->recs, final_str(b, o, f->name), 4, b->big);
 	if (n > 0) {
-		if (n > o->caprows) {
-			struct gsym_row *nr = realloc(o->rows,
-			    n * sizeof(*nr));
-
-			if (nr == NULL)
-				return -ENOMEM;
-			o->rows = nr;
-			o->caprows = n;
-		}
+		if (array_grow(&o->rows, &o->caprows, n,
+		    sizeof(*o->rows)) != 0)
+			return -ENOMEM;
 		for (i = 0; i < n; i++) {
 			addr += get_uleb(&p);
 			o->rows[i].addr = addr;
@@ -1405,9 +1338,9 @@ gsym_builder_write(struct gsym_builder *b, gsym_sink_fn sink, void *ctx,
 out:
 	free(recoff);
 	free(head.p);
-	free(o.strtab.p);
-	free(o.filetab.p);
-	free(o.recs.p);
+	buf_free(&o.strtab);
+	buf_free(&o.filetab);
+	buf_free(&o.recs);
 	free(o.rows);
 	return rc;
 }

@@ -15,26 +15,23 @@
 
 #include <curl/curl.h>
 
+#include "base/clock.h"
+#include "base/hex.h"
 #include "client.h"
 #include "common/elfinfo.h"
+#include "common/kind.h"
 #include "common/webapi.h"
 
 #define BIG_FILE	(1024 * 1024)	/* progress bar above this size */
 #define IDHEX_MAX	(2 * ELFINFO_BUILDID_MAX + 1)
 #define URL_MAX		4096	/* the hub's URL, without /buildid/... */
 
-enum kind { K_DEBUGINFO, K_EXECUTABLE };
 enum phase { P_IDLE, P_HEAD, P_PUT };
-
-static const char *const kind_name[] = {
-	[K_DEBUGINFO] = "debuginfo",
-	[K_EXECUTABLE] = "executable",
-};
 
 struct item {
 	struct client		*c;
 	char			*path;
-	enum kind		 kind;
+	enum cache_kind		 kind;	/* DEBUGINFO or EXECUTABLE */
 	char			 id[IDHEX_MAX];
 	char			 fileid[33];	/* "" when none is sent */
 	uint32_t		 quality;	/* of the local file */
@@ -65,7 +62,7 @@ struct client {
 	int			 curl_init;
 	int			 drawn;		/* a progress line is on err */
 	char			 last_line[160];
-	struct timespec		 last_draw;
+	int64_t			 last_draw;	/* clock_ms() */
 };
 
 /* ---- reporting --------------------------------------------------------- */
@@ -99,7 +96,7 @@ static void
 report_item(struct item *it, int failure, const char *label,
     const char *detail)
 {
-	report(it->c, failure, label, kind_name[it->kind], it->id, it->path,
+	report(it->c, failure, label, kind_name(it->kind), it->id, it->path,
 	    detail);
 }
 
@@ -124,20 +121,16 @@ human(char *buf, size_t len, curl_off_t n)
 static void
 draw_bar(struct client *c, int now)
 {
-	struct timespec	 ts;
 	struct item	*first = NULL;
 	curl_off_t	 total = 0, sent = 0;
 	const char	*name;
 	char		 bar[31], a[32], b[32], line[sizeof(c->last_line)];
 	size_t		 i, k = 0, fill;
-	long		 ms;
+	int64_t		 ms = clock_ms();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ms = (ts.tv_sec - c->last_draw.tv_sec) * 1000 +
-	    (ts.tv_nsec - c->last_draw.tv_nsec) / 1000000;
-	if (!now && c->drawn && ms < 100)
+	if (!now && c->drawn && ms - c->last_draw < 100)
 		return;
-	c->last_draw = ts;
+	c->last_draw = ms;
 	for (i = 0; i < c->n; i++) {
 		if (c->items[i]->phase != P_PUT || !c->items[i]->bar)
 			continue;
@@ -262,7 +255,7 @@ client_free(struct client *c)
 }
 
 static int
-push(struct client *c, const char *path, enum kind kind,
+push(struct client *c, const char *path, enum cache_kind kind,
     const struct elfinfo *ei, const char *fileid)
 {
 	struct item	*it, **n;
@@ -281,7 +274,7 @@ push(struct client *c, const char *path, enum kind kind,
 	}
 	it->c = c;
 	it->kind = kind;
-	webapi_hex(ei->buildid, ei->buildid_len, it->id);
+	hex_encode(ei->buildid, ei->buildid_len, it->id);
 	snprintf(it->fileid, sizeof(it->fileid), "%s", fileid ? fileid : "");
 	it->quality = ei->quality;
 	it->seq = c->n;
@@ -306,7 +299,7 @@ inspect(const char *path, int nofollow, struct elfinfo *ei, char fileid[33])
 		return -errno;
 	if ((rc = elfinfo_read(fd, ei)) == 0 && ei->is_executable) {
 		if ((rc = elfinfo_fileid(fd, fid)) == 0)
-			webapi_hex(fid, sizeof(fid), fileid);
+			hex_encode(fid, sizeof(fid), fileid);
 	}
 	close(fd);
 	return rc;
@@ -346,8 +339,8 @@ client_add_pair(struct client *c, const char *exe, const char *dbg,
 			snprintf(msg, msglen, "%s: %s", dbg, errstr(rc));
 			return rc;
 		}
-		webapi_hex(ee.buildid, ee.buildid_len, a);
-		webapi_hex(de.buildid, de.buildid_len, b);
+		hex_encode(ee.buildid, ee.buildid_len, a);
+		hex_encode(de.buildid, de.buildid_len, b);
 		if (de.buildid_len == 0) {
 			snprintf(msg, msglen, "%s: no GNU build-id note "
 			    "(%s has %s)", dbg, exe, a);
@@ -367,16 +360,16 @@ client_add_pair(struct client *c, const char *exe, const char *dbg,
 	/* Both carry the deployed file's FileID: that is what a profiler
 	 * sees on the host, whichever file it then asks for. */
 	if (has_symbols(de.quality)) {
-		if ((rc = push(c, dpath, K_DEBUGINFO, &de, efid)) < 0)
+		if ((rc = push(c, dpath, CACHE_DEBUGINFO, &de, efid)) < 0)
 			goto nomem;
 	} else {
-		webapi_hex(ee.buildid, ee.buildid_len, a);
-		report(c, 0, "skipped", kind_name[K_DEBUGINFO], a, exe,
+		hex_encode(ee.buildid, ee.buildid_len, a);
+		report(c, 0, "skipped", kind_name(CACHE_DEBUGINFO), a, exe,
 		    "no DWARF and no symbol table (give the unstripped file "
 		    "with -d)");
 		c->counts.skipped++;
 	}
-	if ((rc = push(c, exe, K_EXECUTABLE, &ee, efid)) < 0)
+	if ((rc = push(c, exe, CACHE_EXECUTABLE, &ee, efid)) < 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -409,17 +402,17 @@ add_file(struct client *c, const char *path, int nofollow)
 	/* Without -e there is no telling which file was deployed: a file
 	 * with code sends its own FileID, a debug file none. */
 	if (has_symbols(ei.quality)) {
-		if ((rc = push(c, path, K_DEBUGINFO, &ei, fid)) < 0)
+		if ((rc = push(c, path, CACHE_DEBUGINFO, &ei, fid)) < 0)
 			return rc;
 		any = 1;
 	}
 	if (ei.is_executable) {
-		if ((rc = push(c, path, K_EXECUTABLE, &ei, fid)) < 0)
+		if ((rc = push(c, path, CACHE_EXECUTABLE, &ei, fid)) < 0)
 			return rc;
 		any = 1;
 	}
 	if (!any) {
-		webapi_hex(ei.buildid, ei.buildid_len, id);
+		hex_encode(ei.buildid, ei.buildid_len, id);
 		report(c, 0, "skipped", "-", id, path, "no code, no DWARF and "
 		    "no symbol table");
 		c->counts.skipped++;
@@ -544,36 +537,6 @@ dedup(struct client *c)
 
 /* ---- transfers --------------------------------------------------------- */
 
-/* "debug_info,symtab" back to ELFINFO_Q_* bits; unknown names count 0. */
-static uint32_t
-parse_quality(const char *s)
-{
-	static const struct {
-		const char	*name;
-		uint32_t	 bit;
-	} names[] = {
-		{ "debug_info", ELFINFO_Q_DEBUG_INFO },
-		{ "debug_line", ELFINFO_Q_DEBUG_LINE },
-		{ "symtab", ELFINFO_Q_SYMTAB },
-		{ "dynsym", ELFINFO_Q_DYNSYM },
-		{ "gopclntab", ELFINFO_Q_GOPCLNTAB },
-		{ "compressed", ELFINFO_Q_COMPRESSED },
-	};
-	uint32_t	q = 0;
-	size_t		i, len;
-
-	while (*s) {
-		s += strspn(s, " \t,");
-		len = strcspn(s, " \t,");
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (strlen(names[i].name) == len &&
-			    strncmp(s, names[i].name, len) == 0)
-				q |= names[i].bit;
-		s += len;
-	}
-	return q;
-}
-
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)
 {
@@ -689,7 +652,7 @@ start_head(struct item *it)
 	int	rc;
 
 	snprintf(url, sizeof(url), "%s/buildid/%s/%s", it->c->url, it->id,
-	    kind_name[it->kind]);
+	    kind_name(it->kind));
 	if ((rc = prepare(it, url)) < 0)
 		return rc;
 	curl_easy_setopt(it->easy, CURLOPT_NOBODY, 1L);
@@ -710,7 +673,7 @@ start_put(struct item *it)
 	int			 rc;
 
 	snprintf(url, sizeof(url), "%s/buildid/%s/%s%s", c->url, it->id,
-	    kind_name[it->kind], c->o.force ? "?force=1" : "");
+	    kind_name(it->kind), c->o.force ? "?force=1" : "");
 	if ((rc = prepare(it, url)) < 0)
 		return rc;
 	if (it->fileid[0] != '\0') {
@@ -849,7 +812,7 @@ finished(struct item *it, CURLcode res)
 	if (phase == P_HEAD) {
 		/* Anything but a definite 200 (404, or a hub without HEAD)
 		 * leaves the decision to the PUT. */
-		if (code == 200 && elfinfo_score(parse_quality(it->squal)) >=
+		if (code == 200 && elfinfo_score(elfinfo_quality_parse(it->squal)) >=
 		    elfinfo_score(it->quality)) {
 			snprintf(buf, sizeof(buf), "already there (%s)",
 			    it->squal[0] ? it->squal : "none");

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "cache/cache.h"
 #include "cmd_store.h"
 
@@ -20,13 +21,11 @@ usage(void)
 	return 2;
 }
 
+/* Seconds on the monotonic clock, for the times reported. */
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_us() / 1e6;
 }
 
 static int

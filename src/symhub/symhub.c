@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "client.h"
 #include "cmd_gsym.h"
 #include "cmd_store.h"
@@ -309,7 +310,7 @@ one(const char *cmd, const char *path, int many)
 	if (strcmp(cmd, "fileid") == 0) {
 		if ((rc = elfinfo_fileid(fd, fid)) < 0)
 			goto fail;
-		webapi_hex(fid, sizeof(fid), hex);
+		hex_encode(fid, sizeof(fid), hex);
 		printf(many ? "%s  %s\n" : "%s\n", hex, path);
 		close(fd);
 		return 0;
@@ -323,17 +324,17 @@ one(const char *cmd, const char *path, int many)
 			close(fd);
 			return 1;
 		}
-		webapi_hex(ei.buildid, ei.buildid_len, hex);
+		hex_encode(ei.buildid, ei.buildid_len, hex);
 		printf(many ? "%s  %s\n" : "%s\n", hex, path);
 		close(fd);
 		return 0;
 	}
 	printf("file: %s\n", path);
-	webapi_hex(ei.buildid, ei.buildid_len, hex);
+	hex_encode(ei.buildid, ei.buildid_len, hex);
 	printf("buildid: %s\n", ei.buildid_len ? hex : "(none)");
 	if ((rc = elfinfo_fileid(fd, fid)) < 0)
 		goto fail;
-	webapi_hex(fid, sizeof(fid), hex);
+	hex_encode(fid, sizeof(fid), hex);
 	printf("fileid: %s\n", hex);
 	printf("kind:%s%s%s\n", ei.is_executable ? " executable" : "",
 	    ei.is_debuginfo ? " debuginfo" : "",

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "cache/cache.h"
+#include "common/kind.h"
 #include "config.h"
 
 enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
@@ -175,12 +177,9 @@ parse_num(const char *s, uint64_t *out)
 static int
 list_add(struct strlist *l, const char *s)
 {
-	char **v;
-
-	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL)
+	if (array_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0)
 		return -ENOMEM;
-	l->v = v;
-	if ((v[l->n] = strdup(s)) == NULL)
+	if ((l->v[l->n] = strdup(s)) == NULL)
 		return -ENOMEM;
 	l->n++;
 	return 0;
@@ -195,7 +194,7 @@ strlist_free(struct strlist *l)
 		free(l->v[i]);
 	free(l->v);
 	l->v = NULL;
-	l->n = 0;
+	l->n = l->cap = 0;
 }
 
 /* Set option o from text; "where" names the source for diagnostics. */
@@ -426,9 +425,9 @@ config_parse_ttls(const char *s, int64_t **out, size_t *n)
 {
 	const char	*p = s;
 	char		*end;
-	int64_t		*v = NULL, *nv;
+	int64_t		*v = NULL;
 	long long	 x;
-	size_t		 cnt = 0;
+	size_t		 cnt = 0, cap = 0;
 
 	*out = NULL;
 	*n = 0;
@@ -440,11 +439,10 @@ config_parse_ttls(const char *s, int64_t **out, size_t *n)
 			free(v);
 			return -EINVAL;
 		}
-		if ((nv = realloc(v, (cnt + 1) * sizeof(*v))) == NULL) {
+		if (array_grow(&v, &cap, cnt + 1, sizeof(*v)) != 0) {
 			free(v);
 			return -ENOMEM;
 		}
-		v = nv;
 		v[cnt++] = x;
 		if (*end == '\0')
 			break;
@@ -481,27 +479,16 @@ setstr(char **dst, const char *val)
 static int
 parse_kinds(const char *v, unsigned *out)
 {
-	static const struct {
-		const char	*name;
-		unsigned	 kind;
-	} kinds[] = {
-		{ "debuginfo", CACHE_DEBUGINFO },
-		{ "executable", CACHE_EXECUTABLE },
-		{ "source", CACHE_SOURCE },
-		{ "section", CACHE_SECTION },
-	};
-	size_t	i, n;
+	enum cache_kind	k;
+	size_t		n;
 
 	*out = 0;
 	while (*v != '\0') {
 		n = strcspn(v, ",");
-		for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (strlen(kinds[i].name) == n &&
-			    strncmp(v, kinds[i].name, n) == 0)
-				break;
-		if (i == sizeof(kinds) / sizeof(kinds[0]))
+		/* Upstreams serve what the protocol has: no GSYM. */
+		if (kind_parse(v, n, &k) < 0 || k == CACHE_GSYM)
 			return -EINVAL;
-		*out |= 1u << kinds[i].kind;
+		*out |= 1u << k;
 		v += n + (v[n] == ',');
 	}
 	return *out ? 0 : -EINVAL;

@@ -11,7 +11,7 @@
 
 struct strlist {
 	char	**v;
-	size_t	  n;
+	size_t	  n, cap;
 };
 
 struct config {

@@ -19,7 +19,10 @@
 
 #include <curl/curl.h>
 
+#include "base/clock.h"
+#include "base/hex.h"
 #include "common/elfinfo.h"
+#include "common/kind.h"
 #include "common/webapi.h"
 #include "fetch.h"
 #include "log.h"
@@ -156,27 +159,6 @@ struct fetch {
 #define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
 #define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *
-kind_name(enum cache_kind k)
-{
-	switch (k) {
-	case CACHE_DEBUGINFO:	return "debuginfo";
-	case CACHE_EXECUTABLE:	return "executable";
-	case CACHE_SOURCE:	return "source";
-	case CACHE_SECTION:	return "section";
-	case CACHE_GSYM:	return "gsym";
-	}
-	return "?";
-}
 
 /*
  * Upstreams.
@@ -255,7 +237,7 @@ breaker_result(struct fetch *f, struct upstream *u, int transport_failure)
 			log_warnx("upstream %s: %u failures in a row, skipping "
 			    "it for %" PRId64 " s", u->spec.name, u->fails,
 			    f->breaker_cooldown_ms / 1000);
-		u->open_until = now_ms() + f->breaker_cooldown_ms;
+		u->open_until = clock_ms() + f->breaker_cooldown_ms;
 		atomic_store(&u->state, 1);
 	}
 }
@@ -318,7 +300,7 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 	char		*v;
 
 	if (!a->got_header) {
-		uint64_t	ms = (uint64_t)(now_ms() - a->started);
+		uint64_t	ms = (uint64_t)(clock_ms() - a->started);
 		size_t		i;
 
 		a->got_header = 1;
@@ -520,7 +502,7 @@ attempt_start(struct fetch *f, struct attempt *a)
 	if (max)
 		curl_easy_setopt(a->easy, CURLOPT_MAXFILESIZE_LARGE,
 		    (curl_off_t)max);
-	a->started = now_ms();
+	a->started = clock_ms();
 	a->state = A_RUNNING;
 	if (curl_multi_add_handle(f->multi, a->easy) != CURLM_OK)
 		return -EIO;
@@ -716,7 +698,7 @@ static int
 store_wait(struct fetch *f, const struct job *j)
 {
 	struct timespec	ts;
-	int64_t		now = now_ms(), quiet, age, wait;
+	int64_t		now = clock_ms(), quiet, age, wait;
 
 	quiet = now - atomic_load(&f->last_job_ms);
 	age = now - j->committed_ms;
@@ -725,13 +707,7 @@ store_wait(struct fetch *f, const struct job *j)
 	wait = STORE_QUIET_MS - quiet;
 	if (STORE_DELAY_MAX_MS - age < wait)
 		wait = STORE_DELAY_MAX_MS - age;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += wait / 1000;
-	ts.tv_nsec += (wait % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	ts = clock_deadline(wait);
 	(void)pthread_cond_timedwait(&f->scv, &f->smu, &ts);
 	return 1;
 }
@@ -796,7 +772,7 @@ commit(struct fetch *f, struct job *j, const struct cache_record *rec)
 		return;
 	}
 	j->committing = 1;
-	j->committed_ms = now_ms();
+	j->committed_ms = clock_ms();
 	j->cnext = f->squeue;
 	f->squeue = j;
 	f->squeue_n++;
@@ -986,7 +962,7 @@ static void
 job_start(struct fetch *f, struct job *j)
 {
 	struct cache_record	rec;
-	int64_t			now = now_ms();
+	int64_t			now = clock_ms();
 	size_t			i, n = 0;
 	int			rc;
 
@@ -1081,7 +1057,7 @@ static int64_t
 check_deadlines(struct fetch *f)
 {
 	struct job	*j, *next;
-	int64_t		 now = now_ms(), soonest = 1000, left;
+	int64_t		 now = clock_ms(), soonest = 1000, left;
 	size_t		 i;
 
 	for (j = f->jobs; j != NULL; j = next) {
@@ -1300,7 +1276,7 @@ fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
 		rc = -errno;
 		goto out;
 	}
-	webapi_hex(rnd, sizeof(rnd), f->via);
+	hex_encode(rnd, sizeof(rnd), f->via);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (f->multi = curl_multi_init()) == NULL) {
 		rc = -ENOMEM;

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "base/hex.h"
 #include "gsym/gsym_dwarf.h"
 #include "gsym/gsym_write.h"
 #include "gsymsvc.h"
@@ -109,19 +111,13 @@ struct gsymsvc {
 
 /* ---- conversions ---- */
 
-static int64_t
-now_s(void)
-{
-	return (int64_t)time(NULL);
-}
-
 static int
 parent_of(struct gsymsvc *s, const unsigned char *id, size_t idlen,
     enum cache_kind kind, struct cache_record *rec)
 {
 	struct cache_key k = { kind, id, idlen, NULL };
 
-	return cache_get(s->c, &k, now_s(), rec);
+	return cache_get(s->c, &k, clock_wall_s(), rec);
 }
 
 struct sink {
@@ -172,7 +168,7 @@ unstored_find(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 		if (u->fd < 0 || u->idlen != idlen ||
 		    memcmp(u->id, id, idlen) != 0)
 			continue;
-		if (now_s() - u->made >= UNSTORED_TTL || now_s() < u->made) {
+		if (clock_wall_s() - u->made >= UNSTORED_TTL || clock_wall_s() < u->made) {
 			unstored_clear(s, u);
 			return NULL;
 		}
@@ -229,7 +225,7 @@ convert_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	memcpy(u->id, id, idlen);
 	u->idlen = idlen;
 	u->parent = parent;
-	u->made = now_s();
+	u->made = clock_wall_s();
 	u->fd = mfd;
 	u->size = (uint64_t)st.st_size;
 	u->f = f;		/* the entry's reference */
@@ -301,7 +297,7 @@ convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 		memset(&rec, 0, sizeof(rec));
 		rec.flags = CACHE_F_DERIVED;
 		rec.parent = parent;
-		rec.stored = now_s();
+		rec.stored = clock_wall_s();
 		rec.last_modified = rec.stored;
 		rec.origin = "gsym";
 		k.rc = rc = cache_put_blob(s->c, k.b, &key, &rec, NULL);
@@ -330,9 +326,9 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 	struct unstored *u;
 	int rc, rc2;
 
-	if (cache_get(s->c, &key, now_s(), &rec) == 0) {
+	if (cache_get(s->c, &key, clock_wall_s(), &rec) == 0) {
 		int fresh = cache_derived_fresh(s->c, id, idlen, &rec,
-		    now_s());
+		    clock_wall_s());
 
 		cache_record_release(&rec);
 		if (fresh)
@@ -343,7 +339,7 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 	memset(&rec, 0, sizeof(rec));
 	rec.parent = u != NULL ? u->parent : 0;
 	pthread_mutex_unlock(&s->mu);
-	if (u != NULL && cache_derived_fresh(s->c, id, idlen, &rec, now_s()))
+	if (u != NULL && cache_derived_fresh(s->c, id, idlen, &rec, clock_wall_s()))
 		return 0;
 	rc = convert_from(s, id, idlen, CACHE_DEBUGINFO);
 	if (rc == -ENOENT || rc == -ENODATA) {
@@ -355,20 +351,6 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 	return rc;
 }
 
-/* The build-id in hex, for a log line. */
-static void
-idhex(const unsigned char *id, size_t idlen, char *buf, size_t cap)
-{
-	static const char x[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < idlen && 2 * i + 2 < cap; i++) {
-		buf[2 * i] = x[id[i] >> 4];
-		buf[2 * i + 1] = x[id[i] & 15];
-	}
-	buf[2 * i] = '\0';
-}
-
 static void *
 worker(void *arg)
 {
@@ -378,7 +360,7 @@ worker(void *arg)
 	for (;;) {
 		struct job *j, **pp;
 		struct waiter *w;
-		struct timespec t0, t1;
+		int64_t t0;
 		int rc;
 
 		for (j = s->jobs; j != NULL && j->running; j = j->next)
@@ -391,21 +373,20 @@ worker(void *arg)
 			break;
 		j->running = 1;
 		pthread_mutex_unlock(&s->mu);
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		t0 = clock_us();
 		rc = s->stop ? -ECANCELED : convert(s, j->id, j->idlen);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
+		t0 = clock_us() - t0;
 		if (rc < 0 && rc != -ENODATA && rc != -ENOENT &&
 		    rc != -ECANCELED) {
 			char hex[2 * CACHE_ID_MAX + 1];
 
-			idhex(j->id, j->idlen, hex, sizeof(hex));
+			hex_encode(j->id, j->idlen, hex);
 			log_warnx("gsym %s: cannot convert: %s", hex,
 			    rc == -ENOEXEC ? "not ELF, or its DWARF is "
 			    "corrupt" : strerror(-rc));
 		}
 		pthread_mutex_lock(&s->mu);
-		s->seconds += (double)(t1.tv_sec - t0.tv_sec) +
-		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		s->seconds += (double)t0 / 1e6;
 		if (rc == 0)
 			s->n_ok++;
 		else if (rc == -ENODATA)
@@ -642,7 +623,7 @@ gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 		rc = -errno;
 	}
 	pthread_mutex_unlock(&s->mu);
-	if (rc == 0 && !cache_derived_fresh(s->c, id, idlen, rec, now_s())) {
+	if (rc == 0 && !cache_derived_fresh(s->c, id, idlen, rec, clock_wall_s())) {
 		/* Its debuginfo changed since. */
 		if (gf != NULL)
 			gsymsvc_release(*gf);

@@ -36,6 +36,9 @@
 
 #include <microhttpd.h>
 
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/hex.h"
 #include "common/auth.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
@@ -94,7 +97,7 @@ static char nul_in_url;
 
 /* Per-request state, for the access log and the metrics. */
 struct req {
-	struct timespec		 t0;
+	int64_t			 t0;		/* clock_us() at the head */
 	int			 status;
 	uint64_t		 bytes;
 	enum metrics_type	 type;
@@ -111,9 +114,8 @@ struct req {
 	struct cache_record	 srec;		/* its strings in srec.mem */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
-	int			 post;		/* a POST: body in body/nbody */
-	char			*body;
-	size_t			 nbody, capbody;
+	int			 post;		/* a POST: its body, NUL after */
+	struct buf		 body;
 	int			 too_long;	/* body over the limit */
 	int			 busy;		/* over --post-buffer-max */
 	size_t			 held;		/* of h->buffered, ours */
@@ -122,12 +124,6 @@ struct req {
 	char			 method[8];
 	char			 url[];		/* as received, for the log */
 };
-
-static int64_t
-now_s(void)
-{
-	return (int64_t)time(NULL);
-}
 
 static enum MHD_Result
 queue(struct MHD_Connection *conn, struct req *r, int status,
@@ -210,7 +206,7 @@ add_headers(struct MHD_Response *resp, const struct cache_record *rec)
 		MHD_add_response_header(resp, "X-Symhub-Quality", buf);
 	}
 	t = (time_t)(rec->last_modified > 0 ? rec->last_modified :
-	    rec->stored > 0 ? rec->stored : now_s());
+	    rec->stored > 0 ? rec->stored : clock_wall_s());
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, buf);
@@ -453,7 +449,7 @@ send_fd(struct http *h, struct MHD_Connection *conn, struct req *r,
 	}
 	/* fd now owned by MHD */
 	add_headers(resp, rec);
-	cache_touch(h->c, key, rec, now_s());
+	cache_touch(h->c, key, rec, clock_wall_s());
 	return queue(conn, r, MHD_HTTP_OK, resp, rec->size, METRICS_R_FILE,
 	    r->fetches ? r->how_buf : "hit");
 }
@@ -470,7 +466,7 @@ lookup(struct http *h, const struct cache_key *key,
 	int rc, tries;
 
 	for (tries = 0; ; tries++) {
-		if ((rc = cache_get(h->c, key, now_s(), rec)) < 0)
+		if ((rc = cache_get(h->c, key, clock_wall_s(), rec)) < 0)
 			return rc;
 		if ((rc = cache_open_data(h->c, rec, fd)) == 0)
 			return 0;
@@ -490,43 +486,23 @@ lookup(struct http *h, const struct cache_key *key,
 	}
 }
 
-struct membuf {
-	unsigned char	*p;
-	size_t		 n, cap;
-};
-
 static int
 mem_sink(void *ctx, const void *buf, size_t len)
 {
-	struct membuf	*m = ctx;
-	unsigned char	*np;
-	size_t		 cap;
-
-	if (m->cap - m->n < len) {
-		cap = m->cap ? m->cap : 65536;
-		while (cap - m->n < len)
-			cap *= 2;
-		if ((np = realloc(m->p, cap)) == NULL)
-			return -ENOMEM;
-		m->p = np;
-		m->cap = cap;
-	}
-	memcpy(m->p + m->n, buf, len);
-	m->n += len;
-	return 0;
+	return buf_add(ctx, buf, len);
 }
 
 /* Store an extracted section as a derived blob; failure only costs the
  * next request another extraction, so it is logged and ignored. */
 static void
 store_section(struct http *h, const struct cache_key *key,
-    const struct cache_record *rec, const struct membuf *m)
+    const struct cache_record *rec, const struct buf *m)
 {
 	struct cache_blob	*b;
 	int			 rc;
 
 	if ((rc = cache_blob_create(h->c, &b)) == 0 &&
-	    (rc = cache_blob_write(b, m->p, m->n)) == 0) {
+	    (rc = cache_blob_write(b, m->p, m->len)) == 0) {
 		rc = cache_put_blob(h->c, b, key, rec, NULL);
 		b = NULL;	/* consumed */
 	}
@@ -593,19 +569,19 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 	struct MHD_Response	*resp;
 	struct cache_record	 rec, p;
 	struct cache_key	 pk = *key;
-	struct membuf		 m = { NULL, 0, 0 };
+	struct buf		 m = { 0 };
 	enum MHD_Result		 ret;
 	size_t			 i;
 	unsigned		 known = 0;
 	int			 fd, rc, found = 0, neg;
 
-	rc = cache_get(h->c, key, now_s(), &rec);
+	rc = cache_get(h->c, key, clock_wall_s(), &rec);
 	neg = rc == -ENODATA;
 	if (rc == 0) {
 		/* A section an upstream cut has no parent here to check. */
 		if ((!(rec.flags & CACHE_F_DERIVED) ||
 		    cache_derived_fresh(h->c, key->id, key->idlen, &rec,
-		    now_s())) &&
+		    clock_wall_s())) &&
 		    cache_open_data(h->c, &rec, &fd) == 0) {
 			ret = send_fd(h, conn, r, key, &rec, fd);
 			cache_record_release(&rec);
@@ -624,7 +600,7 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 			continue;
 		}
 		known |= 1u << pk.kind;
-		m.n = 0;
+		m.len = 0;
 		rc = elfinfo_section(fd, key->extra, mem_sink, &m);
 		close(fd);
 		if (rc == 0) {
@@ -632,13 +608,13 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 			memset(&rec, 0, sizeof(rec));
 			rec.flags = CACHE_F_DERIVED;
 			rec.parent = cache_fingerprint(&p);
-			rec.size = m.n;
+			rec.size = m.len;
 			rec.last_modified = p.last_modified;
-			rec.stored = now_s();
+			rec.stored = clock_wall_s();
 			rec.origin = p.origin;
 			rec.xfile = p.xfile;
 			rec.xarchive = p.xarchive;
-			if (m.n > 0)
+			if (m.len > 0)
 				store_section(h, key, &rec, &m);
 		} else if (rc != -ENOENT) {
 			log_warnx("section %s of %s: %s", key->extra,
@@ -648,7 +624,7 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 			cache_record_release(&p);
 	}
 	if (!found) {
-		free(m.p);
+		buf_free(&m);
 		if (known == 0 && neg && r->fetches == 0)
 			return text(conn, r, MHD_HTTP_NOT_FOUND,
 			    "no such section", METRICS_R_NEGATIVE, "negative");
@@ -658,15 +634,15 @@ serve_section(struct http *h, struct MHD_Connection *conn, struct req *r,
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "no such section",
 		    METRICS_R_NOTFOUND, "miss");
 	}
-	if (refuse(conn, r, m.n, &ret)) {
-		free(m.p);
+	if (refuse(conn, r, m.len, &ret)) {
+		buf_free(&m);
 		cache_record_release(&p);
 		return ret;
 	}
-	if ((resp = owned_buffer(m.p, m.n)) != NULL)
+	if ((resp = owned_buffer(m.p, m.len)) != NULL)
 		add_headers(resp, &rec);
 	cache_record_release(&p);
-	return queue(conn, r, MHD_HTTP_OK, resp, m.n, METRICS_R_SECTION,
+	return queue(conn, r, MHD_HTTP_OK, resp, m.len, METRICS_R_SECTION,
 	    "extracted");
 }
 
@@ -690,7 +666,7 @@ stored(struct http *h, const struct webapi_req *w, enum cache_kind kind)
 	struct cache_record	p;
 	struct cache_key	k = { kind, w->id, w->idlen, NULL };
 
-	if (cache_get(h->c, &k, now_s(), &p) != 0)
+	if (cache_get(h->c, &k, clock_wall_s(), &p) != 0)
 		return 0;
 	cache_record_release(&p);
 	return 1;
@@ -716,8 +692,8 @@ symbolize(struct http *h, struct MHD_Connection *conn, struct req *r,
 		return text(conn, r, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too many addresses", METRICS_R_ERROR, "symbolize");
 	}
-	n = symjson_parse(r->body ? r->body : "", r->nbody,
-	    h->cfg->symbolize_max, &addrs, &why);
+	n = symjson_parse(r->body.p ? (const char *)r->body.p : "",
+	    r->body.len, h->cfg->symbolize_max, &addrs, &why);
 	if (n < 0) {
 		gsymsvc_release(gf);
 		return text(conn, r, n == -E2BIG ? MHD_HTTP_CONTENT_TOO_LARGE :
@@ -767,12 +743,12 @@ serve_gsym(struct http *h, struct MHD_Connection *conn, struct req *r,
 	if (h->gs == NULL)
 		return text(conn, r, MHD_HTTP_NOT_FOUND, "GSYM is disabled",
 		    METRICS_R_NOTFOUND, "-");
-	if (cache_get(h->c, key, now_s(), &rec) == 0) {
+	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
 		struct gsymsvc_file	*gf = NULL;
 		enum MHD_Result		 ret;
 
 		rc = -ESTALE;
-		if (cache_derived_fresh(h->c, w->id, w->idlen, &rec, now_s()))
+		if (cache_derived_fresh(h->c, w->id, w->idlen, &rec, clock_wall_s()))
 			rc = w->symbolize ? gsymsvc_open(h->gs, &rec, &gf) :
 			    cache_open_data(h->c, &rec, &fd);
 		if (rc == 0 && w->symbolize) {
@@ -879,7 +855,7 @@ by_fileid(struct http *h, const struct webapi_req *w, struct webapi_req *out)
 	*out = *w;	/* shares out->extra with w: w frees it */
 	memcpy(out->id, id, idlen);
 	out->idlen = idlen;
-	webapi_hex(id, idlen, out->idhex);
+	hex_encode(id, idlen, out->idhex);
 	out->by_fileid = 0;
 	return 1;
 }
@@ -956,9 +932,9 @@ serve_buildid(struct http *h, struct MHD_Connection *conn, struct req *r,
 	 */
 	if (rc == 0 && key.kind == CACHE_DEBUGINFO && h->f != NULL &&
 	    !(rec.quality & ELFINFO_Q_DEBUG_INFO) && r->fetches == 0 &&
-	    cache_checked(h->c, &key, now_s()) == 0 &&
+	    cache_checked(h->c, &key, clock_wall_s()) == 0 &&
 	    cache_mark_checked(h->c, &key,
-	    now_s() + fetch_negative_ttl(h->f)) == 0) {
+	    clock_wall_s() + fetch_negative_ttl(h->f)) == 0) {
 		close(fd);
 		cache_record_release(&rec);
 		if (ask_upstream(h, conn, r, &key, w->idhex, NULL, 0, 1))
@@ -1340,7 +1316,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 
 		if ((r = calloc(1, sizeof(*r) + strlen(url) + 1)) == NULL)
 			return MHD_NO;
-		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+		r->t0 = clock_us();
 		r->sfd = -1;
 		snprintf(r->method, sizeof(r->method), "%s", method);
 		memcpy(r->url, url, strlen(url) + 1);
@@ -1372,26 +1348,16 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 		/* A /symbolize body: kept up to about 40 bytes an address. */
 		size_t max = (size_t)h->cfg->symbolize_max * 40 + 4096;
 
-		if (!r->too_long && r->nbody + *upload_size > max) {
+		if (!r->too_long && r->body.len + *upload_size > max) {
 			r->too_long = 1;
 		} else if (!r->too_long && !r->busy && !hold(h, r,
 		    *upload_size)) {
 			r->busy = 1;	/* answered 503 once it is in */
 		} else if (!r->too_long && !r->busy) {
-			if (r->capbody - r->nbody < *upload_size + 1) {
-				size_t cap = r->capbody ? r->capbody : 65536;
-				char *nb;
-
-				while (cap - r->nbody < *upload_size + 1)
-					cap *= 2;
-				if ((nb = realloc(r->body, cap)) == NULL)
-					return MHD_NO;
-				r->body = nb;
-				r->capbody = cap;
-			}
-			memcpy(r->body + r->nbody, upload_data, *upload_size);
-			r->nbody += *upload_size;
-			r->body[r->nbody] = '\0';
+			if (buf_reserve(&r->body, *upload_size + 1) != 0)
+				return MHD_NO;
+			buf_add(&r->body, upload_data, *upload_size);
+			r->body.p[r->body.len] = '\0';
 		}
 		*upload_size = 0;
 		return MHD_YES;
@@ -1456,7 +1422,6 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
 	struct req			*r = *con_cls;
-	struct timespec			 t1;
 	char				 peer[NI_MAXHOST] = "-";
 	uint64_t			 usec;
 
@@ -1476,13 +1441,11 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->held > 0)
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
-	free(r->body);
+	buf_free(&r->body);
 	if (r->sfd >= 0)
 		close(r->sfd);
 	cache_record_release(&r->srec);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	usec = (uint64_t)((t1.tv_sec - r->t0.tv_sec) * 1000000 +
-	    (t1.tv_nsec - r->t0.tv_nsec) / 1000);
+	usec = (uint64_t)(clock_us() - r->t0);
 	peer_addr(conn, peer, sizeof(peer));
 	if (r->reset) {
 		metrics_response(0, r->type, r->result, 0, usec);
@@ -1555,15 +1518,6 @@ parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
 	return 0;
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*
  * --connections are taken and one more arrives: shut down the connection
  * that has waited longest for a request head (idle or trickling), so that
@@ -1602,7 +1556,7 @@ notify_conn(void *cls, struct MHD_Connection *conn, void **socket_context,
 			return;
 		cc->fd = ci->connect_fd;
 		cc->in_head = 1;
-		cc->since = mono_ms();
+		cc->since = clock_coarse_ms();
 		pthread_mutex_lock(&h->cmu);
 		/* The budget is ours: libmicrohttpd's own limit (twice
 		 * it) is never met, so no newcomer is turned away. */
@@ -1647,7 +1601,7 @@ head_state(struct http *h, struct MHD_Connection *conn, int done)
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 	if (ci == NULL || (cc = ci->socket_context) == NULL)
 		return;
-	__atomic_store_n(&cc->since, mono_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&cc->since, clock_coarse_ms(), __ATOMIC_RELAXED);
 	__atomic_store_n(&cc->in_head, !done, __ATOMIC_RELEASE);
 }
 
@@ -1668,8 +1622,7 @@ guard(void *arg)
 
 	pthread_mutex_lock(&h->cmu);
 	while (!h->stopping) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
+		until = clock_deadline(1000);
 		pthread_cond_timedwait(&h->ccv, &h->cmu, &until);
 		if (h->stopping)
 			break;
@@ -1679,7 +1632,7 @@ guard(void *arg)
 			limit = limit < 1000 ? limit : 1000;
 		if (limit <= 0)
 			continue;
-		now = mono_ms();
+		now = clock_coarse_ms();
 		for (cc = h->conns; cc != NULL; cc = cc->next) {
 			if (!__atomic_load_n(&cc->in_head, __ATOMIC_ACQUIRE) ||
 			    cc->cut || now - __atomic_load_n(&cc->since,

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "log.h"
 
 static const char	*prog = "symhub";
@@ -75,8 +76,7 @@ log_verbose(void)
 static void
 escape(char *line, size_t cap, size_t *n, const char *src)
 {
-	static const char	 hex[] = "0123456789abcdef";
-	const unsigned char	*p;
+	const unsigned char *p;
 
 	for (p = (const unsigned char *)src; *p && *n + 4 < cap; p++) {
 		if (*p >= 0x20 && *p != 0x7f && *p != '\\') {
@@ -85,8 +85,8 @@ escape(char *line, size_t cap, size_t *n, const char *src)
 		}
 		line[(*n)++] = '\\';
 		line[(*n)++] = 'x';
-		line[(*n)++] = hex[*p >> 4];
-		line[(*n)++] = hex[*p & 15];
+		line[(*n)++] = hex_digits[*p >> 4];
+		line[(*n)++] = hex_digits[*p & 15];
 	}
 }
 

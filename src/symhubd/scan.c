@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
+#include "base/clock.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
 #include "log.h"
@@ -43,12 +45,6 @@ struct pass {
 
 static __thread struct pass *cur;
 
-static int64_t
-now_s(void)
-{
-	return (int64_t)time(NULL);
-}
-
 static void
 ident(const struct stat *st, struct cache_file *f)
 {
@@ -67,6 +63,7 @@ resolve(const struct strlist *in, struct strlist *out, const char *what)
 
 	if ((out->v = calloc(in->n + 1, sizeof(*out->v))) == NULL)
 		return -ENOMEM;
+	out->cap = in->n + 1;
 	for (i = 0; i < in->n; i++) {
 		if ((r = realpath(in->v[i], NULL)) == NULL) {
 			/* Keep it: it may appear later; each pass retries. */
@@ -145,17 +142,13 @@ struct keyset {
 static int
 keyset_add(struct keyset *ks, const struct cache_key *k, const char *extra)
 {
-	void *p;
+	size_t capk = ks->cap, capx = ks->cap;
 
-	if (ks->n == ks->cap) {
-		ks->cap = ks->cap ? ks->cap * 2 : 8;
-		if ((p = realloc(ks->k, ks->cap * sizeof(*ks->k))) == NULL)
-			return -ENOMEM;
-		ks->k = p;
-		if ((p = realloc(ks->extra, ks->cap * sizeof(char *))) == NULL)
-			return -ENOMEM;
-		ks->extra = p;
-	}
+	/* Both arrays grow alike: one capacity stands for them. */
+	if (array_grow(&ks->k, &capk, ks->n + 1, sizeof(*ks->k)) != 0 ||
+	    array_grow(&ks->extra, &capx, ks->n + 1, sizeof(*ks->extra)) != 0)
+		return -ENOMEM;
+	ks->cap = capk;
 	ks->k[ks->n] = *k;
 	ks->extra[ks->n] = NULL;
 	if (extra != NULL) {
@@ -212,7 +205,7 @@ add_source(void *ctx, const char *name)
 		rec.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 		    st.st_mtim.tv_nsec;
 		rec.last_modified = st.st_mtim.tv_sec;
-		rec.stored = now_s();
+		rec.stored = clock_wall_s();
 		rec.path = real;
 		rec.origin = "scan";
 		rec.xfile = canon;
@@ -245,7 +238,7 @@ keep_existing(struct scan *s, const struct cache_key *key, const char *path,
 	unsigned		old, new;
 	int			fd, keep;
 
-	if (cache_get(s->c, key, now_s(), &rec) != 0)
+	if (cache_get(s->c, key, clock_wall_s(), &rec) != 0)
 		return 0;
 	old = elfinfo_score(rec.quality);
 	new = elfinfo_score(quality);
@@ -309,7 +302,7 @@ index_file(struct scan *s, const char *path)
 	rec.ino = f.ino;
 	rec.mtime_ns = f.mtime_ns;
 	rec.last_modified = st.st_mtim.tv_sec;
-	rec.stored = now_s();
+	rec.stored = clock_wall_s();
 	rec.path = path;
 	rec.origin = "scan";
 	rec.xfile = path;
@@ -349,7 +342,6 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	struct pass		*p = cur;
 	struct cache_file	 old, now;
-	char			**v;
 
 	if (flag == FTW_DNR) {
 		log_warnx("skipping unreadable directory %s", path);
@@ -357,12 +349,9 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	}
 	if (flag != FTW_F || !S_ISREG(st->st_mode))
 		return 0;
-	if (p->nseen == p->cap) {
-		p->cap = p->cap ? p->cap * 2 : 1024;
-		if ((v = realloc(p->seen, p->cap * sizeof(*v))) == NULL)
-			return -1;
-		p->seen = v;
-	}
+	if (array_grow(&p->seen, &p->cap, p->nseen + 1,
+	    sizeof(*p->seen)) != 0)
+		return -1;
 	if ((p->seen[p->nseen] = strdup(path)) == NULL)
 		return -1;
 	p->nseen++;
@@ -422,20 +411,18 @@ pass_once(struct scan *s, int force, int *forgotten)
 int
 scan_pass(struct scan *s, int force)
 {
-	struct timespec	t0, t1;
-	int		rc, forgotten, n;
+	int64_t	t0;
+	int	rc, forgotten, n;
 
 	pthread_mutex_lock(&s->pass_mu);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = clock_us();
 	rc = pass_once(s, force, &forgotten);
 	/* A vanished file may have been the one serving a key that another
 	 * file also provides: read everything again so that one takes over. */
 	if (rc >= 0 && forgotten > 0 && !force &&
 	    (n = pass_once(s, 1, &forgotten)) >= 0)
 		rc += n;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	metrics_scan_pass((double)(t1.tv_sec - t0.tv_sec) +
-	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	metrics_scan_pass((double)(clock_us() - t0) / 1e6);
 	pthread_mutex_unlock(&s->pass_mu);
 	return rc;
 }
@@ -449,8 +436,7 @@ run(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)s->interval;
+		until = clock_deadline((int64_t)s->interval * 1000);
 		while (!s->stop && !s->triggered) {
 			if (s->interval == 0)
 				pthread_cond_wait(&s->cv, &s->mu);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
+#include "base/clock.h"
 #include "cache/cache.h"
 #include "common/auth.h"
 #include "common/elfinfo.h"
@@ -74,8 +75,7 @@ maintain(void *arg)
 
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += FLUSH_INTERVAL;
+		until = clock_deadline(FLUSH_INTERVAL * 1000);
 		pthread_cond_timedwait(&m->cv, &m->mu, &until);
 		if (m->stop)
 			break;

@@ -12,13 +12,15 @@
 
 #include <json-c/json.h>
 
+#include "base/buf.h"
+#include "base/hex.h"
 #include "symjson.h"
 
 long
 symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
     const char **why)
 {
-	uint64_t	*a = NULL, *na;
+	uint64_t	*a = NULL;
 	size_t		 n = 0, cap = 0, i = 0;
 	long		 rc = -EINVAL;
 	json_object	*arr = NULL;
@@ -113,12 +115,8 @@ symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
 			memcpy(tmp, s, l);
 			tmp[l] = '\0';
 			errno = 0;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 1024;
-				if ((na = realloc(a, cap * sizeof(*a))) == NULL)
-					goto nomem;
-				a = na;
-			}
+			if (array_grow(&a, &cap, n + 1, sizeof(*a)) != 0)
+				goto nomem;
 			a[n] = strtoull(tmp, &end, 16);
 			if (*end != '\0' || errno != 0 || tmp[0] == '-' ||
 			    tmp[0] == '+') {
@@ -151,11 +149,6 @@ struct esc {
 	size_t		 off, len;	/* in the arena, quotes included */
 };
 
-struct buf {
-	char		*p;
-	size_t		 n, cap;
-};
-
 struct symjson {
 	struct buf	 out;		/* the answer */
 	struct buf	 arena;		/* escaped strings */
@@ -166,38 +159,7 @@ struct symjson {
 	size_t		 nresults;
 };
 
-static int
-reserve(struct buf *b, size_t len)
-{
-	char	*np;
-	size_t	 cap;
-
-	if (b->cap - b->n >= len)
-		return 0;
-	cap = b->cap ? b->cap : 4096;
-	while (cap - b->n < len) {
-		if (cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		cap *= 2;
-	}
-	if ((np = realloc(b->p, cap)) == NULL)
-		return -ENOMEM;
-	b->p = np;
-	b->cap = cap;
-	return 0;
-}
-
-static int
-put(struct buf *b, const void *s, size_t len)
-{
-	if (reserve(b, len) != 0)
-		return -ENOMEM;
-	memcpy(b->p + b->n, s, len);
-	b->n += len;
-	return 0;
-}
-
-#define PUTS(b, lit)	put((b), (lit), sizeof(lit) - 1)
+#define PUTS(b, lit)	buf_add((b), (lit), sizeof(lit) - 1)
 
 static int
 put_u64(struct buf *b, uint64_t v)
@@ -207,21 +169,20 @@ put_u64(struct buf *b, uint64_t v)
 	do
 		*--s = (char)('0' + v % 10);
 	while ((v /= 10) != 0);
-	return put(b, s, (size_t)(e - s));
+	return buf_add(b, s, (size_t)(e - s));
 }
 
 static int
 put_hex(struct buf *b, uint64_t v)
 {
-	static const char	 x[] = "0123456789abcdef";
-	char			 d[18], *e = d + sizeof(d), *s = e;
+	char	 d[18], *e = d + sizeof(d), *s = e;
 
 	do
-		*--s = x[v & 15];
+		*--s = hex_digits[v & 15];
 	while ((v >>= 4) != 0);
 	*--s = 'x';
 	*--s = '0';
-	return put(b, s, (size_t)(e - s));
+	return buf_add(b, s, (size_t)(e - s));
 }
 
 static size_t
@@ -269,20 +230,20 @@ put_string(struct symjson *j, const char *a, const char *b)
 	k = esc_hash(a, b) & (j->cap - 1);
 	for (e = &j->tab[k]; e->a != NULL; e = &j->tab[k]) {
 		if (e->a == a && e->b == b)
-			return put(&j->out, j->arena.p + e->off, e->len);
+			return buf_add(&j->out, j->arena.p + e->off, e->len);
 		k = (k + 1) & (j->cap - 1);
 	}
 	len = strlen(a);
 	if (b != NULL) {
 		la = len;
-		j->tmp.n = 0;
-		if (la > 0 && (put(&j->tmp, a, la) != 0 ||
+		j->tmp.len = 0;
+		if (la > 0 && (buf_add(&j->tmp, a, la) != 0 ||
 		    PUTS(&j->tmp, "/") != 0))
 			return -ENOMEM;
-		if (put(&j->tmp, b, strlen(b)) != 0)
+		if (buf_add(&j->tmp, b, strlen(b)) != 0)
 			return -ENOMEM;
-		s = j->tmp.p;
-		len = j->tmp.n;
+		s = (const char *)j->tmp.p;
+		len = j->tmp.len;
 	}
 	if (len > INT32_MAX ||
 	    json_object_set_string_len(j->str, s, (int)len) == 0 ||
@@ -292,12 +253,12 @@ put_string(struct symjson *j, const char *a, const char *b)
 		return -ENOMEM;
 	e->a = a;
 	e->b = b;
-	e->off = j->arena.n;
+	e->off = j->arena.len;
 	e->len = len;
 	j->used++;
-	if (put(&j->arena, js, len) != 0)
+	if (buf_add(&j->arena, js, len) != 0)
 		return -ENOMEM;
-	return put(&j->out, js, len);
+	return buf_add(&j->out, js, len);
 }
 
 int
@@ -312,9 +273,9 @@ symjson_create(const char *idhex, size_t naddrs, struct symjson **out)
 	/* About 170 bytes a result; at most 16 MiB before the first. */
 	guess = naddrs < (16u << 20) / 192 ? naddrs * 192 : 16u << 20;
 	if ((j->str = json_object_new_string("")) == NULL ||
-	    esc_grow(j) != 0 || reserve(&j->out, guess + 256) != 0 ||
+	    esc_grow(j) != 0 || buf_reserve(&j->out, guess + 256) != 0 ||
 	    PUTS(&j->out, "{\"buildid\":\"") != 0 ||
-	    put(&j->out, idhex, strlen(idhex)) != 0 ||
+	    buf_add(&j->out, idhex, strlen(idhex)) != 0 ||
 	    PUTS(&j->out, "\",\"results\":[") != 0) {
 		symjson_free(j);
 		return -ENOMEM;
@@ -379,8 +340,8 @@ symjson_finish(struct symjson *j, char **buf, size_t *len)
 	*buf = NULL;
 	*len = 0;
 	if ((rc = PUTS(&j->out, "]}")) == 0) {
-		*buf = j->out.p;
-		*len = j->out.n;
+		*buf = (char *)j->out.p;
+		*len = j->out.len;
 		j->out.p = NULL;	/* now the caller's */
 	}
 	symjson_free(j);
@@ -393,9 +354,9 @@ symjson_free(struct symjson *j)
 	if (j == NULL)
 		return;
 	json_object_put(j->str);
-	free(j->out.p);
-	free(j->arena.p);
-	free(j->tmp.p);
+	buf_free(&j->out);
+	buf_free(&j->arena);
+	buf_free(&j->tmp);
 	free(j->tab);
 	free(j);
 }

@@ -10,6 +10,7 @@
 
 #include <openssl/evp.h>
 
+#include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
 #include "upload.h"
@@ -117,7 +118,7 @@ valid(struct upload *u, struct elfinfo *ei, char *msg, size_t msglen)
 		if (u->key.kind == CACHE_EXECUTABLE &&
 		    (elfinfo_fileid(cache_blob_fd(u->b), fid) < 0 ||
 		    memcmp(fid, u->key.id, sizeof(fid)) != 0)) {
-			webapi_hex(fid, sizeof(fid), hex);
+			hex_encode(fid, sizeof(fid), hex);
 			snprintf(msg, msglen, "FileID mismatch: the file's is %s",
 			    hex);
 			return 0;
@@ -128,7 +129,7 @@ valid(struct upload *u, struct elfinfo *ei, char *msg, size_t msglen)
 		return 0;
 	} else if (ei->buildid_len != u->key.idlen ||
 	    memcmp(ei->buildid, u->key.id, ei->buildid_len) != 0) {
-		webapi_hex(ei->buildid, ei->buildid_len, hex);
+		hex_encode(ei->buildid, ei->buildid_len, hex);
 		snprintf(msg, msglen, "build-id mismatch: the file's is %s",
 		    hex);
 		return 0;

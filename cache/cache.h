@@ -309,7 +309,7 @@ int	cache_checked(struct cache *c, const struct cache_key *key,
 int	cache_stats(struct cache *c, struct cache_stats *st);
 
 /*
- * The FileID map (DESIGN.md, "Keys"): the FileID of a deployed binary to
+ * The FileID map (doc/protocol.md, "Keys"): the FileID of a deployed binary to
  * the build-id its artifacts are stored under.  A binary without a
  * build-id maps to its own FileID.
  */

@@ -284,7 +284,9 @@ for r in 1 2 3 4; do
 	n2=$(seen "$tmp/up2.log" "$U" executable)
 	[ "$n404 $n1 $n2" = "200 1 1" ] ||
 	    bad+=("$U: $n404 of 200 got 404 (all: $(sort "$tmp/out/codes" |
-	    uniq -c | tr -s ' \n' ' ')); up1 asked $n1 times, up2 $n2")
+	    uniq -c | tr -s ' \n' ' ')); up1 asked $n1 times, up2 $n2" \
+	    "$(grep "$U" "$hublog" | grep -v " 404 " | head -5)" \
+	    "$(grep -v "$U" "$hublog" | grep -iv " 200 \| 404 " | tail -5)")
 done
 if [ ${#bad[@]} = 0 ]; then
 	pass "4 x 200 parallel misses: all 404, each upstream asked once per id"

@@ -2,7 +2,7 @@
  * elfinfo: what symhub needs to know about an ELF file, read with libelf
  * and libdw: its GNU build-id, whether it is an executable and/or carries
  * debug info, quality markers, named sections, source file names, and the
- * FileID of DESIGN.md.
+ * FileID of doc/protocol.md ("Keys").
  *
  * Library-like: returns 0 or a negative errno, never logs.  Every function
  * takes an open file descriptor, does not close it, and may move its file
@@ -99,8 +99,9 @@ int	elfinfo_sources(int fd,
 	    int (*cb)(void *ctx, const char *path), void *ctx);
 
 /*
- * FileID (DESIGN.md, "Keys"): SHA-256 over the first min(N,4096) bytes,
- * the last min(N,4096) bytes, then N as a big-endian u64; first 16 bytes.
+ * FileID (doc/protocol.md, "Keys"): SHA-256 over the first min(N,4096)
+ * bytes, the last min(N,4096) bytes, then N as a big-endian u64; first 16
+ * bytes.
  * Works on any file, ELF or not.  Reads with pread(); the offset is kept.
  * @return 0 or -errno.
  */

@@ -1,5 +1,5 @@
 /*
- * gsym: the GSYM v1 reader (gsym.h, ../shared/GSYM.md).
+ * gsym: the GSYM v1 reader (gsym.h, doc/gsym.md).
  *
  * The file is never trusted: every table is checked to fit at open, and
  * every record is decoded through a cursor that cannot pass the end of

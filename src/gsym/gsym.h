@@ -1,5 +1,5 @@
 /*
- * gsym: reader of LLVM's GSYM v1 symbolization format (../shared/GSYM.md).
+ * gsym: reader of LLVM's GSYM v1 symbolization format (doc/gsym.md).
  *
  * A GSYM file is mapped (or borrowed from the caller's memory) and every
  * offset and length in it is checked against its size before use, so a
@@ -118,7 +118,7 @@ const struct gsym_header *gsym_header(const struct gsym *g);
 int	gsym_swapped(const struct gsym *g);
 
 /*
- * Look addr up as llvm-gsymutil-19 does (GSYM.md, "Lookup").
+ * Look addr up as llvm-gsymutil-19 does (doc/gsym.md, "Lookup").
  * @return 0 with res filled; -ENOENT when addr is in no function ("is not
  *         in GSYM"); -EBADMSG when the record found is corrupt.
  */

@@ -1,6 +1,6 @@
 /*
  * gsym_dwarf: DWARF and .symtab to GSYM, following LLVM 19's
- * DwarfTransformer and ObjectFileTransformer (GSYM.md, "Converting from
+ * DwarfTransformer and ObjectFileTransformer (doc/gsym.md, "Converting from
  * DWARF").
  *
  * libdw walks the DIEs; the line programs are decoded here, one unit at a
@@ -897,7 +897,7 @@ die_tag(struct cvt *cv, Dwarf_Die *die)
 	return tag;
 }
 
-/* ---- bounds (DESIGN.md, "Robustness rules") ---- */
+/* ---- bounds (doc/protocol.md, "Robustness rules") ---- */
 
 /*
  * Every walk of DIEs moves forward.  A unit's DIEs are written in the

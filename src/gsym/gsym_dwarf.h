@@ -1,7 +1,7 @@
 /*
  * gsym_dwarf: converts an ELF file's DWARF (versions 4 and 5, compressed
  * sections, a separate .debug file) and .symtab into GSYM v1, as
- * llvm-gsymutil --convert does (../shared/GSYM.md, "Converting from
+ * llvm-gsymutil --convert does (doc/gsym.md, "Converting from
  * DWARF"), deterministically.
  *
  * Library-like: returns 0 or a negative errno and never logs.  Call

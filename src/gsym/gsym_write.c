@@ -1,5 +1,5 @@
 /*
- * gsym_write: the GSYM v1 writer.  See gsym_write.h and ../shared/GSYM.md.
+ * gsym_write: the GSYM v1 writer.  See gsym_write.h and doc/gsym.md.
  *
  * A function is kept as a compact intermediate record (ULEB/SLEB rows and
  * inline nodes naming interned ids) in one arena.  Writing sorts and
@@ -979,7 +979,7 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* LLVM's LineTable::encode (GSYM.md, "Line table"). */
+/* LLVM's LineTable::encode (doc/gsym.md, "Line table"). */
 static int
 encode_lines(struct buf *o, const struct gsym_row *rows, size_t nrows,
     uint64_t base)

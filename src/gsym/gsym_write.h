@@ -1,6 +1,6 @@
 /*
  * gsym_write: builds a GSYM v1 file from function ranges, line rows and
- * inline trees (../shared/GSYM.md), the way LLVM's GsymCreator does:
+ * inline trees (doc/gsym.md), the way LLVM's GsymCreator does:
  * sorted, duplicates and overlaps resolved, line tables in LLVM's
  * encoding.  The output is deterministic: the same calls in the same order
  * give the same bytes.

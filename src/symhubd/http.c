@@ -840,7 +840,8 @@ static enum MHD_Result serve_buildid(struct http *, struct MHD_Connection *,
     struct req *, const struct webapi_req *, int);
 
 /*
- * A FileID's build-id, from the map that uploads fill (DESIGN.md, "Keys").
+ * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
+ * "Keys").
  * @return 1 with out a copy of w naming the build-id, else 0.
  */
 static int

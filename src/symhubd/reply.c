@@ -1,0 +1,255 @@
+/*
+ * reply: every answer of the HTTP front, and the one table from what
+ * happened to the status code, the metrics result and the headers.
+ *
+ * An empty artifact is answered 404: libdebuginfod takes an empty 200 as
+ * "not found" anyway, and caches it as such.
+ *
+ * A miss the upstreams could not settle (timeouts, resets, 5xx, open
+ * breakers) is answered with a TCP reset (reply_reset()): of everything
+ * a server can answer, libdebuginfod 0.188 retries only refused, reset
+ * and timed-out connections, while it caches every HTTP error, and even a
+ * connection closed without an answer, as "not found" for 10 minutes
+ * (doc/protocol.md, "Transient answers, per client").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "common/elfinfo.h"
+#include "route.h"
+
+static const struct {
+	int			 status;
+	enum metrics_result	 result;
+	const char		*cache_control;	/* NULL: none */
+} replies[REPLY_N] = {
+	[REPLY_OK] = { MHD_HTTP_OK, METRICS_R_OTHER, NULL },
+	[REPLY_ARTIFACT] = { MHD_HTTP_OK, METRICS_R_FILE, "public" },
+	[REPLY_SECTION] = { MHD_HTTP_OK, METRICS_R_SECTION, "public" },
+	[REPLY_CREATED] = { MHD_HTTP_CREATED, METRICS_R_OTHER, NULL },
+	[REPLY_BAD_REQUEST] = { MHD_HTTP_BAD_REQUEST, METRICS_R_ERROR, NULL },
+	[REPLY_UNAUTHORIZED] = { MHD_HTTP_UNAUTHORIZED, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_FORBIDDEN] = { MHD_HTTP_FORBIDDEN, METRICS_R_ERROR, NULL },
+	[REPLY_NOT_FOUND] = { MHD_HTTP_NOT_FOUND, METRICS_R_NOTFOUND, NULL },
+	[REPLY_NEGATIVE] = { MHD_HTTP_NOT_FOUND, METRICS_R_NEGATIVE, NULL },
+	[REPLY_NO_PAGE] = { MHD_HTTP_NOT_FOUND, METRICS_R_ERROR, NULL },
+	[REPLY_METHOD] = { MHD_HTTP_METHOD_NOT_ALLOWED, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_TOO_BIG] = { MHD_HTTP_NOT_ACCEPTABLE, METRICS_R_ERROR, NULL },
+	[REPLY_CONFLICT] = { MHD_HTTP_CONFLICT, METRICS_R_ERROR, NULL },
+	[REPLY_TOO_LARGE] = { MHD_HTTP_CONTENT_TOO_LARGE, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_UNPROCESSABLE] = { MHD_HTTP_UNPROCESSABLE_CONTENT,
+	    METRICS_R_ERROR, NULL },
+	[REPLY_INTERNAL] = { MHD_HTTP_INTERNAL_SERVER_ERROR, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_NOT_IMPLEMENTED] = { MHD_HTTP_NOT_IMPLEMENTED,
+	    METRICS_R_ERROR, NULL },
+	[REPLY_BUSY] = { MHD_HTTP_SERVICE_UNAVAILABLE, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_NO_SPACE] = { MHD_HTTP_INSUFFICIENT_STORAGE, METRICS_R_ERROR,
+	    NULL },
+};
+
+enum MHD_Result
+reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
+    uint64_t bytes, const char *how)
+{
+	enum MHD_Result ret;
+
+	if (resp == NULL)
+		return MHD_NO;
+	if (replies[what].cache_control != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    replies[what].cache_control);
+	if (what == REPLY_METHOD)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+		    r->parse_rc == 0 && r->w.symbolize ? "POST" : "GET, HEAD");
+	if (what == REPLY_BUSY)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	r->status = replies[what].status;
+	r->result = replies[what].result;
+	r->bytes = bytes;
+	r->how = how;
+	r->phase = PHASE_ANSWERED;
+	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+enum MHD_Result
+reply_text(struct req *r, enum reply what, const char *msg, const char *how)
+{
+	struct MHD_Response	*resp;
+	char			 buf[512];
+	int			 n;
+
+	n = snprintf(buf, sizeof(buf), "%s\n", msg);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = (int)sizeof(buf) - 1;
+	resp = MHD_create_response_from_buffer((size_t)n, buf,
+	    MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "text/plain");
+	return reply_response(r, what, resp, (uint64_t)n, how);
+}
+
+struct MHD_Response *
+reply_buffer(void *buf, size_t len, const char *ctype)
+{
+	struct MHD_Response	*resp;
+
+	resp = MHD_create_response_from_buffer(len, buf,
+	    MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL) {
+		free(buf);
+		return NULL;
+	}
+	/* buf now owned by MHD */
+	if (ctype != NULL)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    ctype);
+	return resp;
+}
+
+void
+reply_artifact_headers(struct MHD_Response *resp,
+    const struct cache_record *rec)
+{
+	char		buf[64];
+	struct tm	tm;
+	time_t		t;
+
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/octet-stream");
+	snprintf(buf, sizeof(buf), "%" PRIu64, rec->size);
+	MHD_add_response_header(resp, "X-DEBUGINFOD-SIZE", buf);
+	if (rec->xfile != NULL)
+		MHD_add_response_header(resp, "X-DEBUGINFOD-FILE", rec->xfile);
+	if (rec->xarchive != NULL)
+		MHD_add_response_header(resp, "X-DEBUGINFOD-ARCHIVE",
+		    rec->xarchive);
+	if (rec->ximasig != NULL)
+		MHD_add_response_header(resp, "X-DEBUGINFOD-IMASIGNATURE",
+		    rec->ximasig);
+	if (rec->quality != 0) {
+		elfinfo_quality_str(rec->quality, buf, sizeof(buf));
+		MHD_add_response_header(resp, "X-Symhub-Quality", buf);
+	}
+	t = (time_t)(rec->last_modified > 0 ? rec->last_modified :
+	    rec->stored > 0 ? rec->stored : clock_wall_s());
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, buf);
+}
+
+const char *
+req_header(const struct req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+uint64_t
+req_maxsize(const struct req *r)
+{
+	const char		*v;
+	char			*end;
+	unsigned long long	 n;
+
+	if ((v = req_header(r, "X-DEBUGINFOD-MAXSIZE")) == NULL)
+		return UINT64_MAX;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0 || end == v || *v == '-')
+		return UINT64_MAX;
+	return n;
+}
+
+void
+req_peer(const struct req *r, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(r->conn,
+	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr != NULL)
+		getnameinfo(ci->client_addr,
+		    ci->client_addr->sa_family == AF_INET6 ?
+		    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+		    buf, (socklen_t)len, NULL, 0, NI_NUMERICHOST);
+}
+
+int
+reply_refused(struct req *r, uint64_t size, enum MHD_Result *ret)
+{
+	if (size == 0) {
+		*ret = reply_text(r, REPLY_NOT_FOUND, "empty artifact",
+		    "empty");
+		return 1;
+	}
+	if (size > req_maxsize(r)) {
+		*ret = reply_text(r, REPLY_TOO_BIG,
+		    "artifact larger than X-DEBUGINFOD-MAXSIZE", "too-big");
+		return 1;
+	}
+	return 0;
+}
+
+enum MHD_Result
+reply_fd(struct http *h, struct req *r, const struct cache_key *key,
+    const struct cache_record *rec, int fd)
+{
+	struct MHD_Response	*resp;
+	enum MHD_Result		 ret;
+
+	if (reply_refused(r, rec->size, &ret)) {
+		close(fd);
+		return ret;
+	}
+	resp = MHD_create_response_from_fd64(rec->size, fd);
+	if (resp == NULL) {
+		close(fd);
+		return MHD_NO;
+	}
+	/* fd now owned by MHD */
+	reply_artifact_headers(resp, rec);
+	cache_touch(h->c, key, rec, clock_wall_s());
+	return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
+	    r->fetches ? r->how_buf : "hit");
+}
+
+enum MHD_Result
+reply_reset(struct req *r)
+{
+	const union MHD_ConnectionInfo	*ci;
+	struct linger			 lg = { 1, 0 };
+	struct sockaddr			 unspec = { .sa_family = AF_UNSPEC };
+
+	ci = MHD_get_connection_info(r->conn,
+	    MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (ci != NULL) {
+		/* libmicrohttpd shuts the socket down before closing it, which
+		 * sends a FIN even with SO_LINGER 0; dissolving the association
+		 * first makes the kernel send the RST. */
+		setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg,
+		    sizeof(lg));
+		connect(ci->connect_fd, &unspec, sizeof(unspec));
+	}
+	r->status = 0;
+	r->result = METRICS_R_TRANSIENT;
+	r->how = "reset";
+	r->reset = 1;
+	r->phase = PHASE_ANSWERED;
+	return MHD_NO;
+}

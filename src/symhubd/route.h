@@ -1,0 +1,232 @@
+/*
+ * route: what the HTTP front's files share, and nothing outside them sees
+ * (http.h is the daemon's view of the front).
+ *
+ * A request's life, in phases (struct req.phase):
+ *
+ *   HEAD      the first call: the head is checked (reply.c refuses it
+ *             whole when it must), the URL parsed once into r->w, a PUT
+ *             or DELETE checked for its token before any body is read.
+ *   BODY      a body arrives: an upload streams to the store, a
+ *             /symbolize body is buffered within --post-buffer-max.
+ *   DISPATCH  the route runs: artifact, section, gsym and symbolize,
+ *             upload, metrics, status.  It answers, or asks and waits:
+ *   FETCH     suspended until the upstreams answer (fetch.h), then
+ *             DISPATCH again with r->fetches and r->fetch_result set;
+ *   CONVERT   suspended until a GSYM conversion ends (gsymsvc.h), then
+ *             DISPATCH again with r->converted and r->convert_rc set.
+ *   ANSWERED  a response is queued (or the connection reset); a body
+ *             still arriving is discarded.
+ *
+ * Every answer goes through reply.c, whose one table maps what happened
+ * (enum reply) to the status, the metrics result and the headers.
+ */
+#ifndef SYMHUB_ROUTE_H
+#define SYMHUB_ROUTE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <microhttpd.h>
+
+#include "base/buf.h"
+#include "cache/cache.h"
+#include "common/auth.h"
+#include "common/webapi.h"
+#include "config.h"
+#include "fetch.h"
+#include "gsymsvc.h"
+#include "metrics.h"
+#include "scan.h"
+
+struct cctx;
+
+struct http {
+	struct MHD_Daemon	*d;
+	const struct config	*cfg;
+	struct cache		*c;
+	struct scan		*s;
+	struct fetch		*f;
+	struct auth		*auth;		/* NULL: uploads refused */
+	struct gsymsvc		*gs;		/* NULL: no GSYM */
+	uint16_t		 port;
+	/* Bytes of POST bodies held by all connections (--post-buffer-max),
+	 * and a gauge for /metrics. */
+	uint64_t		 buffered;
+	/* Open connections, for the head deadline (conns.c). */
+	pthread_mutex_t		 cmu;
+	pthread_cond_t		 ccv;
+	struct cctx		*conns, *oldest;	/* newest first */
+	unsigned		 nconns;
+	uint64_t		 head_timeouts;	/* connections cut */
+	int			 stopping;
+	pthread_t		 guard;
+	int			 guard_started;
+};
+
+enum phase {
+	PHASE_HEAD,
+	PHASE_BODY,
+	PHASE_DISPATCH,
+	PHASE_FETCH,
+	PHASE_CONVERT,
+	PHASE_ANSWERED
+};
+
+/* One request, from its head to the access log line. */
+struct req {
+	enum phase		 phase;
+	struct MHD_Connection	*conn;
+	int64_t			 t0;		/* clock_us() at the head */
+	/* The URL, parsed once: parse_rc 0 and w, or webapi's -errno and
+	 * why.  w.raw_extra points into url. */
+	int			 parse_rc;
+	struct webapi_req	 w;
+	const char		*why;
+	/* The answer, for the access log and the metrics. */
+	int			 status;	/* 0: none yet */
+	uint64_t		 bytes;
+	enum metrics_type	 type;
+	enum metrics_result	 result;
+	const char		*how;
+	int			 reset;		/* answered with a TCP reset */
+	/* Waiting for upstreams (route_artifact.c). */
+	int			 fetches;	/* rounds so far */
+	enum cache_kind		 asked;		/* in the last round */
+	enum fetch_result	 fetch_result;	/* of the last round */
+	char			 how_buf[80];	/* "upstream NAME" */
+	/* Bytes a fetch handed over before storing them (see fetch.h). */
+	int			 sfd;
+	struct cache_record	 srec;		/* its strings in srec.mem */
+	/* Waiting for a conversion (route_gsym.c). */
+	int			 converted;
+	int			 convert_rc;
+	/* A body (PUT: an upload; POST: /symbolize addresses). */
+	struct upload		*up;		/* a PUT being received */
+	const char		*who;		/* its token's name */
+	int			 post;
+	struct buf		 body;		/* NUL after its bytes */
+	int			 too_long;	/* body over the limit */
+	int			 busy;		/* over --post-buffer-max */
+	size_t			 held;		/* of h->buffered, ours */
+	char			 method[8];
+	char			 url[];		/* as received */
+};
+
+/* ---- reply.c: every answer ---- */
+
+/* What happened, each with one status, metrics result and header set. */
+enum reply {
+	REPLY_OK,		/* 200, text or JSON */
+	REPLY_ARTIFACT,		/* 200, a file: X-DEBUGINFOD-*, cacheable */
+	REPLY_SECTION,		/* 200, a section extracted now */
+	REPLY_CREATED,		/* 201, an upload stored */
+	REPLY_BAD_REQUEST,	/* 400 */
+	REPLY_UNAUTHORIZED,	/* 401, no or an unknown token */
+	REPLY_FORBIDDEN,	/* 403 */
+	REPLY_NOT_FOUND,	/* 404, nothing known */
+	REPLY_NEGATIVE,		/* 404 from a negative entry */
+	REPLY_NO_PAGE,		/* 404, no such route */
+	REPLY_METHOD,		/* 405, with Allow */
+	REPLY_TOO_BIG,		/* 406, over X-DEBUGINFOD-MAXSIZE */
+	REPLY_CONFLICT,		/* 409, an upload worse than the stored */
+	REPLY_TOO_LARGE,	/* 413, a body over its limit */
+	REPLY_UNPROCESSABLE,	/* 422, a file that cannot be used */
+	REPLY_INTERNAL,		/* 500 */
+	REPLY_NOT_IMPLEMENTED,	/* 501 */
+	REPLY_BUSY,		/* 503 with Retry-After: try again */
+	REPLY_NO_SPACE,		/* 507, the store refused the write */
+	REPLY_N
+};
+
+/* A short text answer: msg in one line (how: for the access log). */
+enum MHD_Result	reply_text(struct req *r, enum reply what, const char *msg,
+		    const char *how);
+
+/* Answer a response already made (NULL: MHD_NO); bytes for the log. */
+enum MHD_Result	reply_response(struct req *r, enum reply what,
+		    struct MHD_Response *resp, uint64_t bytes,
+		    const char *how);
+
+/* A response that takes buf (malloc'd, len bytes), of content type
+ * ctype; NULL on failure, buf then freed. */
+struct MHD_Response *reply_buffer(void *buf, size_t len, const char *ctype);
+
+/* The X-DEBUGINFOD-* and caching headers of an artifact. */
+void		reply_artifact_headers(struct MHD_Response *resp,
+		    const struct cache_record *rec);
+
+/* Serve rec from fd (consumed in every case), or 404 empty / 406. */
+enum MHD_Result	reply_fd(struct http *h, struct req *r,
+		    const struct cache_key *key,
+		    const struct cache_record *rec, int fd);
+
+/*
+ * The checks of every 200: an empty artifact is 404 (libdebuginfod takes
+ * an empty 200 for "not found" anyway), one over the client's
+ * X-DEBUGINFOD-MAXSIZE 406.  @return 1 when answered (*ret set).
+ */
+int		reply_refused(struct req *r, uint64_t size,
+		    enum MHD_Result *ret);
+
+/* Nothing definite: reset the connection (see reply.c). */
+enum MHD_Result	reply_reset(struct req *r);
+
+/* The client's X-DEBUGINFOD-MAXSIZE, or UINT64_MAX. */
+uint64_t	req_maxsize(const struct req *r);
+
+/* A request header's value, or NULL. */
+const char	*req_header(const struct req *r, const char *name);
+
+/* The client's address as text; buf keeps its contents if unknown. */
+void		req_peer(const struct req *r, char *buf, size_t len);
+
+/* ---- the routes: each answers, or suspends and returns MHD_YES ---- */
+
+/* route_artifact.c: /buildid/ID/KIND and /fileid/ID/KIND. */
+enum MHD_Result	route_artifact(struct http *h, struct req *r);
+
+/*
+ * Ask upstreams for key and suspend until they answer (phase FETCH).
+ * @return 1 when suspended, 0 when there is nothing to ask.
+ */
+int		route_ask_upstream(struct http *h, struct req *r,
+		    const struct cache_key *key, const char *raw_extra,
+		    int want_bytes, int upgrade);
+
+/* The answer once upstreams had their say and the store has nothing. */
+enum MHD_Result	route_after_fetch(struct req *r);
+
+/* Look key up and open its bytes (lookup drops a record whose bytes are
+ * gone).  @return 0 with *rec and *fd, or the cache's -errno. */
+int		route_lookup(struct http *h, const struct cache_key *key,
+		    struct cache_record *rec, int *fd);
+
+/* route_section.c: .../section/NAME. */
+enum MHD_Result	route_section(struct http *h, struct req *r,
+		    const struct cache_key *key);
+
+/* route_gsym.c: .../gsym and POST .../symbolize. */
+enum MHD_Result	route_gsym(struct http *h, struct req *r,
+		    const struct cache_key *key);
+
+/* route_upload.c: PUT and DELETE, checked from the head (phase HEAD);
+ * the body's end (phase BODY). */
+enum MHD_Result	route_upload_begin(struct http *h, struct req *r);
+enum MHD_Result	route_upload_finish(struct http *h, struct req *r);
+
+/* route_status.c: / and /metrics. */
+enum MHD_Result	route_root(struct http *h, struct req *r);
+enum MHD_Result	route_metrics(struct http *h, struct req *r);
+
+/* ---- conns.c: the connections and their head deadline ---- */
+
+void		conns_notify(void *cls, struct MHD_Connection *conn,
+		    void **socket_context,
+		    enum MHD_ConnectionNotificationCode code);
+/* The connection's request head is in (1), or it waits for another. */
+void		conns_head(struct MHD_Connection *conn, int done);
+int		conns_start(struct http *h);
+void		conns_stop(struct http *h);
+
+#endif

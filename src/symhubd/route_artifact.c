@@ -1,0 +1,278 @@
+/*
+ * route_artifact: GET /buildid/ID/KIND and /fileid/FILEID/KIND, from the
+ * store or, on a miss, from the upstreams (fetch.h); sections and GSYM
+ * go on to their own routes.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/hex.h"
+#include "common/elfinfo.h"
+#include "log.h"
+#include "route.h"
+
+/* Keep what the fetch engine handed over: the fd, and a copy of rec. */
+static void
+keep_served(struct req *r, const struct fetch_served *s)
+{
+	const char	*src[4] = { s->rec->origin, s->rec->xfile,
+			    s->rec->xarchive, s->rec->ximasig };
+	const char	**dst[4];
+	char		*m;
+	size_t		 n = 0, i, l;
+
+	r->srec = *s->rec;
+	dst[0] = &r->srec.origin;
+	dst[1] = &r->srec.xfile;
+	dst[2] = &r->srec.xarchive;
+	dst[3] = &r->srec.ximasig;
+	for (i = 0; i < 4; i++)
+		n += src[i] ? strlen(src[i]) + 1 : 0;
+	if ((m = malloc(n ? n : 1)) == NULL) {
+		close(s->fd);	/* served from the store instead */
+		memset(&r->srec, 0, sizeof(r->srec));
+		return;
+	}
+	r->srec.mem = m;
+	for (i = 0; i < 4; i++) {
+		*dst[i] = NULL;
+		if (src[i] == NULL)
+			continue;
+		l = strlen(src[i]) + 1;
+		memcpy(m, src[i], l);
+		*dst[i] = m;
+		m += l;
+	}
+	r->sfd = s->fd;		/* fd now owned by r */
+}
+
+/* Runs on the fetch thread; MHD calls the handler again (DISPATCH). */
+static void
+fetched(void *ctx, enum fetch_result res, const char *from,
+    const struct fetch_served *served)
+{
+	static const char *const why[] = {
+		[FETCH_OK] = "upstream", [FETCH_NOTFOUND] = "upstream 404",
+		[FETCH_TRANSIENT] = "upstreams: nothing definite",
+		[FETCH_TOOBIG] = "upstream: too big",
+		[FETCH_UNSUPPORTED] = "upstream: no sections",
+	};
+	struct req *r = ctx;
+
+	r->fetch_result = res;
+	if (served != NULL)
+		keep_served(r, served);
+	if (from != NULL)
+		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
+	else
+		snprintf(r->how_buf, sizeof(r->how_buf), "%s", why[res]);
+	MHD_resume_connection(r->conn);
+}
+
+int
+route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
+    const char *raw_extra, int want_bytes, int upgrade)
+{
+	struct fetch_req		 fr;
+	const char			*xff, *p;
+	uint64_t			 hops = 0;
+	char				 peer[NI_MAXHOST] = "unknown";
+	char				 chain[2048];
+	uint64_t			 max;
+	int				 rc;
+
+	if (h->f == NULL)
+		return 0;
+	/* Federation chains end here, as in elfutils: each hub appends one
+	 * address, and past the limit a miss is a miss. */
+	xff = req_header(r, "X-Forwarded-For");
+	if (xff != NULL && *xff != '\0')
+		for (p = xff, hops = 1; *p; p++)
+			hops += *p == ',';
+	if (h->cfg->fwd_hops > 0 && hops >= h->cfg->fwd_hops)
+		return 0;
+	req_peer(r, peer, sizeof(peer));
+	if (xff != NULL && *xff != '\0')
+		snprintf(chain, sizeof(chain), "%s, %s", xff, peer);
+	else
+		snprintf(chain, sizeof(chain), "%s", peer);
+	max = req_maxsize(r);
+	memset(&fr, 0, sizeof(fr));
+	fr.key = *key;
+	fr.idhex = r->w.idhex;
+	fr.raw_extra = raw_extra;
+	fr.user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
+	fr.forwarded_for = chain;
+	fr.via = req_header(r, "X-Symhub-Via");
+	fr.maxsize = max == UINT64_MAX ? 0 : max;
+	fr.want_bytes = want_bytes;
+	fr.upgrade = upgrade;
+	r->fetches++;
+	r->asked = key->kind;
+	r->phase = PHASE_FETCH;
+	MHD_suspend_connection(r->conn);
+	if ((rc = fetch_request(h->f, &fr, fetched, r)) < 0) {
+		log_warnx("cannot ask upstreams: %s", strerror(-rc));
+		r->fetch_result = FETCH_TRANSIENT;
+		MHD_resume_connection(r->conn);
+	}
+	return 1;
+}
+
+enum MHD_Result
+route_after_fetch(struct req *r)
+{
+	switch (r->fetch_result) {
+	case FETCH_NOTFOUND:
+		return reply_text(r, REPLY_NOT_FOUND, "not found",
+		    "upstream 404");
+	case FETCH_TOOBIG:
+		return reply_text(r, REPLY_TOO_BIG,
+		    "artifact larger than the size limit", "too-big");
+	default:
+		return reply_reset(r);
+	}
+}
+
+/*
+ * A scanned file that changed is re-indexed once; a blob that vanished is
+ * dropped.
+ */
+int
+route_lookup(struct http *h, const struct cache_key *key,
+    struct cache_record *rec, int *fd)
+{
+	int rc, tries;
+
+	for (tries = 0; ; tries++) {
+		if ((rc = cache_get(h->c, key, clock_wall_s(), rec)) < 0)
+			return rc;
+		if ((rc = cache_open_data(h->c, rec, fd)) == 0)
+			return 0;
+		if (rc == -ESTALE && h->s != NULL && tries == 0 &&
+		    scan_refresh(h->s, key, rec) == 0) {
+			cache_record_release(rec);
+			continue;
+		}
+		if (rc == -ESTALE || rc == -ENOENT || rc == -EIO) {
+			log_warnx("dropping %s record: %s", rec->path ?
+			    rec->path : "blob", strerror(-rc));
+			cache_drop(h->c, key);
+			rc = -ENOENT;
+		}
+		cache_record_release(rec);
+		return rc;
+	}
+}
+
+/*
+ * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
+ * "Keys"): r->w names the build-id from then on.  @return 1, or 0 when
+ * the FileID is unknown.
+ */
+static int
+map_fileid(struct http *h, struct req *r)
+{
+	unsigned char	id[CACHE_ID_MAX];
+	size_t		idlen;
+
+	if (r->w.idlen != CACHE_FILEID_LEN ||
+	    cache_fileid_get(h->c, r->w.id, id, &idlen) < 0)
+		return 0;
+	memcpy(r->w.id, id, idlen);
+	r->w.idlen = idlen;
+	hex_encode(id, idlen, r->w.idhex);
+	r->w.by_fileid = 0;
+	return 1;
+}
+
+/* may_map: a miss may still be a FileID sent as a build-id. */
+static enum MHD_Result
+serve(struct http *h, struct req *r, int may_map)
+{
+	struct cache_record	 rec;
+	struct cache_key	 key;
+	const char		*via;
+	enum MHD_Result		 ret;
+	int			 fd, rc;
+
+	/* A hub that finds itself in the chain is asked by itself. */
+	via = req_header(r, "X-Symhub-Via");
+	if (via != NULL && h->f != NULL && strstr(via, fetch_via(h->f)))
+		return reply_text(r, REPLY_NOT_FOUND,
+		    "federation loop: this hub is already in X-Symhub-Via",
+		    "loop");
+
+	key.kind = r->w.kind;
+	key.id = r->w.id;
+	key.idlen = r->w.idlen;
+	key.extra = r->w.extra;
+	if (r->sfd >= 0) {
+		/* The bytes an upstream just sent, being stored meanwhile. */
+		fd = r->sfd;
+		r->sfd = -1;
+		return reply_fd(h, r, &key, &r->srec, fd);
+	}
+	if (key.kind == CACHE_SECTION)
+		return route_section(h, r, &key);
+	if (key.kind == CACHE_GSYM)
+		return route_gsym(h, r, &key);
+
+	rc = route_lookup(h, &key, &rec, &fd);
+	if (rc == -ENOENT && may_map && r->fetches == 0 && map_fileid(h, r))
+		return serve(h, r, 0);
+	if (rc == -ENODATA && r->fetches > 0)
+		return reply_text(r, REPLY_NOT_FOUND, "not found",
+		    "upstream 404");
+	if (rc == -ENODATA)
+		return reply_text(r, REPLY_NEGATIVE, "not found", "negative");
+	if (rc == -ENOENT && r->fetches > 0)
+		return route_after_fetch(r);
+	if (rc == -ENOENT && route_ask_upstream(h, r, &key, r->w.raw_extra,
+	    1, 0))
+		return MHD_YES;
+	/*
+	 * A debuginfo without DWARF (an upload with only a symbol table)
+	 * must not hide a better copy an upstream has: ask once per
+	 * negative-ttl, and keep the better of the two.
+	 */
+	if (rc == 0 && key.kind == CACHE_DEBUGINFO && h->f != NULL &&
+	    !(rec.quality & ELFINFO_Q_DEBUG_INFO) && r->fetches == 0 &&
+	    cache_checked(h->c, &key, clock_wall_s()) == 0 &&
+	    cache_mark_checked(h->c, &key,
+	    clock_wall_s() + fetch_negative_ttl(h->f)) == 0) {
+		close(fd);
+		cache_record_release(&rec);
+		if (route_ask_upstream(h, r, &key, NULL, 0, 1))
+			return MHD_YES;
+		rc = route_lookup(h, &key, &rec, &fd);
+	}
+	if (rc == -ENOENT)
+		return reply_text(r, REPLY_NOT_FOUND, "not found", "miss");
+	if (rc < 0) {
+		log_warnx("lookup %s: %s", r->w.idhex, strerror(-rc));
+		return reply_text(r, REPLY_INTERNAL, "store error", "error");
+	}
+	ret = reply_fd(h, r, &key, &rec, fd);
+	cache_record_release(&rec);
+	return ret;
+}
+
+enum MHD_Result
+route_artifact(struct http *h, struct req *r)
+{
+	r->type = METRICS_T_BUILDID;
+	if (r->w.by_fileid) {
+		/* Mapped on the first round; r->w names the build-id after. */
+		if (!map_fileid(h, r))
+			return reply_text(r, REPLY_NOT_FOUND, "unknown FileID",
+			    "fileid");
+		return serve(h, r, 0);
+	}
+	return serve(h, r, 1);
+}

@@ -1,0 +1,193 @@
+/*
+ * route_gsym: GET .../gsym and POST .../symbolize.  A fresh stored GSYM,
+ * else one converted now (gsymsvc.h) from the debuginfo, or executable,
+ * that the store has or an upstream gives.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "log.h"
+#include "route.h"
+#include "symjson.h"
+
+/* Runs on a gsymsvc worker; MHD calls the handler again (DISPATCH). */
+static void
+converted(void *ctx, int rc)
+{
+	struct req *r = ctx;
+
+	r->converted = 1;
+	r->convert_rc = rc;
+	MHD_resume_connection(r->conn);
+}
+
+/* Has the store a record of kind for the request's id? */
+static int
+stored(struct http *h, const struct req *r, enum cache_kind kind)
+{
+	struct cache_record	p;
+	struct cache_key	k = { kind, r->w.id, r->w.idlen, NULL };
+
+	if (cache_get(h->c, &k, clock_wall_s(), &p) != 0)
+		return 0;
+	cache_record_release(&p);
+	return 1;
+}
+
+/* Answer a /symbolize request from gf, which is consumed. */
+static enum MHD_Result
+symbolize(struct http *h, struct req *r, struct gsymsvc_file *gf)
+{
+	struct gsym_result	*res = NULL;
+	struct MHD_Response	*resp;
+	struct symjson		*j = NULL;
+	const char		*why = NULL;
+	uint64_t		*addrs = NULL;
+	char			*out = NULL;
+	long			 n, i;
+	size_t			 len = 0;
+	int			 rc;
+
+	if (r->too_long) {
+		gsymsvc_release(gf);
+		return reply_text(r, REPLY_TOO_LARGE, "too many addresses",
+		    "symbolize");
+	}
+	n = symjson_parse(r->body.p ? (const char *)r->body.p : "",
+	    r->body.len, h->cfg->symbolize_max, &addrs, &why);
+	if (n < 0) {
+		gsymsvc_release(gf);
+		return reply_text(r, n == -E2BIG ? REPLY_TOO_LARGE :
+		    n == -EINVAL ? REPLY_BAD_REQUEST : REPLY_INTERNAL, why,
+		    "symbolize");
+	}
+	if ((res = malloc(sizeof(*res))) == NULL ||
+	    symjson_create(r->w.idhex, (size_t)n, &j) != 0) {
+		free(res);
+		free(addrs);
+		gsymsvc_release(gf);
+		return MHD_NO;
+	}
+	for (i = 0, rc = 0; i < n && rc == 0; i++)
+		rc = symjson_add(j, addrs[i],
+		    gsymsvc_lookup(gf, addrs[i], res), res);
+	/* gf last: the writer knows its strings by their address in gf. */
+	if (rc == 0)
+		rc = symjson_finish(j, &out, &len);
+	else
+		symjson_free(j);
+	free(res);
+	free(addrs);
+	gsymsvc_release(gf);
+	if (rc != 0)
+		return MHD_NO;
+	resp = reply_buffer(out, len, "application/json");
+	return reply_response(r, REPLY_OK, resp, len,
+	    r->converted ? "converted" : "symbolized");
+}
+
+/* A conversion ran for this request and stored nothing usable. */
+static enum MHD_Result
+conversion_failed(struct req *r)
+{
+	switch (r->convert_rc) {
+	case 0:		/* stored, then evicted or changed again */
+	case -ENOENT:	/* the parent went away meanwhile */
+		return reply_text(r, REPLY_NOT_FOUND,
+		    "no debuginfo for this build-id", "gsym");
+	case -ENODATA:
+		return reply_text(r, REPLY_NOT_FOUND, "its debuginfo has no "
+		    "DWARF or symbol table to convert", "gsym");
+	case -ENOEXEC:	/* definite for this build-id (logged) */
+		return reply_text(r, REPLY_UNPROCESSABLE, "its debuginfo is "
+		    "not ELF, or its DWARF is corrupt", "gsym");
+	case -ECANCELED:	/* shutting down: ask again */
+		return reply_reset(r);
+	default:
+		log_warnx("gsym %s: %s", r->w.idhex, strerror(-r->convert_rc));
+		return reply_text(r, REPLY_INTERNAL,
+		    "conversion to GSYM failed", "gsym");
+	}
+}
+
+enum MHD_Result
+route_gsym(struct http *h, struct req *r, const struct cache_key *key)
+{
+	struct cache_record	 rec;
+	struct cache_key	 dk = { CACHE_DEBUGINFO, r->w.id, r->w.idlen,
+				    NULL };
+	struct gsymsvc_file	*ugf = NULL;
+	int			 fd, rc, have_dbg;
+
+	if (h->gs == NULL)
+		return reply_text(r, REPLY_NOT_FOUND, "GSYM is disabled", "-");
+	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
+		struct gsymsvc_file	*gf = NULL;
+		enum MHD_Result		 ret;
+
+		rc = -ESTALE;
+		if (cache_derived_fresh(h->c, r->w.id, r->w.idlen, &rec,
+		    clock_wall_s()))
+			rc = r->w.symbolize ? gsymsvc_open(h->gs, &rec, &gf) :
+			    cache_open_data(h->c, &rec, &fd);
+		if (rc == 0 && r->w.symbolize) {
+			ret = symbolize(h, r, gf);
+		} else if (rc == 0) {
+			ret = reply_fd(h, r, key, &rec, fd);
+			if (r->converted)
+				r->how = "converted";
+		}
+		cache_record_release(&rec);
+		if (rc == 0)
+			return ret;
+		if (rc != -ESTALE && rc != -ENOENT) {
+			log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
+			return reply_text(r, REPLY_INTERNAL,
+			    "cannot read the GSYM", "gsym");
+		}
+		if (rc != -ESTALE)	/* its blob is gone: forget it */
+			cache_drop(h->c, key);
+		/* stale or gone: convert again */
+	}
+	/* Converted while the store could not take it (read-only, full). */
+	if (gsymsvc_unstored(h->gs, r->w.id, r->w.idlen, &rec, &fd,
+	    r->w.symbolize ? &ugf : NULL) == 0)
+		return r->w.symbolize ? symbolize(h, r, ugf) :
+		    reply_fd(h, r, key, &rec, fd);
+	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
+	    !stored(h, r, CACHE_DEBUGINFO)) {
+		/* Only a stripped executable here: the debuginfo may be
+		 * upstream. */
+		r->converted = 0;
+		if (route_ask_upstream(h, r, &dk, NULL, 0, 0))
+			return MHD_YES;
+		r->converted = 1;
+	}
+	if (r->converted)
+		return conversion_failed(r);
+	have_dbg = stored(h, r, CACHE_DEBUGINFO);
+	/* Only an executable with nothing to convert, and the upstreams said
+	 * nothing definite about the debuginfo: ask again later. */
+	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
+		return reply_reset(r);
+	if (have_dbg || stored(h, r, CACHE_EXECUTABLE)) {
+		r->phase = PHASE_CONVERT;
+		MHD_suspend_connection(r->conn);
+		if ((rc = gsymsvc_convert(h->gs, r->w.id, r->w.idlen,
+		    converted, r)) < 0) {
+			MHD_resume_connection(r->conn);
+			log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
+			return reply_text(r, REPLY_INTERNAL, "cannot convert",
+			    "gsym");
+		}
+		return MHD_YES;
+	}
+	if (r->fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
+		return MHD_YES;
+	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT)
+		return reply_reset(r);
+	return reply_text(r, REPLY_NOT_FOUND, "no debuginfo for this build-id",
+	    r->fetches ? "upstream 404" : "miss");
+}

@@ -392,7 +392,7 @@ mhd_limit(const struct config *cfg)
 
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct fetch *f, struct auth *auth, struct gsymsvc *gs, struct http **out)
+    struct fetch *f, struct auth *auth, struct derive *dv, struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
@@ -411,7 +411,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->s = s;
 	h->f = f;
 	h->auth = auth;
-	h->gs = gs;
+	h->dv = dv;
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {

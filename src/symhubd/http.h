@@ -12,7 +12,7 @@
 #include "common/auth.h"
 #include "config.h"
 #include "fetch.h"
-#include "gsymsvc.h"
+#include "derive.h"
 #include "scan.h"
 
 struct http;
@@ -20,11 +20,11 @@ struct http;
 /*
  * Start listening on cfg->listen and serving.  cfg, c, s, f and auth must
  * outlive the server; s (no scanning), f (no upstreams), auth (uploads
- * refused) and gs (no GSYM) may be NULL.
+ * refused) and dv (no derived artifacts) may be NULL.
  * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
  */
 int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
-	    struct fetch *f, struct auth *auth, struct gsymsvc *gs,
+	    struct fetch *f, struct auth *auth, struct derive *dv,
 	    struct http **out);
 
 /* The port actually bound (useful with port 0). */

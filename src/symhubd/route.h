@@ -13,7 +13,7 @@
  *             upload, metrics, status.  It answers, or asks and waits:
  *   FETCH     suspended until the upstreams answer (fetch.h), then
  *             DISPATCH again with r->fetches and r->fetch_result set;
- *   CONVERT   suspended until a GSYM conversion ends (gsymsvc.h), then
+ *   CONVERT   suspended until a GSYM conversion ends (derive.h), then
  *             DISPATCH again with r->converted and r->convert_rc set.
  *   ANSWERED  a response is queued (or the connection reset); a body
  *             still arriving is discarded.
@@ -35,7 +35,7 @@
 #include "common/webapi.h"
 #include "config.h"
 #include "fetch.h"
-#include "gsymsvc.h"
+#include "derive.h"
 #include "metrics.h"
 #include "scan.h"
 
@@ -48,7 +48,7 @@ struct http {
 	struct scan		*s;
 	struct fetch		*f;
 	struct auth		*auth;		/* NULL: uploads refused */
-	struct gsymsvc		*gs;		/* NULL: no GSYM */
+	struct derive		*dv;		/* NULL: no GSYM (tests) */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
@@ -196,11 +196,6 @@ int		route_ask_upstream(struct http *h, struct req *r,
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);
-
-/* Look key up and open its bytes (lookup drops a record whose bytes are
- * gone).  @return 0 with *rec and *fd, or the cache's -errno. */
-int		route_lookup(struct http *h, const struct cache_key *key,
-		    struct cache_record *rec, int *fd);
 
 /* route_section.c: .../section/NAME. */
 enum MHD_Result	route_section(struct http *h, struct req *r,

@@ -14,6 +14,7 @@
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "log.h"
+#include "records.h"
 #include "route.h"
 
 /* Keep what the fetch engine handed over: the fd, and a copy of rec. */
@@ -140,37 +141,6 @@ route_after_fetch(struct req *r)
 }
 
 /*
- * A scanned file that changed is re-indexed once; a blob that vanished is
- * dropped.
- */
-int
-route_lookup(struct http *h, const struct cache_key *key,
-    struct cache_record *rec, int *fd)
-{
-	int rc, tries;
-
-	for (tries = 0; ; tries++) {
-		if ((rc = cache_get(h->c, key, clock_wall_s(), rec)) < 0)
-			return rc;
-		if ((rc = cache_open_data(h->c, rec, fd)) == 0)
-			return 0;
-		if (rc == -ESTALE && h->s != NULL && tries == 0 &&
-		    scan_refresh(h->s, key, rec) == 0) {
-			cache_record_release(rec);
-			continue;
-		}
-		if (rc == -ESTALE || rc == -ENOENT || rc == -EIO) {
-			log_warnx("dropping %s record: %s", rec->path ?
-			    rec->path : "blob", strerror(-rc));
-			cache_drop(h->c, key);
-			rc = -ENOENT;
-		}
-		cache_record_release(rec);
-		return rc;
-	}
-}
-
-/*
  * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
  * "Keys"): r->w names the build-id from then on.  @return 1, or 0 when
  * the FileID is unknown.
@@ -223,7 +193,7 @@ serve(struct http *h, struct req *r, int may_map)
 	if (key.kind == CACHE_GSYM)
 		return route_gsym(h, r, &key);
 
-	rc = route_lookup(h, &key, &rec, &fd);
+	rc = records_open(h->c, h->s, &key, &rec, &fd);
 	if (rc == -ENOENT && may_map && r->fetches == 0 && map_fileid(h, r))
 		return serve(h, r, 0);
 	if (rc == -ENODATA && r->fetches > 0)
@@ -250,7 +220,7 @@ serve(struct http *h, struct req *r, int may_map)
 		cache_record_release(&rec);
 		if (route_ask_upstream(h, r, &key, NULL, 0, 1))
 			return MHD_YES;
-		rc = route_lookup(h, &key, &rec, &fd);
+		rc = records_open(h->c, h->s, &key, &rec, &fd);
 	}
 	if (rc == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not found", "miss");

@@ -1,6 +1,6 @@
 /*
  * route_gsym: GET .../gsym and POST .../symbolize.  A fresh stored GSYM,
- * else one converted now (gsymsvc.h) from the debuginfo, or executable,
+ * else one converted now (derive.h) from the debuginfo, or executable,
  * that the store has or an upstream gives.
  */
 #include <errno.h>
@@ -9,10 +9,11 @@
 
 #include "base/clock.h"
 #include "log.h"
+#include "records.h"
 #include "route.h"
 #include "symjson.h"
 
-/* Runs on a gsymsvc worker; MHD calls the handler again (DISPATCH). */
+/* Runs on a derive worker; MHD calls the handler again (DISPATCH). */
 static void
 converted(void *ctx, int rc)
 {
@@ -38,7 +39,7 @@ stored(struct http *h, const struct req *r, enum cache_kind kind)
 
 /* Answer a /symbolize request from gf, which is consumed. */
 static enum MHD_Result
-symbolize(struct http *h, struct req *r, struct gsymsvc_file *gf)
+symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 {
 	struct gsym_result	*res = NULL;
 	struct MHD_Response	*resp;
@@ -51,14 +52,14 @@ symbolize(struct http *h, struct req *r, struct gsymsvc_file *gf)
 	int			 rc;
 
 	if (r->too_long) {
-		gsymsvc_release(gf);
+		derive_gsym_release(gf);
 		return reply_text(r, REPLY_TOO_LARGE, "too many addresses",
 		    "symbolize");
 	}
 	n = symjson_parse(r->body.p ? (const char *)r->body.p : "",
 	    r->body.len, h->cfg->symbolize_max, &addrs, &why);
 	if (n < 0) {
-		gsymsvc_release(gf);
+		derive_gsym_release(gf);
 		return reply_text(r, n == -E2BIG ? REPLY_TOO_LARGE :
 		    n == -EINVAL ? REPLY_BAD_REQUEST : REPLY_INTERNAL, why,
 		    "symbolize");
@@ -67,12 +68,12 @@ symbolize(struct http *h, struct req *r, struct gsymsvc_file *gf)
 	    symjson_create(r->w.idhex, (size_t)n, &j) != 0) {
 		free(res);
 		free(addrs);
-		gsymsvc_release(gf);
+		derive_gsym_release(gf);
 		return MHD_NO;
 	}
 	for (i = 0, rc = 0; i < n && rc == 0; i++)
 		rc = symjson_add(j, addrs[i],
-		    gsymsvc_lookup(gf, addrs[i], res), res);
+		    derive_gsym_lookup(gf, addrs[i], res), res);
 	/* gf last: the writer knows its strings by their address in gf. */
 	if (rc == 0)
 		rc = symjson_finish(j, &out, &len);
@@ -80,7 +81,7 @@ symbolize(struct http *h, struct req *r, struct gsymsvc_file *gf)
 		symjson_free(j);
 	free(res);
 	free(addrs);
-	gsymsvc_release(gf);
+	derive_gsym_release(gf);
 	if (rc != 0)
 		return MHD_NO;
 	resp = reply_buffer(out, len, "application/json");
@@ -118,19 +119,19 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 	struct cache_record	 rec;
 	struct cache_key	 dk = { CACHE_DEBUGINFO, r->w.id, r->w.idlen,
 				    NULL };
-	struct gsymsvc_file	*ugf = NULL;
+	struct derive_gsym	*ugf = NULL;
 	int			 fd, rc, have_dbg;
 
-	if (h->gs == NULL)
+	if (h->dv == NULL)
 		return reply_text(r, REPLY_NOT_FOUND, "GSYM is disabled", "-");
 	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
-		struct gsymsvc_file	*gf = NULL;
+		struct derive_gsym	*gf = NULL;
 		enum MHD_Result		 ret;
 
 		rc = -ESTALE;
 		if (cache_derived_fresh(h->c, r->w.id, r->w.idlen, &rec,
 		    clock_wall_s()))
-			rc = r->w.symbolize ? gsymsvc_open(h->gs, &rec, &gf) :
+			rc = r->w.symbolize ? derive_gsym_open(h->dv, &rec, &gf) :
 			    cache_open_data(h->c, &rec, &fd);
 		if (rc == 0 && r->w.symbolize) {
 			ret = symbolize(h, r, gf);
@@ -139,6 +140,10 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 			if (r->converted)
 				r->how = "converted";
 		}
+		/* Its blob is gone: forget it.  Stale (its parent changed):
+		 * the conversion replaces it.  Either way, convert again. */
+		if (rc == -ENOENT)
+			records_broken(h->c, key, &rec, rc);
 		cache_record_release(&rec);
 		if (rc == 0)
 			return ret;
@@ -147,12 +152,9 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 			return reply_text(r, REPLY_INTERNAL,
 			    "cannot read the GSYM", "gsym");
 		}
-		if (rc != -ESTALE)	/* its blob is gone: forget it */
-			cache_drop(h->c, key);
-		/* stale or gone: convert again */
 	}
 	/* Converted while the store could not take it (read-only, full). */
-	if (gsymsvc_unstored(h->gs, r->w.id, r->w.idlen, &rec, &fd,
+	if (derive_gsym_unstored(h->dv, r->w.id, r->w.idlen, &rec, &fd,
 	    r->w.symbolize ? &ugf : NULL) == 0)
 		return r->w.symbolize ? symbolize(h, r, ugf) :
 		    reply_fd(h, r, key, &rec, fd);
@@ -175,7 +177,7 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 	if (have_dbg || stored(h, r, CACHE_EXECUTABLE)) {
 		r->phase = PHASE_CONVERT;
 		MHD_suspend_connection(r->conn);
-		if ((rc = gsymsvc_convert(h->gs, r->w.id, r->w.idlen,
+		if ((rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen,
 		    converted, r)) < 0) {
 			MHD_resume_connection(r->conn);
 			log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));

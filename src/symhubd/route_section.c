@@ -1,7 +1,6 @@
 /*
  * route_section: GET .../section/NAME.  From the store while the derived
- * entry is fresh, else cut now from the debuginfo, then the executable,
- * and stored as a derived entry; when neither file is here, the
+ * entry is fresh, else cut now (derive.h); when neither file is here, the
  * upstreams are asked for the section, then for the files to cut it from.
  */
 #include <errno.h>
@@ -9,8 +8,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "common/elfinfo.h"
-#include "log.h"
+#include "derive.h"
 #include "route.h"
 
 /*
@@ -54,47 +52,15 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 	    r->fetches ? "upstream 404" : "miss");
 }
 
-static int
-mem_sink(void *ctx, const void *buf, size_t len)
-{
-	return buf_add(ctx, buf, len);
-}
-
-/* Store an extracted section as a derived blob; failure only costs the
- * next request another extraction, so it is logged and ignored. */
-static void
-store_section(struct http *h, const struct cache_key *key,
-    const struct cache_record *rec, const struct buf *m)
-{
-	struct cache_blob	*b;
-	int			 rc;
-
-	if ((rc = cache_blob_create(h->c, &b)) == 0 &&
-	    (rc = cache_blob_write(b, m->p, m->len)) == 0) {
-		rc = cache_put_blob(h->c, b, key, rec, NULL);
-		b = NULL;	/* consumed */
-	}
-	cache_blob_abort(b);
-	if (rc == -EROFS)
-		log_debug("read-only store: section not cached");
-	else if (rc < 0)
-		log_warnx("cannot cache section %s: %s", key->extra,
-		    strerror(-rc));
-}
-
 enum MHD_Result
 route_section(struct http *h, struct req *r, const struct cache_key *key)
 {
-	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
-	    CACHE_EXECUTABLE };
 	struct MHD_Response	*resp;
 	struct cache_record	 rec, p;
-	struct cache_key	 pk = *key;
 	struct buf		 m = { 0 };
 	enum MHD_Result		 ret;
-	size_t			 i;
 	unsigned		 known = 0;
-	int			 fd, rc, found = 0, neg;
+	int			 fd, rc, neg;
 
 	rc = cache_get(h->c, key, clock_wall_s(), &rec);
 	neg = rc == -ENODATA;
@@ -111,40 +77,13 @@ route_section(struct http *h, struct req *r, const struct cache_key *key)
 		cache_record_release(&rec);
 	}
 
-	pk.extra = NULL;
-	for (i = 0; i < 2 && !found; i++) {
-		pk.kind = parents[i];
-		if ((rc = route_lookup(h, &pk, &p, &fd)) < 0) {
-			if (rc != -ENOENT && rc != -ENODATA)
-				log_warnx("section %s: %s", key->extra,
-				    strerror(-rc));
-			continue;
-		}
-		known |= 1u << pk.kind;
-		m.len = 0;
-		rc = elfinfo_section(fd, key->extra, mem_sink, &m);
-		close(fd);
-		if (rc == 0) {
-			found = 1;
-			memset(&rec, 0, sizeof(rec));
-			rec.flags = CACHE_F_DERIVED;
-			rec.parent = cache_fingerprint(&p);
-			rec.size = m.len;
-			rec.last_modified = p.last_modified;
-			rec.stored = clock_wall_s();
-			rec.origin = p.origin;
-			rec.xfile = p.xfile;
-			rec.xarchive = p.xarchive;
-			if (m.len > 0)
-				store_section(h, key, &rec, &m);
-		} else if (rc != -ENOENT) {
-			log_warnx("section %s of %s: %s", key->extra,
-			    p.path ? p.path : "blob", strerror(-rc));
-		}
-		if (!found)
-			cache_record_release(&p);
+	rc = h->dv != NULL ? derive_section(h->dv, key, &m, &rec, &p, &known) :
+	    -ENOENT;
+	if (rc == -ENOMEM) {
+		buf_free(&m);
+		return MHD_NO;
 	}
-	if (!found) {
+	if (rc < 0) {
 		buf_free(&m);
 		if (known == 0 && neg && r->fetches == 0)
 			return reply_text(r, REPLY_NEGATIVE, "no such section",

@@ -34,8 +34,8 @@ route_metrics(struct http *h, struct req *r)
 	metrics_render(fp, have ? &st : NULL);
 	if (h->f != NULL)
 		fetch_metrics(h->f, fp);
-	if (h->gs != NULL)
-		gsymsvc_metrics(h->gs, fp);
+	if (h->dv != NULL)
+		derive_metrics(h->dv, fp);
 	pthread_mutex_lock(&h->cmu);
 	fprintf(fp, "# TYPE symhub_http_connections gauge\n"
 	    "symhub_http_connections %u\n"

@@ -114,7 +114,7 @@ eager_gsym(struct http *h, const struct req *r)
 	int rc;
 
 	if (!r->w.by_fileid &&
-	    (rc = gsymsvc_convert(h->gs, r->w.id, r->w.idlen, NULL, NULL)) < 0)
+	    (rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen, NULL, NULL)) < 0)
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
 }
 
@@ -143,7 +143,7 @@ route_upload_finish(struct http *h, struct req *r)
 	force |= f != NULL && strcmp(f, "0") != 0;
 	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
 	r->up = NULL;	/* consumed */
-	if (h->gs != NULL && h->cfg->gsym_on_upload &&
+	if (h->dv != NULL && h->cfg->gsym_on_upload &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
 	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);

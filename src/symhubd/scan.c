@@ -485,10 +485,8 @@ scan_refresh(struct scan *s, const struct cache_key *key,
 	metrics_stale();
 	if (stale->path == NULL)
 		return -ENOENT;
-	if (stat(stale->path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		cache_drop(s->c, key);
+	if (stat(stale->path, &st) != 0 || !S_ISREG(st.st_mode))
 		return -ENOENT;
-	}
 	if (key->kind == CACHE_SOURCE) {
 		/* The source changed in place: serve what is there now, as
 		 * elfutils does, but only if it still resolves to a regular
@@ -499,10 +497,8 @@ scan_refresh(struct scan *s, const struct cache_key *key,
 		    S_ISREG(st.st_mode);
 
 		free(real);
-		if (!ok) {
-			cache_drop(s->c, key);
+		if (!ok)
 			return -ENOENT;
-		}
 		rec = *stale;
 		rec.mem = NULL;
 		rec.size = (uint64_t)st.st_size;

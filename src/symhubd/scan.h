@@ -43,9 +43,10 @@ void	scan_trigger(struct scan *s);
 
 /*
  * A record for key referring to a scanned file could not be served
- * (-ESTALE): re-index what it refers to now, or drop it.
- * @return 0 when key may have a fresh record (look it up again),
- *         -ENOENT when it was dropped.
+ * (-ESTALE): re-index what it refers to now.
+ * @return 0 when key may have a fresh record (look it up again);
+ *         -ENOENT when the file is gone or no longer one to serve (the
+ *         caller drops the record: records.h); -EIO.
  */
 int	scan_refresh(struct scan *s, const struct cache_key *key,
 	    const struct cache_record *stale);

@@ -18,7 +18,7 @@
 #include "common/elfinfo.h"
 #include "config.h"
 #include "fetch.h"
-#include "gsymsvc.h"
+#include "derive.h"
 #include "http.h"
 #include "log.h"
 #include "scan.h"
@@ -157,7 +157,7 @@ main(int argc, char **argv)
 	struct cache		*c;
 	struct scan		*s = NULL;
 	struct fetch		*f = NULL;
-	struct gsymsvc		*gs = NULL;
+	struct derive		*dv = NULL;
 	struct auth		*auth = NULL;
 	const char		*why;
 	unsigned		 line;
@@ -264,10 +264,10 @@ main(int argc, char **argv)
 			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
 	}
-	if ((rc = gsymsvc_create(c, (unsigned)cfg.gsym_workers,
-	    (unsigned)cfg.gsym_threads, &gs)) < 0)
+	if ((rc = derive_create(c, s, (unsigned)cfg.gsym_workers,
+	    (unsigned)cfg.gsym_threads, &dv)) < 0)
 		fatalx("gsym workers: %s", strerror(-rc));
-	if ((rc = http_start(&cfg, c, s, f, auth, gs, &h)) < 0)
+	if ((rc = http_start(&cfg, c, s, f, auth, dv, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -286,10 +286,10 @@ main(int argc, char **argv)
 		break;
 	}
 	fetch_stop(f);		/* resumes every suspended connection */
-	gsymsvc_stop(gs);	/* the same, for conversions */
+	derive_stop(dv);	/* the same, for conversions */
 	http_stop(h);
 	fetch_free(f);
-	gsymsvc_free(gs);
+	derive_free(dv);
 	auth_free(auth);
 	pthread_mutex_lock(&m.mu);
 	m.stop = 1;

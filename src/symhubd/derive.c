@@ -1,6 +1,6 @@
 /*
- * gsymsvc: conversions on worker threads, and open GSYM files with a
- * cache of decoded hot records.  See gsymsvc.h.
+ * derive: sections cut on demand, GSYM conversions on worker threads,
+ * and open GSYM files with a cache of decoded hot records.  See derive.h.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,10 +15,12 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "common/elfinfo.h"
+#include "derive.h"
 #include "gsym/gsym_dwarf.h"
 #include "gsym/gsym_write.h"
-#include "gsymsvc.h"
 #include "log.h"
+#include "records.h"
 
 #define NSHARDS		16
 #define SHARD_BUDGET	(2u << 20)	/* decoded bytes kept per shard */
@@ -29,7 +31,7 @@
 					 * store is tried again */
 
 struct waiter {
-	gsymsvc_done_fn	 done;
+	derive_done_fn	 done;
 	void		*ctx;
 	struct waiter	*next;
 };
@@ -56,8 +58,8 @@ struct shard {
 	size_t		 cap, n, bytes;
 };
 
-struct gsymsvc_file {
-	struct gsymsvc	*s;
+struct derive_gsym {
+	struct derive	*s;
 	unsigned char	 digest[32];
 	struct gsym	*g;
 	unsigned	 refs;
@@ -83,11 +85,12 @@ struct unstored {
 	int64_t			 made;
 	int			 fd;		/* a memfd; -1: empty */
 	uint64_t		 size;
-	struct gsymsvc_file	*f;		/* over fd */
+	struct derive_gsym	*f;		/* over fd */
 };
 
-struct gsymsvc {
+struct derive {
 	struct cache		*c;
+	struct scan		*scan;		/* NULL: none */
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;
 	struct job		*jobs;		/* queued and running */
@@ -95,9 +98,9 @@ struct gsymsvc {
 	pthread_t		*threads;
 	unsigned		 nthreads;
 	unsigned		 convert_threads; /* a conversion's */
-	struct gsymsvc_file	*open[MAX_OPEN];
+	struct derive_gsym	*open[MAX_OPEN];
 	uint64_t		 tick;
-	int			 cancel;	/* set by gsymsvc_stop() */
+	int			 cancel;	/* set by derive_stop() */
 	struct failed		 failed[MAX_FAILED];
 	size_t			 nextfailed;
 	struct unstored		 unstored[MAX_UNSTORED];
@@ -109,16 +112,89 @@ struct gsymsvc {
 	uint64_t		 hot_hits, hot_misses;
 };
 
-/* ---- conversions ---- */
+/* ---- sections ---- */
 
 static int
-parent_of(struct gsymsvc *s, const unsigned char *id, size_t idlen,
-    enum cache_kind kind, struct cache_record *rec)
+mem_sink(void *ctx, const void *buf, size_t len)
 {
-	struct cache_key k = { kind, id, idlen, NULL };
-
-	return cache_get(s->c, &k, clock_wall_s(), rec);
+	return buf_add(ctx, buf, len);
 }
+
+/* Store a section just cut; failure only costs the next request another
+ * cut, so it is logged and forgotten. */
+static void
+store_section(struct derive *d, const struct cache_key *key,
+    const struct cache_record *rec, const struct buf *m)
+{
+	struct cache_blob	*b;
+	int			 rc;
+
+	if ((rc = cache_blob_create(d->c, &b)) == 0 &&
+	    (rc = cache_blob_write(b, m->p, m->len)) == 0) {
+		rc = cache_put_blob(d->c, b, key, rec, NULL);
+		b = NULL;	/* consumed */
+	}
+	cache_blob_abort(b);
+	if (rc == -EROFS)
+		log_debug("read-only store: section not cached");
+	else if (rc < 0)
+		log_warnx("cannot cache section %s: %s", key->extra,
+		    strerror(-rc));
+}
+
+int
+derive_section(struct derive *d, const struct cache_key *key,
+    struct buf *out, struct cache_record *rec, struct cache_record *parent,
+    unsigned *known)
+{
+	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_key	pk = *key;
+	size_t			i;
+	int			fd, rc;
+
+	*known = 0;
+	pk.extra = NULL;
+	for (i = 0; i < 2; i++) {
+		pk.kind = parents[i];
+		if ((rc = records_open(d->c, d->scan, &pk, parent, &fd)) < 0) {
+			if (rc != -ENOENT && rc != -ENODATA)
+				log_warnx("section %s: %s", key->extra,
+				    strerror(-rc));
+			continue;
+		}
+		*known |= 1u << pk.kind;
+		out->len = 0;
+		rc = elfinfo_section(fd, key->extra, mem_sink, out);
+		close(fd);
+		if (rc == 0) {
+			memset(rec, 0, sizeof(*rec));
+			rec->flags = CACHE_F_DERIVED;
+			rec->parent = cache_fingerprint(parent);
+			rec->size = out->len;
+			rec->last_modified = parent->last_modified;
+			rec->stored = clock_wall_s();
+			rec->origin = parent->origin;
+			rec->xfile = parent->xfile;
+			rec->xarchive = parent->xarchive;
+			if (out->len > 0)
+				store_section(d, key, rec, out);
+			return 0;
+		}
+		if (rc == -ENOMEM) {
+			cache_record_release(parent);
+			return rc;
+		}
+		if (rc != -ENOENT)
+			log_warnx("section %s of %s: %s", key->extra,
+			    parent->path ? parent->path : "blob",
+			    strerror(-rc));
+		cache_record_release(parent);
+	}
+	return -ENOENT;
+}
+
+/* ---- conversions ---- */
 
 struct sink {
 	struct cache_blob	*b;
@@ -141,12 +217,12 @@ refused(int rc)
 	    rc == -ENOSPC || rc == -EDQUOT;
 }
 
-static void file_free(struct gsymsvc_file *);
-static struct gsymsvc_file *file_new(struct gsymsvc *, struct gsym *,
+static void file_free(struct derive_gsym *);
+static struct derive_gsym *file_new(struct derive *, struct gsym *,
     const unsigned char *);
 
 static void
-unstored_clear(struct gsymsvc *s, struct unstored *u)
+unstored_clear(struct derive *s, struct unstored *u)
 {
 	if (u->fd >= 0)
 		close(u->fd);
@@ -158,7 +234,7 @@ unstored_clear(struct gsymsvc *s, struct unstored *u)
 
 /* The entry of id, fresh; under s->mu. */
 static struct unstored *
-unstored_find(struct gsymsvc *s, const unsigned char *id, size_t idlen)
+unstored_find(struct derive *s, const unsigned char *id, size_t idlen)
 {
 	size_t i;
 
@@ -182,10 +258,10 @@ unstored_find(struct gsymsvc *s, const unsigned char *id, size_t idlen)
  * clients waiting, when the store cannot take the GSYM.
  */
 static int
-convert_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+convert_unstored(struct derive *s, const unsigned char *id, size_t idlen,
     uint64_t parent, int fd, const struct gsym_convert_opts *o)
 {
-	struct gsymsvc_file *f = NULL;
+	struct derive_gsym *f = NULL;
 	struct unstored *u = NULL;
 	struct gsym *g = NULL;
 	struct stat st;
@@ -239,7 +315,7 @@ out:
 
 /* The failure remembered for (id, parent), or 0. */
 static int
-failed_get(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+failed_get(struct derive *s, const unsigned char *id, size_t idlen,
     uint64_t parent)
 {
 	size_t i;
@@ -256,7 +332,7 @@ failed_get(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 }
 
 static void
-failed_put(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+failed_put(struct derive *s, const unsigned char *id, size_t idlen,
     uint64_t parent, int rc)
 {
 	struct failed *e;
@@ -274,21 +350,21 @@ failed_put(struct gsymsvc *s, const unsigned char *id, size_t idlen,
  * store cannot take it, convert into memory (convert_unstored()).
  * @return 0 or -errno. */
 static int
-convert_from(struct gsymsvc *s, const unsigned char *id, size_t idlen,
+convert_from(struct derive *s, const unsigned char *id, size_t idlen,
     enum cache_kind kind)
 {
 	struct cache_key key = { CACHE_GSYM, id, idlen, NULL };
+	struct cache_key pk = { kind, id, idlen, NULL };
 	struct gsym_convert_opts o = { s->convert_threads, &s->cancel };
 	struct cache_record p, rec;
 	struct sink k = { NULL, 0 };
 	uint64_t parent;
 	int fd = -1, rc;
 
-	if ((rc = parent_of(s, id, idlen, kind, &p)) != 0)
+	if ((rc = records_open(s->c, s->scan, &pk, &p, &fd)) != 0)
 		return rc == -ENODATA ? -ENOENT : rc;
 	parent = cache_fingerprint(&p);
-	if ((rc = failed_get(s, id, idlen, parent)) < 0 ||
-	    (rc = cache_open_data(s->c, &p, &fd)) < 0)
+	if ((rc = failed_get(s, id, idlen, parent)) < 0)
 		goto out;
 	if ((rc = cache_blob_create(s->c, &k.b)) < 0) {
 		k.rc = rc;
@@ -319,7 +395,7 @@ out:
 }
 
 static int
-convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
+convert(struct derive *s, const unsigned char *id, size_t idlen)
 {
 	struct cache_key key = { CACHE_GSYM, id, idlen, NULL };
 	struct cache_record rec;
@@ -354,7 +430,7 @@ convert(struct gsymsvc *s, const unsigned char *id, size_t idlen)
 static void *
 worker(void *arg)
 {
-	struct gsymsvc *s = arg;
+	struct derive *s = arg;
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
@@ -417,8 +493,8 @@ worker(void *arg)
 }
 
 int
-gsymsvc_convert(struct gsymsvc *s, const unsigned char *id, size_t idlen,
-    gsymsvc_done_fn done, void *ctx)
+derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
+    derive_done_fn done, void *ctx)
 {
 	struct waiter *w = NULL;
 	struct job *j;
@@ -486,7 +562,7 @@ shard_clear(struct shard *sh)
 }
 
 static void
-file_free(struct gsymsvc_file *f)
+file_free(struct derive_gsym *f)
 {
 	size_t i;
 
@@ -503,10 +579,10 @@ file_free(struct gsymsvc_file *f)
 
 /* A file over g (now the file's), one reference; digest NULL: not
  * from the store. */
-static struct gsymsvc_file *
-file_new(struct gsymsvc *s, struct gsym *g, const unsigned char *digest)
+static struct derive_gsym *
+file_new(struct derive *s, struct gsym *g, const unsigned char *digest)
 {
-	struct gsymsvc_file *f;
+	struct derive_gsym *f;
 	size_t i;
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
@@ -522,10 +598,10 @@ file_new(struct gsymsvc *s, struct gsym *g, const unsigned char *digest)
 }
 
 int
-gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
-    struct gsymsvc_file **out)
+derive_gsym_open(struct derive *s, const struct cache_record *rec,
+    struct derive_gsym **out)
 {
-	struct gsymsvc_file *f = NULL;
+	struct derive_gsym *f = NULL;
 	struct gsym *g;
 	size_t i, victim = MAX_OPEN;
 	int fd, rc;
@@ -567,7 +643,7 @@ gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
 			victim = i;	/* only the table holds it */
 	}
 	if (victim < MAX_OPEN) {
-		struct gsymsvc_file *old = s->open[victim];
+		struct derive_gsym *old = s->open[victim];
 
 		/* The table's reference. */
 		f->refs++;
@@ -581,9 +657,9 @@ gsymsvc_open(struct gsymsvc *s, const struct cache_record *rec,
 }
 
 void
-gsymsvc_release(struct gsymsvc_file *f)
+derive_gsym_release(struct derive_gsym *f)
 {
-	struct gsymsvc *s;
+	struct derive *s;
 	int last;
 
 	if (f == NULL)
@@ -597,8 +673,8 @@ gsymsvc_release(struct gsymsvc_file *f)
 }
 
 int
-gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
-    struct cache_record *rec, int *fd, struct gsymsvc_file **gf)
+derive_gsym_unstored(struct derive *s, const unsigned char *id, size_t idlen,
+    struct cache_record *rec, int *fd, struct derive_gsym **gf)
 {
 	struct unstored *u;
 	uint64_t parent;
@@ -626,7 +702,7 @@ gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 	if (rc == 0 && !cache_derived_fresh(s->c, id, idlen, rec, clock_wall_s())) {
 		/* Its debuginfo changed since. */
 		if (gf != NULL)
-			gsymsvc_release(*gf);
+			derive_gsym_release(*gf);
 		else
 			close(*fd);
 		pthread_mutex_lock(&s->mu);
@@ -640,7 +716,7 @@ gsymsvc_unstored(struct gsymsvc *s, const unsigned char *id, size_t idlen,
 }
 
 int
-gsymsvc_lookup(struct gsymsvc_file *f, uint64_t addr, struct gsym_result *res)
+derive_gsym_lookup(struct derive_gsym *f, uint64_t addr, struct gsym_result *res)
 {
 	struct shard *sh;
 	struct hot *h;
@@ -696,10 +772,10 @@ gsymsvc_lookup(struct gsymsvc_file *f, uint64_t addr, struct gsym_result *res)
 /* ---- life cycle ---- */
 
 int
-gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
-    struct gsymsvc **out)
+derive_create(struct cache *c, struct scan *scan, unsigned workers,
+    unsigned threads, struct derive **out)
 {
-	struct gsymsvc *s;
+	struct derive *s;
 	unsigned i;
 
 	*out = NULL;
@@ -711,6 +787,7 @@ gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 		return -ENOMEM;
 	}
 	s->c = c;
+	s->scan = scan;
 	s->convert_threads = threads;
 	for (i = 0; i < MAX_UNSTORED; i++)
 		s->unstored[i].fd = -1;
@@ -722,7 +799,7 @@ gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 		s->nthreads++;
 	}
 	if (s->nthreads == 0) {
-		gsymsvc_free(s);
+		derive_free(s);
 		return -EAGAIN;
 	}
 	*out = s;
@@ -730,7 +807,7 @@ gsymsvc_create(struct cache *c, unsigned workers, unsigned threads,
 }
 
 void
-gsymsvc_stop(struct gsymsvc *s)
+derive_stop(struct derive *s)
 {
 	unsigned i;
 
@@ -749,13 +826,13 @@ gsymsvc_stop(struct gsymsvc *s)
 }
 
 void
-gsymsvc_free(struct gsymsvc *s)
+derive_free(struct derive *s)
 {
 	unsigned i;
 
 	if (s == NULL)
 		return;
-	gsymsvc_stop(s);
+	derive_stop(s);
 	for (i = 0; i < MAX_UNSTORED; i++)
 		unstored_clear(s, &s->unstored[i]);
 	for (i = 0; i < MAX_OPEN; i++)
@@ -768,7 +845,7 @@ gsymsvc_free(struct gsymsvc *s)
 }
 
 void
-gsymsvc_metrics(struct gsymsvc *s, FILE *fp)
+derive_metrics(struct derive *s, FILE *fp)
 {
 	size_t queued = 0;
 	struct job *j;

@@ -1,0 +1,45 @@
+/*
+ * records: see records.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "log.h"
+#include "records.h"
+
+int
+records_broken(struct cache *c, const struct cache_key *key,
+    const struct cache_record *rec, int rc)
+{
+	if (rc != -ENOENT && rc != -EIO && rc != -ESTALE)
+		return rc;
+	log_warnx("dropping %s record: %s", rec->path != NULL ? rec->path :
+	    "blob", rc == -ESTALE ? "the file changed or vanished" :
+	    strerror(-rc));
+	cache_drop(c, key);
+	return -ENOENT;
+}
+
+int
+records_open(struct cache *c, struct scan *s, const struct cache_key *key,
+    struct cache_record *rec, int *fd)
+{
+	int rc, tries;
+
+	for (tries = 0; ; tries++) {
+		if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
+			return rc;
+		if ((rc = cache_open_data(c, rec, fd)) == 0)
+			return 0;
+		/* A scanned file that changed: read it again, once. */
+		if (rc == -ESTALE && s != NULL && tries == 0 &&
+		    scan_refresh(s, key, rec) == 0) {
+			cache_record_release(rec);
+			continue;
+		}
+		rc = records_broken(c, key, rec, rc);
+		cache_record_release(rec);
+		return rc;
+	}
+}

@@ -1,0 +1,36 @@
+/*
+ * records: how the daemon opens what the store holds, and the one place
+ * that decides a record is broken and drops it.
+ *
+ * cache/ reports what it finds (a blob gone: -ENOENT; unreadable: -EIO;
+ * a scanned file changed: -ESTALE) and scan re-reads a changed file; the
+ * decision to forget a record is taken here, logged with the reason, for
+ * every reader: the artifact route, section cutting, GSYM conversion and
+ * serving.  Nothing that could be served again is dropped: a changed
+ * scanned file is re-indexed first, once.
+ */
+#ifndef SYMHUB_RECORDS_H
+#define SYMHUB_RECORDS_H
+
+#include "cache/cache.h"
+#include "scan.h"
+
+/*
+ * Look key up and open its bytes.
+ * @param s    the scanner, to re-index a changed file; NULL: none.
+ * @return 0 with *rec (release it) and *fd (close it); -ENODATA for a
+ *         negative entry; -ENOENT when there is none, or there was a
+ *         broken one (now dropped); another -errno from the store.
+ */
+int	records_open(struct cache *c, struct scan *s,
+	    const struct cache_key *key, struct cache_record *rec, int *fd);
+
+/*
+ * A record whose bytes failed to open or read with rc: drop it when rc
+ * says they are gone for good (-ENOENT, -EIO, -ESTALE).
+ * @return -ENOENT when dropped, else rc.
+ */
+int	records_broken(struct cache *c, const struct cache_key *key,
+	    const struct cache_record *rec, int rc);
+
+#endif

@@ -116,6 +116,7 @@ struct fetch {
 	size_t			 nup;
 	int64_t			*ttls;
 	size_t			 nttls;
+	uint64_t		 fwd_hops;	/* X-Forwarded-For limit; 0: none */
 	unsigned		 breaker_failures;
 	int64_t			 breaker_cooldown_ms;
 	char			 via[33];	/* this instance's id */
@@ -1154,6 +1155,22 @@ run(void *arg)
  * The API.
  */
 
+/* X-Forwarded-For to send: what the client sent, and the client. */
+static char *
+chain(const char *received, const char *peer)
+{
+	char	*s;
+	int	 n;
+
+	if (peer == NULL)
+		peer = "unknown";
+	if (received != NULL && *received != '\0')
+		n = asprintf(&s, "%s, %s", received, peer);
+	else
+		n = asprintf(&s, "%s", peer);
+	return n < 0 ? NULL : s;
+}
+
 int
 fetch_request(struct fetch *f, const struct fetch_req *req,
     fetch_done_fn done, void *ctx)
@@ -1181,8 +1198,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	    (req->raw_extra &&
 	    (j->raw_extra = strdup(req->raw_extra)) == NULL) ||
 	    (req->user_agent && (j->ua = strdup(req->user_agent)) == NULL) ||
-	    (req->forwarded_for &&
-	    (j->xff = strdup(req->forwarded_for)) == NULL) ||
+	    (j->xff = chain(req->forwarded_for, req->peer)) == NULL ||
 	    (req->via && (j->via = strdup(req->via)) == NULL)) {
 		job_free(j);
 		return -ENOMEM;
@@ -1214,16 +1230,43 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	return 0;
 }
 
+int
+fetch_may_ask(const struct fetch *f, const char *forwarded_for)
+{
+	const char	*p;
+	uint64_t	 hops = 0;
+
+	/* Federation chains end here, as in elfutils: each hub appends one
+	 * address, and past the limit a miss is a miss. */
+	if (forwarded_for != NULL && *forwarded_for != '\0')
+		for (p = forwarded_for, hops = 1; *p; p++)
+			hops += *p == ',';
+	return f->fwd_hops == 0 || hops < f->fwd_hops;
+}
+
+int
+fetch_loop(const struct fetch *f, const char *via)
+{
+	return via != NULL && strstr(via, f->via) != NULL;
+}
+
+int
+fetch_upgrade_due(struct fetch *f, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	int64_t now = clock_wall_s();
+
+	/* Asked at most once per negative-ttl: the mark is the store's. */
+	return key->kind == CACHE_DEBUGINFO &&
+	    !(rec->quality & ELFINFO_Q_DEBUG_INFO) &&
+	    cache_checked(f->c, key, now) == 0 &&
+	    cache_mark_checked(f->c, key, now + fetch_negative_ttl(f)) == 0;
+}
+
 int64_t
 fetch_negative_ttl(const struct fetch *f)
 {
 	return f->ttls[0];	/* config_parse_ttls gives at least one */
-}
-
-const char *
-fetch_via(const struct fetch *f)
-{
-	return f->via;
 }
 
 int
@@ -1248,6 +1291,7 @@ fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
 	f->cfg_squeue_bytes = cfg->store_queue_bytes;
 	f->breaker_failures = (unsigned)cfg->breaker_failures;
 	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
+	f->fwd_hops = cfg->fwd_hops;
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
 	    &f->nttls)) < 0)
 		goto out;

@@ -40,9 +40,11 @@ struct fetch_req {
 	struct cache_key	 key;
 	const char		*idhex;		/* the id as the client sent it */
 	const char		*raw_extra;	/* client's spelling, or NULL */
+	/* The client's request as received: what the federation needs. */
 	const char		*user_agent;	/* forwarded, or NULL */
-	const char		*forwarded_for;	/* X-Forwarded-For to send */
-	const char		*via;		/* X-Symhub-Via received */
+	const char		*forwarded_for;	/* X-Forwarded-For, or NULL */
+	const char		*peer;		/* the client's address */
+	const char		*via;		/* X-Symhub-Via, or NULL */
 	uint64_t		 maxsize;	/* 0: none */
 	/* Hand this waiter the bytes as soon as they are verified, before
 	 * they are stored (see struct fetch_served). */
@@ -94,12 +96,33 @@ void	fetch_free(struct fetch *f);
 int	fetch_request(struct fetch *f, const struct fetch_req *req,
 	    fetch_done_fn done, void *ctx);
 
+/*
+ * Federation.  Upstreams are asked with the client's User-Agent, with its
+ * address appended to X-Forwarded-For and this hub's id to X-Symhub-Via.
+ */
+
+/* May a miss of a client whose X-Forwarded-For is forwarded_for (NULL:
+ * none) be asked upstream?  0 once the chain has --forwarded-ttl-limit
+ * hops: past it, a miss is a miss, as in elfutils. */
+int	fetch_may_ask(const struct fetch *f, const char *forwarded_for);
+
+/* Is this hub in via (X-Symhub-Via, NULL: none), so that the request
+ * went round the federation back to it? */
+int	fetch_loop(const struct fetch *f, const char *via);
+
+/*
+ * Should the upstreams be asked for a better copy of what the store has
+ * (rec, for key)?  1 for a debuginfo without DWARF (an upload with only
+ * a symbol table, which must not hide a better copy an upstream has), at
+ * most once per negative-ttl (marked in the store now); then ask with
+ * fetch_req.upgrade set.
+ */
+int	fetch_upgrade_due(struct fetch *f, const struct cache_key *key,
+	    const struct cache_record *rec);
+
 /* The first negative-ttl value, in seconds: also how long a copy checked
  * against the upstreams for a better one stays checked. */
 int64_t	fetch_negative_ttl(const struct fetch *f);
-
-/* This instance's id in X-Symhub-Via chains (32 hex characters). */
-const char *fetch_via(const struct fetch *f);
 
 /* Append this engine's metrics (per upstream: outcomes, latency,
  * bytes, breaker) in Prometheus text. */

@@ -10,9 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/hex.h"
-#include "common/elfinfo.h"
 #include "log.h"
 #include "records.h"
 #include "route.h"
@@ -79,36 +77,23 @@ int
 route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
     const char *raw_extra, int want_bytes, int upgrade)
 {
-	struct fetch_req		 fr;
-	const char			*xff, *p;
-	uint64_t			 hops = 0;
-	char				 peer[NI_MAXHOST] = "unknown";
-	char				 chain[2048];
-	uint64_t			 max;
-	int				 rc;
+	struct fetch_req	 fr;
+	char			 peer[NI_MAXHOST] = "unknown";
+	uint64_t		 max;
+	int			 rc;
 
-	if (h->f == NULL)
-		return 0;
-	/* Federation chains end here, as in elfutils: each hub appends one
-	 * address, and past the limit a miss is a miss. */
-	xff = req_header(r, "X-Forwarded-For");
-	if (xff != NULL && *xff != '\0')
-		for (p = xff, hops = 1; *p; p++)
-			hops += *p == ',';
-	if (h->cfg->fwd_hops > 0 && hops >= h->cfg->fwd_hops)
+	if (h->f == NULL ||
+	    !fetch_may_ask(h->f, req_header(r, "X-Forwarded-For")))
 		return 0;
 	req_peer(r, peer, sizeof(peer));
-	if (xff != NULL && *xff != '\0')
-		snprintf(chain, sizeof(chain), "%s, %s", xff, peer);
-	else
-		snprintf(chain, sizeof(chain), "%s", peer);
 	max = req_maxsize(r);
 	memset(&fr, 0, sizeof(fr));
 	fr.key = *key;
 	fr.idhex = r->w.idhex;
 	fr.raw_extra = raw_extra;
 	fr.user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	fr.forwarded_for = chain;
+	fr.forwarded_for = req_header(r, "X-Forwarded-For");
+	fr.peer = peer;
 	fr.via = req_header(r, "X-Symhub-Via");
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
 	fr.want_bytes = want_bytes;
@@ -167,13 +152,11 @@ serve(struct http *h, struct req *r, int may_map)
 {
 	struct cache_record	 rec;
 	struct cache_key	 key;
-	const char		*via;
 	enum MHD_Result		 ret;
 	int			 fd, rc;
 
 	/* A hub that finds itself in the chain is asked by itself. */
-	via = req_header(r, "X-Symhub-Via");
-	if (via != NULL && h->f != NULL && strstr(via, fetch_via(h->f)))
+	if (h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via")))
 		return reply_text(r, REPLY_NOT_FOUND,
 		    "federation loop: this hub is already in X-Symhub-Via",
 		    "loop");
@@ -206,16 +189,9 @@ serve(struct http *h, struct req *r, int may_map)
 	if (rc == -ENOENT && route_ask_upstream(h, r, &key, r->w.raw_extra,
 	    1, 0))
 		return MHD_YES;
-	/*
-	 * A debuginfo without DWARF (an upload with only a symbol table)
-	 * must not hide a better copy an upstream has: ask once per
-	 * negative-ttl, and keep the better of the two.
-	 */
-	if (rc == 0 && key.kind == CACHE_DEBUGINFO && h->f != NULL &&
-	    !(rec.quality & ELFINFO_Q_DEBUG_INFO) && r->fetches == 0 &&
-	    cache_checked(h->c, &key, clock_wall_s()) == 0 &&
-	    cache_mark_checked(h->c, &key,
-	    clock_wall_s() + fetch_negative_ttl(h->f)) == 0) {
+	/* A better copy may be upstream: ask, keep the better of the two. */
+	if (rc == 0 && h->f != NULL && r->fetches == 0 &&
+	    fetch_upgrade_due(h->f, &key, &rec)) {
 		close(fd);
 		cache_record_release(&rec);
 		if (route_ask_upstream(h, r, &key, NULL, 0, 1))

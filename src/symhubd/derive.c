@@ -240,11 +240,12 @@ unstored_find(struct derive *s, const unsigned char *id, size_t idlen)
 
 	for (i = 0; i < MAX_UNSTORED; i++) {
 		struct unstored *u = &s->unstored[i];
+		int64_t age = clock_wall_s() - u->made;
 
 		if (u->fd < 0 || u->idlen != idlen ||
 		    memcmp(u->id, id, idlen) != 0)
 			continue;
-		if (clock_wall_s() - u->made >= UNSTORED_TTL || clock_wall_s() < u->made) {
+		if (age >= UNSTORED_TTL || age < 0) {
 			unstored_clear(s, u);
 			return NULL;
 		}
@@ -716,7 +717,8 @@ derive_gsym_unstored(struct derive *s, const unsigned char *id, size_t idlen,
 }
 
 int
-derive_gsym_lookup(struct derive_gsym *f, uint64_t addr, struct gsym_result *res)
+derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
+    struct gsym_result *res)
 {
 	struct shard *sh;
 	struct hot *h;

@@ -614,34 +614,17 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int
-hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* Parse blobs/<xx>/<62 hex> back into a digest. */
 static int
 parse_blob_name(const char *dir2, const char *name, unsigned char d[32])
 {
 	char	h[65];
-	int	i, hi, lo;
 
 	if (strlen(dir2) != 2 || strlen(name) != 62)
 		return -1;
 	memcpy(h, dir2, 2);
 	memcpy(h + 2, name, 63);
-	for (i = 0; i < 32; i++) {
-		if ((hi = hexval(h[2 * i])) < 0 ||
-		    (lo = hexval(h[2 * i + 1])) < 0)
-			return -1;
-		d[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
+	return hex_decode(h, 64, d) == 32 ? 0 : -1;
 }
 
 /*

@@ -29,9 +29,15 @@
  *   -E2BIG      items past a count limit (addresses in one request).
  *   -ENOSPC, -EDQUOT, -EROFS, -EACCES, -EPERM
  *               the store refused a write: full, read-only, forbidden.
+ *   -EEXIST     there already, and left alone.
+ *   -EXDEV      two files that must belong together do not (an
+ *               executable and a debuginfo of different build-ids).
+ *   -ENAMETOOLONG  a path, URL or line past its buffer.
  *   -EBUSY      held by another: the store is open in another process.
+ *   -EADDRINUSE the listening address is taken.
  *   -EAGAIN     transient: the same call may succeed later.
- *   -ECANCELED  stopped on request (shutdown), not failed.
+ *   -ECANCELED  stopped on request (shutdown), not failed; also what a
+ *               stopped engine answers to new work.
  *   -ENOTSUP    valid input this build does not handle (a byte order not
  *               the host's, an old libelf, a file with nothing to gain).
  *   -ENOMEM     out of memory.

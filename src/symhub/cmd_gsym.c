@@ -288,8 +288,6 @@ convert_error(int rc)
 		    "binary? convert its .debug file)";
 	case -EFBIG:
 		return "the GSYM would pass 4 GiB";
-	case -ENOSYS:
-		return "GSYM conversion is not available in this build";
 	default:
 		return strerror(-rc);
 	}

@@ -1224,7 +1224,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	pthread_mutex_unlock(&f->mu);
 	if (stop) {
 		job_free(j);
-		return -ESHUTDOWN;
+		return -ECANCELED;
 	}
 	curl_multi_wakeup(f->multi);
 	return 0;

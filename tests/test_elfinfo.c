@@ -1,7 +1,7 @@
 /*
  * test_elfinfo: elfinfo against fixtures built here from a tiny C file
  * (gcc -g, objcopy --only-keep-debug, strip, no build-id, -gz=zlib),
- * broken files, and the FileID test vectors of DESIGN.md.
+ * broken files, and the FileID test vectors of doc/protocol.md.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>

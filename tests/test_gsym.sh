@@ -52,10 +52,10 @@ t0=$(date +%s)
 # Differences allowed between llvm-gsymutil's lookups in our GSYM and in
 # LLVM 19's, for the fixtures (libc has its own threshold).  One entry per
 # line: VARIANT-GLOB <tab> ERE on LLVM's result <tab> ERE on ours <tab>
-# the reason, naming the GSYM.md section.  A result is one line here: the
+# the reason, naming the doc/gsym.md section.  A result is one line here: the
 # address line and its outer frames joined by " | ".  Keep it empty unless
 # a difference is a documented improvement.  An entry looks like
-#   $'cc-O2*\t@ /x/a\\.h:12\t@ /x/a\\.h:13\tGSYM.md, Lookup: ...'
+#   $'cc-O2*\t@ /x/a\\.h:12\t@ /x/a\\.h:13\tdoc/gsym.md, Lookup: ...'
 ALLOW=(
 )
 
@@ -211,7 +211,7 @@ cmp_results() {
 
 # alias_names FILE: "START<tab>NAME" (START decimal) for every .symtab
 # function that shares its address and size with another of another name:
-# LLVM 19 keeps one of them at random (an unstable sort, GSYM.md), so two
+# LLVM 19 keeps one of them at random (an unstable sort, doc/gsym.md), so two
 # of its own conversions of libc name ~1% of 10,000 addresses differently.
 alias_names() {
 	readelf -sW "$1" 2>/dev/null | awk '

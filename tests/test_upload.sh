@@ -670,7 +670,7 @@ ro_store() {
 ro_store
 
 # ---- 12. FileIDs -----------------------------------------------------
-# The FileID of DESIGN.md ("Keys"), computed here independently.
+# The FileID of doc/protocol.md ("Keys"), computed here independently.
 fileid_ref() {
 	python3 - "$1" <<'PYEOF'
 import hashlib, struct, sys

@@ -69,10 +69,26 @@ check() {
 	fi
 }
 
-# A check that cannot run here: reported, counted apart, not a failure.
+# skip_check DESCRIPTION [REASON...]: a check that cannot run here,
+# printed as a SKIP line with its reason and counted in the summary (CI,
+# which installs every tool, fails on it).
 skip_check() {
+	local d=$1
+	shift
 	nskip=$((nskip + 1))
-	echo "skip - $*"
+	if [ $# -gt 0 ]; then
+		echo "SKIP: $d ($*)"
+	else
+		echo "SKIP: $d"
+	fi
+}
+
+# section TITLE: the next numbered section of the suite, printed so that a
+# log reader finds where a failure happened.
+nsection=0
+section() {
+	nsection=$((nsection + 1))
+	echo "# $nsection. $*"
 }
 
 # The whole test cannot run: Automake's "skipped" status.
@@ -88,10 +104,10 @@ need() {
 	done
 }
 
-# The last line: "N passed, M failed"; exit status 1 when any failed.
+# The last line: "N passed, M failed, K skipped"; exit status 1 when any
+# failed.
 finish() {
-	[ "$nskip" -gt 0 ] && echo "# $nskip check(s) skipped"
-	echo "$npass passed, $nfail failed"
+	echo "$npass passed, $nfail failed, $nskip skipped"
 	[ "$nfail" -eq 0 ]
 	exit $?
 }
@@ -353,6 +369,27 @@ expect_file() {
 		    "$(tail -3 "$tmp/out/err")"
 	else
 		fail "$1" "got '${2:-(no path)}', expected the bytes of $3"
+	fi
+}
+
+# client_file DESC EXPECTED COMMAND...: a client (debuginfod-find,
+# dfclient) prints the path of what it got; that file must hold
+# EXPECTED's bytes.  The client's standard error goes to $tmp/out/err.
+client_file() {
+	local d=$1 e=$2 f
+	shift 2
+	f=$(timeout 30 "$@" 2>"$tmp/out/err")
+	expect_file "$d" "$f" "$e"
+}
+
+# expect_status DESC WANT GOT [OUT]: a status code (and the body, shown
+# when it is not the one wanted).
+expect_status() {
+	if [ "$3" = "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "status $3, want $2" \
+		    "$( [ -n "$4" ] && head -c 200 "$4" 2>/dev/null)"
 	fi
 }
 

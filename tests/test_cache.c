@@ -33,79 +33,13 @@
 #include "cache/cache.h"
 #include "cache/record.h"
 #include "tap.h"
+#include "testlib.h"
 
 #define NOW	1700000000	/* a fixed "now" for scenarios without time */
 
 /*
  * Helpers.
  */
-
-static uint64_t
-xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-/* Deterministic pseudo-random bytes: the same seed gives the same bytes. */
-static void
-fill(unsigned char *b, size_t n, uint64_t seed)
-{
-	uint64_t	s = seed * 0x9e3779b97f4a7c15ull + 1, v = 0;
-	size_t		i;
-
-	for (i = 0; i < n; i++) {
-		if (i % 8 == 0)
-			v = xorshift(&s);
-		b[i] = (unsigned char)(v >> (8 * (i % 8)));
-	}
-}
-
-/* A fresh scratch directory; the caller frees it after rmtree(). */
-static char *
-scratch(const char *what)
-{
-	const char	*t = getenv("TMPDIR");
-	char		*d;
-	size_t		 n;
-
-	if (t == NULL || *t == '\0')
-		t = "/tmp";
-	n = strlen(t) + strlen(what) + 32;
-	if ((d = malloc(n)) == NULL)
-		abort();
-	snprintf(d, n, "%s/symhub-test-%s.XXXXXX", t, what);
-	if (mkdtemp(d) == NULL) {
-		perror("mkdtemp");
-		abort();
-	}
-	return d;
-}
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
-
-static int
-writable(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	if (flag == FTW_D)
-		chmod(path, 0700);
-	return 0;
-}
-
-static void
-rmtree(const char *dir)
-{
-	nftw(dir, writable, 16, FTW_PHYS);	/* tests make dirs 0555 */
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 /* dir/name into a static buffer (one at a time is enough). */
 static const char *
@@ -2019,7 +1953,7 @@ test_unwritable(void)
 	chmod(fresh, 0555);
 	res = unprivileged(refused, fresh);
 	if (res == 77)
-		ok(1, "# SKIP unwritable store: root, and cannot become nobody");
+		skip("unwritable store: root, and cannot become nobody");
 	else
 		ok(res == 0, "opening an unwritable directory is -EACCES/-EROFS"
 		    "%s", geteuid() == 0 ? " (as uid 65534)" : "");
@@ -2030,7 +1964,7 @@ test_unwritable(void)
 	nftw(full, make_readonly, 16, FTW_PHYS);
 	res = rc ? 1 : unprivileged(serves_readonly, full);
 	if (res == 77)
-		ok(1, "# SKIP unwritable store: root, and cannot become nobody");
+		skip("unwritable store: root, and cannot become nobody");
 	else
 		ok(res == 0, "an unwritable store refuses read-write but opens "
 		    "read-only and serves%s", geteuid() == 0 ?

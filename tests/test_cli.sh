@@ -17,7 +17,7 @@ need curl gcc objcopy strip readelf cmp timeout awk sed ss \
 
 log=$tmp/symhubd.log
 
-# ---- fixtures ---------------------------------------------------------
+section 'fixtures'
 # hello: unstripped; .stripped keeps the symbol table (strip -g), .bare
 # has only dynamic symbols (strip -s), .debug is objcopy --only-keep-debug.
 # hello2 and hello3 are other builds, so other build-ids.
@@ -130,7 +130,7 @@ fetch_cmp() {
 	fi
 }
 
-# ---- 1. the CI case: -e stripped -d unstripped ------------------------
+section 'the CI case: -e stripped -d unstripped'
 up first --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello"
 expect_rc "upload -e -d exits 0" first 0
 has "the debuginfo is stored" first out \
@@ -156,7 +156,7 @@ client_env
 gdb_info_line "gdb resolves the deployed binary through the upload" \
     "$B/hello.stripped" "$tmp/src"
 
-# ---- 2. a re-run asks, and sends nothing ------------------------------
+section 'a re-run asks, and sends nothing'
 heads=$(count HEAD)
 up again --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello"
 expect_rc "the same upload again exits 0" again 0
@@ -178,7 +178,7 @@ has "a worse -d file is skipped" worse out \
 sync_log
 check "... and not sent" test "$(count PUT)" = 2
 
-# ---- 3. --force sends without asking ----------------------------------
+section '--force sends without asking'
 heads=$(count HEAD)
 up force --token "$TOKEN" --force -e "$B/hello.stripped" -d "$B/hello"
 expect_rc "--force exits 0" force 0
@@ -199,7 +199,7 @@ has "... while the executable is skipped" better out \
     "^skipped +executable +$ID +$B/hello.stripped +already there"
 fetch_cmp "... and the hub serves it again" "$ID" debuginfo "$B/hello"
 
-# ---- 4. refusals before anything is sent ------------------------------
+section 'refusals before anything is sent'
 puts=$(count PUT)
 heads=$(count HEAD)
 up mismatch --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello2"
@@ -225,7 +225,7 @@ sync_log
 check "none of these sent anything (no HEAD, no PUT)" \
     test "$(count PUT) $(count HEAD)" = "$puts $heads"
 
-# ---- 5. a bad token ---------------------------------------------------
+section 'a bad token'
 up badtoken --token "0123456789abcdef" -e "$B/hello2.stripped" -d "$B/hello2"
 expect_rc "a bad token: exit 1" badtoken 1
 has "... a failed line with the hub's 401" badtoken err \
@@ -234,7 +234,7 @@ has "... counted in the summary" badtoken out ' 2 failed$'
 check "... and the hub stored nothing" \
     test "$(http_code "$URL/buildid/$ID2/debuginfo")" = 404
 
-# ---- 6. --dry-run -----------------------------------------------------
+section '--dry-run'
 puts=$(count PUT)
 up dry --token "$TOKEN" --dry-run -e "$B/hello2.stripped" -d "$B/hello2"
 expect_rc "--dry-run exits 0" dry 0
@@ -250,14 +250,14 @@ has "... which has a worse executable" drynotoken out \
 sync_log
 check "--dry-run sent no PUT" test "$(count PUT)" = "$puts"
 
-# ---- 7. the token from the environment --------------------------------
+section 'the token from the environment'
 SYMHUB_TOKEN=$TOKEN up env -j 1 -e "$B/hello2.stripped" -d "$B/hello2.debug"
 expect_rc "SYMHUB_TOKEN: exit 0" env 0
 has "SYMHUB_TOKEN: stored" env out "^stored +debuginfo +$ID2 +$B/hello2.debug\$"
 fetch_cmp "hello2's debuginfo is the .debug file" "$ID2" debuginfo \
     "$B/hello2.debug"
 
-# ---- 8. a directory, with --token-file --------------------------------
+section 'a directory, with --token-file'
 # hello3 is new; hello.stripped is there already; a text file and a link
 # (to hello3: not followed, so not reported) ride along.
 cp "$B/hello3" "$B/hello.stripped" "$tmp/dir/" || exit 99
@@ -291,7 +291,7 @@ expect_rc "-q: exit 0" quiet 0
 check "-q prints the summary alone" test "$(cat "$tmp/out/quiet.out")" = \
     "0 stored, 0 replaced, 0 unchanged, 6 skipped, 0 failed"
 
-# ---- 9. what goes on the wire: a recorder in place of the hub ---------
+section 'what goes on the wire: a recorder in place of the hub'
 cat >"$tmp/rec/rec.py" <<'EOF'
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -342,7 +342,7 @@ else
 	fail "the recorder starts" "$(cat "$tmp/rec/ready")"
 fi
 
-# ---- 10. the token is never printed -----------------------------------
+section 'the token is never printed'
 if grep -rqF "$TOKEN" "$tmp/out"; then
 	fail "the token appears in no output" "$(grep -rlF "$TOKEN" "$tmp/out")"
 else

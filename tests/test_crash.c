@@ -42,6 +42,7 @@
 
 #include "cache/cache.h"
 #include "tap.h"
+#include "testlib.h"
 
 #define ITERATIONS	100
 #define NIDS		200		/* ids 0..199 ... */
@@ -52,30 +53,6 @@
 #define NOW		1700000000
 #define MAXPUTS		24		/* kill after 1..MAXPUTS stored blobs */
 #define MAXSTEPS	48		/* and 0..MAXSTEPS more steps */
-
-static uint64_t
-xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
-}
-
-static void
-fill(unsigned char *b, size_t n, uint64_t seed)
-{
-	uint64_t	s = seed * 0x9e3779b97f4a7c15ull + 1, v = 0;
-	size_t		i;
-
-	for (i = 0; i < n; i++) {
-		if (i % 8 == 0)
-			v = xorshift(&s);
-		b[i] = (unsigned char)(v >> (8 * (i % 8)));
-	}
-}
 
 struct tkey {
 	struct cache_key	k;
@@ -98,12 +75,6 @@ key_of(struct tkey *t, int i)
 	t->k.idlen = n % 3 == 0 ? 1 : 20;
 	t->k.extra = NULL;
 	return &t->k;
-}
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
 }
 
 /* Tell the parent an operation completed ('p'ut, 'd'rop, ...). */
@@ -472,6 +443,6 @@ main(int argc, char *argv[])
 	    "every kill hit a writer that had stored blobs (%ld of %d)", busy,
 	    ITERATIONS);
 	free(buf);
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	rmtree(dir);
 	return done();
 }

@@ -17,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "common/elfinfo.h"
 #include "tap.h"
+#include "testlib.h"
 
 static char dir[PATH_MAX];
 
@@ -53,24 +55,6 @@ static const char big_c[] =
 
 static const char fix_h[] =
     "static inline int twice(int x) { return 2 * x; }\n";
-
-static int __attribute__((format(printf, 1, 2)))
-run(const char *fmt, ...)
-{
-	char	cmd[4 * PATH_MAX];
-	va_list	ap;
-	int	n, st;
-
-	va_start(ap, fmt);
-	n = vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(cmd))
-		return -1;
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
 
 static void
 path(char *out, size_t sz, const char *name)
@@ -262,19 +246,6 @@ readelf_buildid(const char *name, unsigned char *out, size_t max)
 	return found ? (int)n : -1;
 }
 
-static void
-hex(const unsigned char *p, size_t len, char *out)
-{
-	static const char	digits[] = "0123456789abcdef";
-	size_t			i;
-
-	for (i = 0; i < len; i++) {
-		out[2 * i] = digits[p[i] >> 4];
-		out[2 * i + 1] = digits[p[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
 static int
 fileid_hex(const char *name, const void *p, size_t len, char out[33])
 {
@@ -286,7 +257,7 @@ fileid_hex(const char *name, const void *p, size_t len, char out[33])
 	rc = elfinfo_fileid(fd, id);
 	close(fd);
 	if (rc == 0)
-		hex(id, sizeof(id), out);
+		hex_encode(id, sizeof(id), out);
 	return rc;
 }
 
@@ -365,7 +336,7 @@ test_read(void)
 	    "read a relocatable object (no program headers)");
 	ok(!o.is_executable, "a relocatable object is not an executable");
 
-	hex(u.buildid, u.buildid_len < 64 ? u.buildid_len : 64, h);
+	hex_encode(u.buildid, u.buildid_len < 64 ? u.buildid_len : 64, h);
 	ok(u.buildid_len == 20, "build-id is 20 bytes: %s", h);
 	rlen = readelf_buildid("prog", rid, sizeof(rid));
 	ok(rlen == (int)u.buildid_len && memcmp(rid, u.buildid, rlen) == 0,
@@ -710,7 +681,7 @@ main(void)
 	if (run("gcc --version >/dev/null 2>&1 && "
 	    "objcopy --version >/dev/null 2>&1 && "
 	    "readelf --version >/dev/null 2>&1") != 0) {
-		printf("1..0 # SKIP gcc/binutils not available\n");
+		printf("SKIP: gcc/binutils not available\n1..0 # SKIP\n");
 		return 77;
 	}
 	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
@@ -732,6 +703,6 @@ main(void)
 	test_bad();
 	test_mutations();
 
-	run("rm -rf '%s'", dir);
+	rmtree(dir);
 	return done();
 }

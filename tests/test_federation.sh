@@ -19,7 +19,7 @@ need curl gcc objcopy strip readelf cmp timeout awk sed ss python3 \
 t0=$(date +%s)
 unset DEBUGINFOD_URLS
 
-# ---- fixtures ---------------------------------------------------------
+section 'fixtures'
 # prog1 and prog2 from the same fixture files, built in different
 # directories, at different optimization levels (so different build-ids),
 # and prog2's hello.c has one more line (so its source bytes differ too).
@@ -132,7 +132,7 @@ access() {
 	grep "GET /buildid/$2/$3 " "$1" | tail -1
 }
 
-# ---- the upstreams ----------------------------------------------------
+section 'the upstreams'
 if start_debuginfod up1 "" "$tmp/up1" &&
     wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200; then
 	UP1=$DURL
@@ -160,7 +160,7 @@ else
 	fail "each upstream has only its own program, sources included"
 fi
 
-# ---- 1. the main hub: bytes from whichever upstream has them --------------
+section 'the main hub: bytes from whichever upstream has them'
 hublog=$tmp/hub.log
 hub -d "$tmp/store" -U "$UP1 name=up1" -U "$UP2 name=up2" \
     --log-file "$hublog"
@@ -184,35 +184,31 @@ check "a 406 stores no negative entry" \
 # Cold, through libdebuginfod: debuginfod-find first, then dfclient (its
 # own fresh client cache, so it too asks symhubd).
 client_env
-f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog1 debuginfo (cold)" "$f" "$DBG1"
+client_file "debuginfod-find: prog1 debuginfo (cold)" "$DBG1" \
+    debuginfod-find debuginfo "$ID1"
 case $(access "$hublog" "$ID1" debuginfo) in
 *" upstream up1 "*) pass "access log: prog1 debuginfo came from up1" ;;
 *) fail "access log: prog1 debuginfo came from up1" \
     "$(access "$hublog" "$ID1" debuginfo)" ;;
 esac
-f=$(timeout 30 debuginfod-find executable "$ID1" 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog1 executable" "$f" "$EXE1"
-f=$(timeout 30 debuginfod-find source "$ID1" "$SRC1" 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog1 source hello.c (cold)" "$f" "$SRC1"
+client_file "debuginfod-find: prog1 executable" "$EXE1" \
+    debuginfod-find executable "$ID1"
+client_file "debuginfod-find: prog1 source hello.c (cold)" "$SRC1" \
+    debuginfod-find source "$ID1" "$SRC1"
 client_env
-f=$(timeout 30 "$DFCLIENT" debuginfo "$ID1" 2>"$tmp/out/err")
-expect_file "dfclient: prog1 debuginfo" "$f" "$DBG1"
-f=$(timeout 30 "$DFCLIENT" executable "$ID1" 2>"$tmp/out/err")
-expect_file "dfclient: prog1 executable" "$f" "$EXE1"
+client_file "dfclient: prog1 debuginfo" "$DBG1" "$DFCLIENT" debuginfo "$ID1"
+client_file "dfclient: prog1 executable" "$EXE1" "$DFCLIENT" executable "$ID1"
 f=$(timeout 30 "$DFCLIENT" source "$ID1" "$tmp/src1/greet.c" \
     2>"$tmp/out/err")
 expect_file "dfclient: prog1 source greet.c (cold)" "$f" "$tmp/src1/greet.c"
 # Sections, each client with nothing cached (libdebuginfod extracts a
 # section itself from a debuginfo it has cached).
 client_env
-f=$(timeout 30 debuginfod-find section "$ID1" .debug_line 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog1 section .debug_line" "$f" \
-    "$tmp/orig/prog1.debug_line"
+client_file "debuginfod-find: prog1 section .debug_line" \
+    "$tmp/orig/prog1.debug_line" debuginfod-find section "$ID1" .debug_line
 client_env
-f=$(timeout 30 "$DFCLIENT" section "$ID1" .debug_info 2>"$tmp/out/err")
-expect_file "dfclient: prog1 section .debug_info" "$f" \
-    "$tmp/orig/prog1.debug_info"
+client_file "dfclient: prog1 section .debug_info" "$tmp/orig/prog1.debug_info" \
+    "$DFCLIENT" section "$ID1" .debug_info
 # libdebuginfod could have extracted the section itself from a debuginfo
 # it fetched: the access log says symhubd answered /section with it.
 if grep -q "GET /buildid/$ID1/section/.debug_info 200 " "$hublog" &&
@@ -223,7 +219,7 @@ else
 	    "$(grep "/section/" "$hublog" | tail -4)"
 fi
 
-# ---- 2. 200 simultaneous identical cold requests ------------------------------
+section '200 simultaneous identical cold requests'
 # Counted at the upstream that has the file, from its own /metrics and
 # its own log, before and after.
 m200='http_responses_transfer_bytes_count{code="200",type="debuginfo"}'
@@ -338,7 +334,7 @@ else
 	fail "badupstream.py delay starts" "$(cat "$tmp/delay.err")"
 fi
 
-# ---- 10. warm hits carry the cold answer's headers --------------------------
+section "warm hits carry the cold answer's headers"
 xhdrs() {
 	local h
 	for h in Content-Length X-DEBUGINFOD-SIZE X-DEBUGINFOD-FILE \
@@ -402,29 +398,25 @@ fi
 
 # prog2 through libdebuginfod and gdb.
 client_env
-f=$(timeout 30 debuginfod-find debuginfo "$ID2" 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog2 debuginfo" "$f" "$DBG2"
-f=$(timeout 30 debuginfod-find executable "$ID2" 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog2 executable" "$f" "$EXE2"
+client_file "debuginfod-find: prog2 debuginfo" "$DBG2" \
+    debuginfod-find debuginfo "$ID2"
+client_file "debuginfod-find: prog2 executable" "$EXE2" \
+    debuginfod-find executable "$ID2"
 f=$(timeout 30 debuginfod-find source "$ID2" "$tmp/src2/greet.c" \
     2>"$tmp/out/err")
 expect_file "debuginfod-find: prog2 source greet.c (cold)" "$f" \
     "$tmp/src2/greet.c"
 client_env
-f=$(timeout 30 "$DFCLIENT" debuginfo "$ID2" 2>"$tmp/out/err")
-expect_file "dfclient: prog2 debuginfo" "$f" "$DBG2"
-f=$(timeout 30 "$DFCLIENT" executable "$ID2" 2>"$tmp/out/err")
-expect_file "dfclient: prog2 executable" "$f" "$EXE2"
-f=$(timeout 30 "$DFCLIENT" source "$ID2" "$SRC2" 2>"$tmp/out/err")
-expect_file "dfclient: prog2 source hello.c (up2's own bytes)" "$f" "$SRC2"
+client_file "dfclient: prog2 debuginfo" "$DBG2" "$DFCLIENT" debuginfo "$ID2"
+client_file "dfclient: prog2 executable" "$EXE2" "$DFCLIENT" executable "$ID2"
+client_file "dfclient: prog2 source hello.c (up2's own bytes)" "$SRC2" \
+    "$DFCLIENT" source "$ID2" "$SRC2"
 client_env
-f=$(timeout 30 debuginfod-find section "$ID2" .debug_info 2>"$tmp/out/err")
-expect_file "debuginfod-find: prog2 section .debug_info" "$f" \
-    "$tmp/orig/prog2.debug_info"
+client_file "debuginfod-find: prog2 section .debug_info" \
+    "$tmp/orig/prog2.debug_info" debuginfod-find section "$ID2" .debug_info
 client_env
-f=$(timeout 30 "$DFCLIENT" section "$ID2" .debug_line 2>"$tmp/out/err")
-expect_file "dfclient: prog2 section .debug_line" "$f" \
-    "$tmp/orig/prog2.debug_line"
+client_file "dfclient: prog2 section .debug_line" "$tmp/orig/prog2.debug_line" \
+    "$DFCLIENT" section "$ID2" .debug_line
 if grep -q "GET /buildid/$ID2/section/.debug_info 200 " "$hublog" &&
     grep -q "GET /buildid/$ID2/section/.debug_line 200 " "$hublog"; then
 	pass "access log: symhubd served prog2's sections (200)"
@@ -488,7 +480,7 @@ else
 	    "$(access "$hublog" "$UNK_NEG" debuginfo)"
 fi
 
-# ---- 11. restart: the store survives, the upstream is down -----------------
+section 'restart: the store survives, the upstream is down'
 stop_check "main hub: SIGTERM, exit 0"
 DEAD=$(free_port)
 hub -d "$tmp/store" -U "http://127.0.0.1:$DEAD name=dead" --log-file "$hublog"
@@ -529,11 +521,11 @@ check "... and that one did try the dead upstream" metric_cmp \
     'symhub_upstream_requests_total{upstream="dead",outcome="transport"}' \
     -ge 1
 client_env
-f=$(timeout 30 debuginfod-find executable "$ID2" 2>"$tmp/out/err")
-expect_file "after restart: debuginfod-find prog2 executable" "$f" "$EXE2"
+client_file "after restart: debuginfod-find prog2 executable" "$EXE2" \
+    debuginfod-find executable "$ID2"
 stop_check "restarted hub: SIGTERM, exit 0"
 
-# ---- 3. a hanging upstream ------------------------------------------------
+section 'a hanging upstream'
 if ! start_badupstream hang hang; then
 	fail "badupstream.py hang starts" "$(cat "$tmp/hang.err")"
 	finish
@@ -586,7 +578,7 @@ else
 fi
 stop_check "hang hub: SIGTERM, exit 0"
 
-# ---- 4. a resetting upstream ------------------------------------------------
+section 'a resetting upstream'
 if start_badupstream reset reset; then
 	hub -d "$tmp/store-reset" -U "$BURL name=reset" -U "$UP1 name=up1"
 	expect_url "reset + up1: prog1 debuginfo" "$URL/buildid/$ID1/debuginfo" \
@@ -607,7 +599,7 @@ else
 	fail "badupstream.py reset starts" "$(cat "$tmp/reset.err")"
 fi
 
-# ---- 5. a lying upstream ----------------------------------------------------
+section 'a lying upstream'
 # It answers every build-id with prog2's debuginfo.
 if ! start_badupstream liar wrongfile "$DBG2"; then
 	fail "badupstream.py wrongfile starts" "$(cat "$tmp/liar.err")"
@@ -698,7 +690,7 @@ else
 fi
 stop_symhubd "$LIAR_PID"
 
-# ---- 6. a trickling upstream ------------------------------------------------
+section 'a trickling upstream'
 if start_badupstream trickle trickle "$DBG1"; then
 	TRICKLE=$BURL
 	hub -d "$tmp/store-trickle" -U "$TRICKLE name=slow timeout=2" \
@@ -747,7 +739,7 @@ else
 	fail "badupstream.py trickle starts" "$(cat "$tmp/trickle.err")"
 fi
 
-# ---- 7. negative cache: TTLs, and no poisoning after a transient failure -----
+section 'negative cache: TTLs, and no poisoning after a transient failure'
 clog=$tmp/count.requests
 if ! start_badupstream count count "$clog"; then
 	fail "badupstream.py count starts" "$(cat "$tmp/count.err")"
@@ -845,7 +837,7 @@ else
 fi
 stop_symhubd
 
-# ---- 8. federation hygiene, seen by the count server --------------------------
+section 'federation hygiene, seen by the count server'
 printf '# credentials for this upstream only\nAuthorization: Bearer upstream-secret\n' \
     >"$tmp/auth.headers"
 hub -d "$tmp/store-hyg" -U "$COUNT name=count header-file=$tmp/auth.headers"
@@ -900,7 +892,7 @@ else
 fi
 stop_symhubd
 
-# ---- 9. two hubs federating to each other ----------------------------------
+section 'two hubs federating to each other'
 PA=$(free_port)
 PB=$(free_port)
 while [ "$PB" = "$PA" ]; do PB=$(free_port); done
@@ -944,7 +936,7 @@ else
 	fail "hub A starts on port $PA" "$(tail -n 3 "$tmp/symhubd.out")"
 fi
 
-# ---- 13. an upload without DWARF does not hide an upstream's copy -----
+section "an upload without DWARF does not hide an upstream's copy"
 # A debuginfo with only a symbol table is stored; the first request for
 # it asks the upstreams once anyway, and a better copy replaces it.
 FTOKENS=$tmp/fed.tokens

@@ -59,7 +59,7 @@ t0=$(date +%s)
 ALLOW=(
 )
 
-# ---- helpers ------------------------------------------------------------
+# ---- helpers ----------------------------------------------------------
 
 now_us() {
 	echo "${EPOCHREALTIME/./}"
@@ -345,7 +345,7 @@ corrupt_check() {
 	fi
 }
 
-# ---- 1. fixtures ----------------------------------------------------------
+section 'fixtures'
 # Built in $tmp/src from relative names, so DW_AT_comp_dir is $tmp/src.
 S=$tmp/src
 B=$tmp/bin
@@ -414,7 +414,7 @@ else
 	fail "fixtures: what the test covers" "${bad[@]}"
 fi
 
-# ---- 2-4. each fixture: ours against LLVM's --------------------------------
+section "each fixture: ours against LLVM's"
 
 # check_variant V: every check of one fixture variant, in $tmp/v/V.
 check_variant() {
@@ -531,7 +531,7 @@ do
 	fi
 done
 
-# ---- 5-6. libc -------------------------------------------------------------
+section 'libc'
 # LLVM 19 names aliased functions at random (see alias_names): results are
 # compared as equal when they differ only there, and a second LLVM 19
 # conversion shows how often that happens.
@@ -634,7 +634,7 @@ if [ -f "$L/ours.gsym" ]; then
 	done
 fi
 
-# ---- 7. corruptions through the reader -------------------------------------
+section 'corruptions through the reader'
 for g in "$tmp/v/cc-O2/ours.gsym" "$L/ours.gsym"; do
 	name=$(basename "$(dirname "$g")")
 	if [ -f "$g" ]; then
@@ -648,7 +648,7 @@ done
 corrupt_check "test_gsym: 1,000 corruptions of LLVM 19's cc-O2 GSYM" \
     "$tmp/v/cc-O2/llvm.gsym"
 
-# ---- 7b. corrupt DWARF into the converter ---------------------------------
+section 'corrupt DWARF into the converter'
 # Random bytes of the .debug_* sections overwritten (a fixed seed), each
 # variant converted on two threads: it may convert or fail, but with exit
 # 1 and a message, never a crash or a sanitizer report.  libc's units
@@ -730,7 +730,7 @@ else
 	fail "convert: corruptions of libc's DWARF" "no inflated libc debug file"
 fi
 
-# ---- 7c. children flags flipped (issue 11) --------------------------------
+section 'children flags flipped (issue 11)'
 # One byte of .debug_abbrev, the DW_CHILDREN flag of an abbreviation, made
 # the converter's DIE walk revisit the same DIEs without end, its memory
 # growing (issue 11: a g++ -O2 debug file).  Here every abbreviation of the
@@ -820,7 +820,7 @@ else
 	    "${probs[@]:0:5}"
 fi
 
-# ---- 8. bad inputs ---------------------------------------------------------
+section 'bad inputs'
 E=$tmp/err
 echo "not an ELF file" >"$E/notelf.txt"
 head -c $(($(file_size "$B/c-O2") / 2)) "$B/c-O2" >"$E/truncated"

@@ -36,7 +36,7 @@ unset DEBUGINFOD_URLS
 MUT=$top_srcdir/tests/dwarf_mutate.py
 LIMIT=${GSYM_BOUND_LIMIT:-120}	# seconds before a request counts as hung
 
-# ---- fixtures ----------------------------------------------------------
+section 'fixtures'
 mkdir -p "$tmp"/{bin,scan,exp,out} || exit 99
 for v in good bad slow; do
 	mkdir -p "$tmp/src/$v" && cp "$FIXTURES/inl.cc" "$tmp/src/$v/" &&
@@ -70,18 +70,8 @@ get_gsym() {
 	http "/buildid/${ID[$1]}/gsym" "$2" "$2.hdr" --max-time "$LIMIT"
 }
 
-# expect_status DESC WANT GOT [OUT]: a status code (and the body, shown
-# when it is not the one wanted).
-expect_status() {
-	if [ "$3" = "$2" ]; then
-		pass "$1"
-	else
-		fail "$1" "status $3, want $2" \
-		    "$( [ -n "$4" ] && head -c 200 "$4" 2>/dev/null)"
-	fi
-}
 
-# ---- 1. a corrupt debug file, and a good one meanwhile -------------------
+section 'a corrupt debug file, and a good one meanwhile'
 hub -d "$tmp/store" -F "$tmp/scan" --gsym-workers 1 \
     --log-file "$tmp/hub1.log"
 get_gsym bad "$tmp/out/bad" >"$tmp/out/bad.code" &
@@ -122,7 +112,7 @@ expect_status "... asked again: 422 again" 422 "$code" "$tmp/out/bad2"
 check "... counted: conversions_total{result=\"corrupt\"} >= 1" \
     metric_cmp 'symhub_gsym_conversions_total{result="corrupt"}' -ge 1
 
-# ---- 2. SIGTERM during a long conversion --------------------------------
+section 'SIGTERM during a long conversion'
 get_gsym slow "$tmp/out/slow" >/dev/null &
 slow_pid=$!
 PIDS+=("$slow_pid")
@@ -142,7 +132,7 @@ else
 fi
 wait_exit "$slow_pid" 10 || kill "$slow_pid" 2>/dev/null
 
-# ---- 3. a store full at run time -------------------------------------------
+section 'a store full at run time'
 full=$tmp/full
 mkdir -p "$full" || exit 99
 if ! mount -t tmpfs -o size=8m tmpfs "$full" 2>"$tmp/mount.err"; then

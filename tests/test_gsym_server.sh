@@ -33,7 +33,7 @@ need curl gcc objcopy strip readelf nm addr2line cmp diff timeout awk sed \
 t0=$(date +%s)
 unset DEBUGINFOD_URLS
 
-# ---- fixtures ---------------------------------------------------------
+section 'fixtures'
 # The same inl.c built in five directories (so five build-ids: the comp_dir
 # is in the DWARF), one per role, each role's files alone where it is
 # served from:
@@ -128,23 +128,13 @@ post() {
 	http "$path" "$out" "$out.hdr" --data-binary "@$body" "$@"
 }
 
-# expect_status DESC WANT GOT [OUT]: a status code (and the body, shown
-# when it is not the one wanted).
-expect_status() {
-	if [ "$3" = "$2" ]; then
-		pass "$1"
-	else
-		fail "$1" "status $3, want $2" \
-		    "$( [ -n "$4" ] && head -c 200 "$4" 2>/dev/null)"
-	fi
-}
 
 # access V: the last access-log line for V's /gsym.
 access() {
 	grep "GET /buildid/${ID[$1]}/gsym " "$2" | tail -1
 }
 
-# ---- 1. scanned: GET and HEAD /gsym -------------------------------------
+section 'scanned: GET and HEAD /gsym'
 HUB1_ARGS=(-d "$tmp/store1" -F "$tmp/scan" --gsym-workers 2 --gsym-threads 3)
 hub "${HUB1_ARGS[@]}" --log-file "$tmp/hub1.log"
 expect_conv "fresh store: no conversion yet" 0
@@ -176,7 +166,7 @@ else
 	    "$(cat "$tmp/out/head.hdr")"
 fi
 
-# ---- 2. /symbolize against `symhub gsym lookup` ---------------------------
+section '/symbolize against `symhub gsym lookup`'
 # Every function start nm knows, ~480 random addresses over the executable
 # sections and a little past them, and addresses far outside (the largest
 # twice: once a JSON number, once a string).
@@ -368,7 +358,7 @@ else
 	    "$(cat "$tmp/par/a2l.out")"
 fi
 
-# ---- 3. concurrent first requests: one conversion -------------------------
+section 'concurrent first requests: one conversion'
 ok0=$(conv ok) co0=$(metric symhub_gsym_coalesced_total)
 cargs=()
 for i in $(seq 20); do
@@ -391,7 +381,7 @@ ok1=$(conv ok) co1=$(metric symhub_gsym_coalesced_total)
 check "... one conversion ($((ok1 - ok0)); $((co1 - co0)) coalesced)" \
     test $((ok1 - ok0)) = 1
 
-# ---- 4. errors --------------------------------------------------------------
+section 'errors'
 printf '0x%x\n' "$lo" >"$tmp/par/one"
 code=$(get_gsym $UNKNOWN "$tmp/out/unk")
 if [ "$code" = 404 ] && grep -qx 'no debuginfo for this build-id' "$tmp/out/unk"
@@ -442,7 +432,7 @@ code=$(post "/buildid/${ID[c]}/symbolize" "$tmp/par/one" "$tmp/out/c")
 expect_status "... and POST /symbolize -> 404" 404 "$code" "$tmp/out/c"
 check "symhubd 1 still alive" alive "$SYMHUBD_PID"
 
-# ---- 5. restart on the same store, --symbolize-max-addresses --------------
+section 'restart on the same store, --symbolize-max-addresses'
 stop_check "symhubd 1: SIGTERM, exit 0"
 hub "${HUB1_ARGS[@]}" --symbolize-max-addresses 10 --log-file "$tmp/hub1.log"
 expect_gsym "restarted on the same store: GET /gsym, the same bytes" a
@@ -468,7 +458,7 @@ code=$(post "/buildid/${ID[a]}/symbolize" "$tmp/par/eleven.json" "$tmp/out/b")
 expect_status "... 11 addresses as JSON -> 413" 413 "$code" "$tmp/out/b"
 stop_check "symhubd 1 (restarted): SIGTERM, exit 0"
 
-# ---- 6. upstream only --------------------------------------------------------
+section 'upstream only'
 # seen ID: how many requests for /buildid/ID/ (any kind) the upstream logged.
 seen() {
 	local n
@@ -548,7 +538,7 @@ else
 	    { echo "# symhub token new: $(cat "$tmp/token.err")"; exit 99; }
 fi
 
-# ---- 7. --gsym-on-upload ---------------------------------------------------
+section '--gsym-on-upload'
 hub -d "$tmp/store3" --tokens "$TOKENS" --gsym-on-upload \
     --log-file "$tmp/hub3.log"
 expect_conv "--gsym-on-upload, empty store: no conversion" 0
@@ -572,7 +562,7 @@ case $(access e "$tmp/hub3.log") in
 esac
 stop_check "symhubd 3: SIGTERM, exit 0"
 
-# ---- 8. a stripped executable, and an upstream that resets ---------------
+section 'a stripped executable, and an upstream that resets'
 # Nothing definite about the debuginfo: the connection is reset (so that
 # libdebuginfod asks again later), not answered 404.
 if start_badupstream reset reset; then

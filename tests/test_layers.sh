@@ -52,7 +52,7 @@ dir() {
 }
 LAYERS="base cache common gsym symhubd symhub"
 
-echo "# 1. includes"
+section 'includes'
 for l in $LAYERS; do
 	bad=$(grep -Ho '^#include "[^"]*/[^"]*"' "$(dir "$l")"/*.[ch] |
 	    while IFS= read -r line; do
@@ -70,7 +70,7 @@ for l in $LAYERS; do
 	fi
 done
 
-echo "# 2. symbols"
+section 'symbols'
 for l in $LAYERS; do
 	nm -g --defined-only "$(lib "$l")" 2>/dev/null |
 	    awk 'NF == 3 { print $3 }' | sort -u >"$tmp/def.$l"
@@ -111,7 +111,7 @@ for l in $LAYERS; do
 	fi
 done
 
-echo "# 3. programs"
+section 'programs'
 needed() {
 	readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
 }

@@ -23,7 +23,7 @@ TOK=$(new_token ci upload "$TOKENS") || { echo "# token"; exit 99; }
 hub -d "$tmp/store" --connections-per-address 8 --head-timeout 2 --timeout 3 \
     --post-buffer-max 64k --tokens "$TOKENS" --log-file "$tmp/hub.log"
 
-# ---- connections --------------------------------------------------------------
+section 'connections'
 kept=$(python3 "$SLOW" many "$PORT" 127.0.0.2 40 8)
 check "40 connections from one address: 8 are kept ($kept)" [ "$kept" = 8 ]
 expect_get "meanwhile another address is served" /metrics 200
@@ -31,7 +31,7 @@ t=$(python3 "$SLOW" trickle "$PORT" 127.0.0.3 120)
 check "a head trickled a byte every 0.2 s is cut ($t)" [ "$t" = cut ]
 check "... and counted" metric_cmp symhub_http_head_timeouts_total -ge 1
 
-# ---- refused from the head --------------------------------------------------
+section 'refused from the head'
 code=$(http "/buildid/ab%00cd/debuginfo" "$tmp/out/b" "$tmp/out/h")
 check "%00 in the URL: 400 ($code)" [ "$code" = 400 ]
 code=$(http "/buildid/abcd/symbolize" "$tmp/out/b" "$tmp/out/h" -X POST \
@@ -48,7 +48,7 @@ code=$(http "/buildid/abcd/symbolize" "$tmp/out/b" "$tmp/out/h" -X POST \
 check "a POST announcing more than its route takes: 413 before the body \
 ($code)" [ "$code" = 413 ]
 
-# ---- POST bodies held at once --------------------------------------------------
+section 'POST bodies held at once'
 # Four 40 KB bodies at once against a 64 KiB cap: not all are held; those
 # that are not get 503 with Retry-After, and the gauge returns to 0.
 head -c 40000 /dev/zero | tr '\0' '\n' >"$tmp/body"
@@ -66,13 +66,13 @@ check "4 bodies of 40 KB against a 64 KiB cap: some get 503 ($codes)" \
 check "... and the bytes held return to 0" \
     wait_metric symhub_http_post_buffered_bytes -eq 0 10
 
-# ---- the log -----------------------------------------------------------------
+section 'the log'
 http "/buildid/ab%0a%1bcd%5c/debuginfo" "$tmp/out/b" "$tmp/out/h" >/dev/null
 check "control bytes and backslashes are escaped in the access line" \
     grep -qF 'GET /buildid/ab\x0a\x1bcd\x5c/debuginfo 400' "$tmp/hub.log"
 check "... which stays one line" eval '! grep -q "^cd" "$tmp/hub.log"'
 
-# ---- an upload whose body never completes ---------------------------------------
+section 'an upload whose body never completes'
 python3 - "$PORT" "$TOK" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
@@ -84,7 +84,7 @@ PY
 check "an upload cut short leaves a log line" wait_until 30 grep -q \
     "PUT /buildid/0123456789abcdef/debuginfo from .*upload body incomplete" \
     "$tmp/hub.log"
-# ---- a store made unwritable at run time --------------------------------------
+section 'a store made unwritable at run time'
 # Root ignores modes; an immutable tmp/ stops even root.
 printf 'not elf' >"$tmp/small"
 if chattr +i "$tmp/store/tmp" 2>/dev/null; then

@@ -15,7 +15,7 @@ need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 
-# ---- fixtures: hello is uploaded, hello2 comes from an upstream --------
+section 'fixtures: hello is uploaded, hello2 comes from an upstream'
 mkdir -p "$tmp"/{src,bin,f,out,up} || exit 99
 cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
     exit 99
@@ -81,7 +81,7 @@ served_as_before() {
 	check "$1" [ -z "$bad" ] || echo "# differs:$bad"
 }
 
-# ---- the index removed ---------------------------------------------------
+section 'the index removed'
 rm -rf "$STORE/index"
 : >"$tmp/symhubd.out"
 hub -d "$STORE" --tokens "$TOKENS"
@@ -102,7 +102,7 @@ check "symhub store rebuild refuses a store in use (exit $st)" \
     eval '[ "$st" = 1 ] && grep -q "in use" "$tmp/rb.out"'
 stop_check "the hub stops"
 
-# ---- data.mdb truncated halfway (a SIGBUS in LMDB) ----------------------
+section 'data.mdb truncated halfway (a SIGBUS in LMDB)'
 size=$(stat -c %s "$STORE/index/data.mdb")
 truncate -s $((size / 2)) "$STORE/index/data.mdb"
 : >"$tmp/symhubd.out"
@@ -112,7 +112,7 @@ check "a half-truncated index is found damaged, not a crash" \
 served_as_before "and after the rebuild everything is served as before"
 stop_check "the hub stops"
 
-# ---- by hand ---------------------------------------------------------------
+section 'by hand'
 rm -rf "$STORE/index"
 "$SYMHUB" store rebuild "$STORE" >"$tmp/rb.out" 2>&1
 st=$?
@@ -125,7 +125,7 @@ check "the hub then starts without a rebuild of its own" \
 served_as_before "and serves everything as before"
 stop_check "the hub stops"
 
-# ---- rot ---------------------------------------------------------------------
+section 'rot'
 # blob_of N: the blob file holding reference N's bytes.
 blob_of() {
 	local h

@@ -18,7 +18,7 @@ need curl gcc objcopy strip readelf cmp timeout awk sed ss \
 t0=$(date +%s)
 log=$tmp/symhubd.log
 
-# ---- fixtures ---------------------------------------------------------
+section 'fixtures'
 # hello.debug alone in debug/, hello.stripped alone in deploy/, so the
 # expected answer for each artifact is unambiguous.
 mkdir -p "$tmp"/{src,bin,debug,deploy,orig,out,gdb,junk,rofix} || exit 99
@@ -63,7 +63,7 @@ cmp -s "$tmp/orig/text" "$tmp/orig/text2" && { echo "# same .text"; exit 99; }
 [ -s "$tmp/orig/debug_info" ] || { echo "# empty .debug_info"; exit 99; }
 
 
-# ---- 1. start ---------------------------------------------------------
+section 'start'
 if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \
     --source-root "$tmp/src" --log-file "$log"; then
 	pass "symhubd starts and /metrics says ready 1"
@@ -84,7 +84,7 @@ conns=$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' \
 check "one connection serves a 200 and a 404 (keep-alive)" \
     test "$conns" = "1 0 "
 
-# ---- 5a. headers, cold and warm -----------------------------------------
+section 'headers, cold and warm'
 # Compare the headers a user-agent sees on the first and second answer.
 hdrset() {
 	local h
@@ -155,19 +155,15 @@ else
 	    "log says: $(access_hows)"
 fi
 
-# ---- 2. debuginfod-find ------------------------------------------------
+section 'debuginfod-find'
 client_env
-f=$(timeout 30 debuginfod-find debuginfo "$ID" 2>"$tmp/out/err")
-expect_file "debuginfod-find debuginfo" "$f" "$DBG"
-f=$(timeout 30 debuginfod-find executable "$ID" 2>"$tmp/out/err")
-expect_file "debuginfod-find executable" "$f" "$EXE"
-f=$(timeout 30 debuginfod-find source "$ID" "$SRC" 2>"$tmp/out/err")
-expect_file "debuginfod-find source" "$f" "$SRC"
-f=$(timeout 30 debuginfod-find section "$ID" .debug_info 2>"$tmp/out/err")
-expect_file "debuginfod-find section .debug_info" "$f" "$tmp/orig/debug_info"
-f=$(timeout 30 debuginfod-find section "$ID" .text 2>"$tmp/out/err")
-expect_file "debuginfod-find section .text (from the executable)" "$f" \
-    "$tmp/orig/text"
+client_file "debuginfod-find debuginfo" "$DBG" debuginfod-find debuginfo "$ID"
+client_file "debuginfod-find executable" "$EXE" debuginfod-find executable "$ID"
+client_file "debuginfod-find source" "$SRC" debuginfod-find source "$ID" "$SRC"
+client_file "debuginfod-find section .debug_info" "$tmp/orig/debug_info" \
+    debuginfod-find section "$ID" .debug_info
+client_file "debuginfod-find section .text (from the executable)" \
+    "$tmp/orig/text" debuginfod-find section "$ID" .text
 if timeout 30 debuginfod-find debuginfo "$UNKNOWN" >/dev/null 2>&1; then
 	fail "debuginfod-find: unknown build-id fails"
 else
@@ -181,23 +177,20 @@ if DEBUGINFOD_MAXSIZE=10 timeout 30 debuginfod-find debuginfo "$ID" \
 else
 	pass "debuginfod-find with DEBUGINFOD_MAXSIZE=10 fails"
 fi
-f=$(timeout 30 debuginfod-find debuginfo "$ID" 2>"$tmp/out/err")
-expect_file "debuginfod-find after a 406, same client cache" "$f" "$DBG"
+client_file "debuginfod-find after a 406, same client cache" "$DBG" \
+    debuginfod-find debuginfo "$ID"
 
-# ---- 3. libdebuginfod C API --------------------------------------------
+section 'libdebuginfod C API'
 client_env
-f=$(timeout 30 "$DFCLIENT" debuginfo "$ID" 2>"$tmp/out/err")
-expect_file "dfclient debuginfo" "$f" "$DBG"
-f=$(timeout 30 "$DFCLIENT" executable "$ID" 2>"$tmp/out/err")
-expect_file "dfclient executable" "$f" "$EXE"
-f=$(timeout 30 "$DFCLIENT" source "$ID" "$SRC" 2>"$tmp/out/err")
-expect_file "dfclient source" "$f" "$SRC"
-f=$(timeout 30 "$DFCLIENT" source "$ID" "$tmp/src/greet.c" 2>"$tmp/out/err")
-expect_file "dfclient source (second CU)" "$f" "$tmp/src/greet.c"
-f=$(timeout 30 "$DFCLIENT" section "$ID" .debug_info 2>"$tmp/out/err")
-expect_file "dfclient section .debug_info" "$f" "$tmp/orig/debug_info"
+client_file "dfclient debuginfo" "$DBG" "$DFCLIENT" debuginfo "$ID"
+client_file "dfclient executable" "$EXE" "$DFCLIENT" executable "$ID"
+client_file "dfclient source" "$SRC" "$DFCLIENT" source "$ID" "$SRC"
+client_file "dfclient source (second CU)" "$tmp/src/greet.c" \
+    "$DFCLIENT" source "$ID" "$tmp/src/greet.c"
+client_file "dfclient section .debug_info" "$tmp/orig/debug_info" \
+    "$DFCLIENT" section "$ID" .debug_info
 
-# ---- 4. gdb -----------------------------------------------------------
+section 'gdb'
 # The stripped binary alone in a directory; no local debug file reachable
 # (no .gnu_debuglink, not under /usr/lib/debug).  substitute-path hides the
 # local sources from gdb, so they too must come through debuginfod.
@@ -230,7 +223,7 @@ f=$(find "$DEBUGINFOD_CACHE_PATH/$ID" -name 'source*hello.c' 2>/dev/null |
     head -1)
 expect_file "gdb: hello.c came from symhubd" "$f" "$SRC"
 
-# ---- 5b. status codes ---------------------------------------------------
+section 'status codes'
 # HEAD: 200, Content-Length, no body (read off the socket, not via curl).
 if raw_request HEAD "/buildid/$ID/debuginfo" "$tmp/out/head"; then
 	# Bytes up to and including the empty line that ends the headers.
@@ -318,7 +311,7 @@ expect_get "X-Forwarded-For with 7 hops -> 200" "/buildid/$ID/debuginfo" 200 \
 expect_get "X-Forwarded-For with 2 hops -> 200" "/buildid/$ID/debuginfo" 200 \
     "$DBG" -H 'X-Forwarded-For: 10.0.0.1, 10.0.0.2'
 
-# ---- 6. 64 parallel requests --------------------------------------------
+section '64 parallel requests'
 mkdir -p "$tmp/par"
 jobs_=()
 for i in $(seq 0 63); do
@@ -354,7 +347,7 @@ else
 fi
 check "symhubd still alive after the parallel burst" alive "$SYMHUBD_PID"
 
-# ---- 7. metrics and the access log ---------------------------------------
+section 'metrics and the access log'
 metrics_text >"$tmp/out/metrics"
 check "/metrics: ready 1" grep -qx 'ready 1' "$tmp/out/metrics"
 files1=$(awk '$1 == "http_responses_total{result=\"file\"}" { print $2 }' \
@@ -397,21 +390,20 @@ else
 	fail "access log: one line per request (2 for .debug_line)" "found $n"
 fi
 
-# ---- 8. restart ----------------------------------------------------------
+section 'restart'
 stop_check "SIGTERM: symhubd exits 0 within 10 s"
 if start_symhubd -d "$tmp/store" --source-root "$tmp/src" --log-file "$log"
 then
 	pass "restart on the same store (no scan)"
 	client_env
-	f=$(timeout 30 "$DFCLIENT" debuginfo "$ID" 2>"$tmp/out/err")
-	expect_file "after restart: debuginfo" "$f" "$DBG"
-	f=$(timeout 30 "$DFCLIENT" executable "$ID" 2>"$tmp/out/err")
-	expect_file "after restart: executable" "$f" "$EXE"
-	f=$(timeout 30 "$DFCLIENT" section "$ID" .debug_info 2>"$tmp/out/err")
-	expect_file "after restart: section .debug_info" "$f" \
-	    "$tmp/orig/debug_info"
-	f=$(timeout 30 "$DFCLIENT" source "$ID" "$SRC" 2>"$tmp/out/err")
-	expect_file "after restart: source" "$f" "$SRC"
+	client_file "after restart: debuginfo" "$DBG" \
+	    "$DFCLIENT" debuginfo "$ID"
+	client_file "after restart: executable" "$EXE" \
+	    "$DFCLIENT" executable "$ID"
+	client_file "after restart: section .debug_info" \
+	    "$tmp/orig/debug_info" "$DFCLIENT" section "$ID" .debug_info
+	client_file "after restart: source" "$SRC" \
+	    "$DFCLIENT" source "$ID" "$SRC"
 	expect_get "after restart: section .text (cached) by curl" \
 	    "/buildid/$ID/section/.text" 200 "$tmp/orig/text"
 	check "after restart: symhub_cache_entries > 0" \
@@ -421,7 +413,7 @@ else
 	fail "restart on the same store (no scan)" "$(tail -n 5 "$log")"
 fi
 
-# ---- 9. a scanned file changes, then vanishes ------------------------------
+section 'a scanned file changes, then vanishes'
 if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \
     -F "$tmp/junk" --source-root "$tmp/src" -t 0 --log-file "$log" &&
     wait_metric symhub_scan_passes_total -ge 1 20; then
@@ -462,8 +454,8 @@ not_new "after rescan: old id .text is not the new file's" \
 expect_get "after rescan: old id debuginfo still served" \
     "/buildid/$ID/debuginfo" 200 "$DBG"
 client_env
-f=$(timeout 30 debuginfod-find executable "$ID2" 2>"$tmp/out/err")
-expect_file "debuginfod-find: new id executable" "$f" "$EXE2"
+client_file "debuginfod-find: new id executable" "$EXE2" \
+    debuginfod-find executable "$ID2"
 
 rm -f "$tmp/debug/hello.debug"
 check "rescan after removing hello.debug" rescan
@@ -479,7 +471,7 @@ else
 	pass "debuginfod-find: removed debuginfo is not found"
 fi
 
-# ---- 10. files that are not usable ELF -------------------------------------
+section 'files that are not usable ELF'
 skipped0=$(metric 'symhub_scan_files_total{result="skipped"}')
 echo "not an ELF file" >"$tmp/junk/notelf.txt"
 head -c 1000 "$tmp/bin/hello" >"$tmp/junk/truncated"
@@ -506,7 +498,7 @@ expect_get "truncated copy of hello does not serve the old id" \
     "/buildid/$ID/executable" 404
 stop_check "SIGTERM after rescans: exit 0"
 
-# ---- 11. read-only and full stores -----------------------------------------
+section 'read-only and full stores'
 # Root ignores permissions, so a read-only mount it must be.
 mnt_ro=$tmp/mnt-ro
 mnt_full=$tmp/mnt-full
@@ -596,7 +588,7 @@ else
 	skip_check "full store: not root or cannot mount a tmpfs"
 fi
 
-# ---- 12. the command-line tool and the configuration ------------------------
+section 'the command-line tool and the configuration'
 out=$("$SYMHUB" buildid "$EXE" 2>&1)
 if [ "$out" = "$ID" ]; then
 	pass "symhub buildid matches readelf"
@@ -702,7 +694,7 @@ else
 	fail "symhubd --help lists every option (exit $rc)" "missing: ${bad[*]}"
 fi
 
-# ---- 13. the docs name every option -------------------------------------------
+section 'the docs name every option'
 man5=$top_srcdir/man/symhubd.conf.5
 example=$top_srcdir/etc/symhubd.conf
 for doc in "$man5" "$example"; do

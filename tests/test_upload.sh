@@ -18,7 +18,7 @@ need curl gcc objcopy strip readelf cmp timeout awk sed ss \
 
 t0=$(date +%s)
 
-# ---- fixtures --------------------------------------------------------
+section 'fixtures'
 # One program (ID) in four shapes, a second build of it (ID2) in three.
 mkdir -p "$tmp"/{src,bin,f,out,gdb,scan,par} || exit 99
 cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
@@ -165,8 +165,8 @@ body_says() {
 }
 
 
-# expect_status DESC CODE [CURL-ARGS...] URL-PATH: any request's status.
-expect_status() {
+# expect_code DESC CODE [CURL-ARGS...] URL-PATH: a request's status.
+expect_code() {
 	local d=$1 want=$2 code
 	shift 2
 	code=$(http "${@: -1}" "$tmp/out/body" "$tmp/out/hdrs" "${@:1:$#-1}")
@@ -210,7 +210,7 @@ start() {
 	return 1
 }
 
-# ---- A. tokens, refusals, invalid files, uploads, clients, DELETE ----
+section 'tokens, refusals, invalid files, uploads, clients, DELETE'
 logA=$tmp/a.log
 start "symhubd with --tokens starts" -d "$tmp/sA" --tokens "$TOKENS" \
     --log-file "$logA" || finish
@@ -228,7 +228,7 @@ expect_refused "PUT of a source (not uploadable)" 405 \
     "/buildid/$ID/source$tmp/src/hello.c" "$tmp/src/hello.c" "" -H "$AUTH_UP"
 expect_refused "PUT of a section (not uploadable)" 405 \
     "/buildid/$ID/section/.text" "$tmp/f/text" "" -H "$AUTH_UP"
-expect_status "PUT with a malformed build-id" 400 -X PUT \
+expect_code "PUT with a malformed build-id" 400 -X PUT \
     --data-binary "@$F/hello.debug" -H "$AUTH_UP" "/buildid/${ID:1}/debuginfo"
 
 # 3. Files that are not what the key says: 422, with the reason.
@@ -260,20 +260,17 @@ check "symhub_cache_entries is 2" metric_cmp symhub_cache_entries -eq 2
 check "symhub_cache_blobs is 2" metric_cmp symhub_cache_blobs -eq 2
 
 client_env
-f=$(timeout 30 debuginfod-find debuginfo "$ID" 2>"$tmp/out/err")
-expect_file "debuginfod-find debuginfo: the uploaded bytes" "$f" \
-    "$F/hello.debug"
-f=$(timeout 30 debuginfod-find executable "$ID" 2>"$tmp/out/err")
-expect_file "debuginfod-find executable: the uploaded bytes" "$f" \
-    "$F/hello.stripped"
+client_file "debuginfod-find debuginfo: the uploaded bytes" "$F/hello.debug" \
+    debuginfod-find debuginfo "$ID"
+client_file "debuginfod-find executable: the uploaded bytes" \
+    "$F/hello.stripped" debuginfod-find executable "$ID"
 client_env
-f=$(timeout 30 "$DFCLIENT" debuginfo "$ID" 2>"$tmp/out/err")
-expect_file "dfclient debuginfo: the uploaded bytes" "$f" "$F/hello.debug"
-f=$(timeout 30 "$DFCLIENT" executable "$ID" 2>"$tmp/out/err")
-expect_file "dfclient executable: the uploaded bytes" "$f" "$F/hello.stripped"
-f=$(timeout 30 "$DFCLIENT" section "$ID" .debug_line 2>"$tmp/out/err")
-expect_file "dfclient section .debug_line of the upload" "$f" \
-    "$tmp/f/debug_line"
+client_file "dfclient debuginfo: the uploaded bytes" "$F/hello.debug" \
+    "$DFCLIENT" debuginfo "$ID"
+client_file "dfclient executable: the uploaded bytes" "$F/hello.stripped" \
+    "$DFCLIENT" executable "$ID"
+client_file "dfclient section .debug_line of the upload" "$tmp/f/debug_line" \
+    "$DFCLIENT" section "$ID" .debug_line
 
 # gdb: the stripped binary alone, its sources hidden; the function and its
 # line can only come from the uploaded debuginfo.
@@ -308,21 +305,21 @@ fi
 quality_is "executable" "$P_EXE" "$F/hello.stripped"
 
 # 2. DELETE.
-expect_status "DELETE without a token" 401 -X DELETE "$P_DBG"
-expect_status "DELETE with an upload-only token" 403 -X DELETE -H "$AUTH_UP" \
+expect_code "DELETE without a token" 401 -X DELETE "$P_DBG"
+expect_code "DELETE with an upload-only token" 403 -X DELETE -H "$AUTH_UP" \
     "$P_DBG"
 expect_get "after refused DELETEs: still served" "$P_DBG" 200 "$F/hello.debug"
-expect_status "DELETE of a section" 405 -X DELETE -H "$AUTH_ADM" \
+expect_code "DELETE of a section" 405 -X DELETE -H "$AUTH_ADM" \
     "/buildid/$ID/section/.text"
-expect_status "DELETE with the admin token" 200 -X DELETE -H "$AUTH_ADM" \
+expect_code "DELETE with the admin token" 200 -X DELETE -H "$AUTH_ADM" \
     "$P_DBG"
 expect_get "after DELETE: GET -> 404" "$P_DBG" 404
 expect_get "after DELETE: the executable is still served" "$P_EXE" 200 \
     "$F/hello.stripped"
 check "after DELETE: symhub_cache_blobs is 1" \
     metric_cmp symhub_cache_blobs -eq 1
-expect_status "DELETE of a missing key" 404 -X DELETE -H "$AUTH_ADM" "$P_DBG"
-expect_status "DELETE with an upload,admin token" 200 -X DELETE -H "$AUTH_ALL" \
+expect_code "DELETE of a missing key" 404 -X DELETE -H "$AUTH_ADM" "$P_DBG"
+expect_code "DELETE with an upload,admin token" 200 -X DELETE -H "$AUTH_ALL" \
     "$P_EXE"
 expect_get "after DELETE: executable -> 404" "$P_EXE" 404
 # One token with both scopes uploads too.
@@ -382,13 +379,13 @@ expect_get "after restart: the upload of ID2 is served" "$P2_DBG" 200 \
 expect_refused "no --tokens: PUT with a valid token" 403 "$P_EXE" \
     "$F/hello.stripped" "" -H "$AUTH_UP"
 body_says "no --tokens: the answer says uploads are disabled" disabled
-expect_status "no --tokens: DELETE with the admin token" 403 -X DELETE \
+expect_code "no --tokens: DELETE with the admin token" 403 -X DELETE \
     -H "$AUTH_ADM" "$P_DBG"
 expect_get "no --tokens: still served after the DELETE" "$P_DBG" 200 \
     "$F/hello.debug"
 stop_check "SIGTERM: exit 0"
 
-# ---- 5. an upload never hides a better scanned copy ------------------
+section 'an upload never hides a better scanned copy'
 cp "$F/hello.debug" "$tmp/scan/"
 start "symhubd scanning hello.debug, with --tokens" -d "$tmp/sB" \
     -F "$tmp/scan" --tokens "$TOKENS" --log-file "$tmp/b.log" || finish
@@ -400,13 +397,13 @@ quality_is "the scanned copy" "$P_DBG" "$F/hello.debug"
 # must come back (at the latest after a rescan).
 expect_put "a better copy (unstripped) over the scanned file" 200 "$P_DBG" \
     "$F/hello.full" -H "$AUTH_UP"
-expect_status "DELETE that upload" 200 -X DELETE -H "$AUTH_ADM" "$P_DBG"
+expect_code "DELETE that upload" 200 -X DELETE -H "$AUTH_ADM" "$P_DBG"
 check "rescan after the DELETE" rescan
 expect_get "after DELETE and rescan: the scanned hello.debug is served again" \
     "$P_DBG" 200 "$F/hello.debug"
 stop_check "SIGTERM: exit 0"
 
-# ---- 6. concurrent uploads of one key --------------------------------
+section 'concurrent uploads of one key'
 start "symhubd on a fresh store" -d "$tmp/sC" --tokens "$TOKENS" \
     --log-file "$tmp/c.log" || finish
 
@@ -517,7 +514,7 @@ check "after restart: symhub_cache_blobs is $nb" \
     metric_cmp symhub_cache_blobs -eq "$nb"
 stop_check "SIGTERM: exit 0"
 
-# ---- 7. SIGKILL mid-upload -------------------------------------------
+section 'SIGKILL mid-upload'
 # A valid debug file of a few MB: libc6-dbg's largest, or one built now
 # (macros make -g3 DWARF big at little compile time).
 BIG=$(find /usr/lib/debug/.build-id -name '*.debug' -type f -size +2M \
@@ -594,7 +591,7 @@ check "after SIGKILL: no blob file left behind (found $nfiles)" \
 expect_put "the retried upload" 201 "$P_BIG" "$BIG" -H "$AUTH_UP"
 stop_check "SIGTERM: exit 0"
 
-# ---- 8. uploads survive eviction under a 1-byte budget ---------------
+section 'uploads survive eviction under a 1-byte budget'
 start "symhubd with --cache-max 1" -d "$tmp/sE" --cache-max 1 \
     --tokens "$TOKENS" --log-file "$tmp/e.log" || finish
 expect_put "budget 1: PUT debuginfo" 201 "$P_DBG" "$F/hello.debug" \
@@ -624,7 +621,7 @@ expect_get "budget 1, after restart: executable" "$P_EXE" 200 \
     "$F/hello.stripped"
 stop_check "SIGTERM: exit 0"
 
-# ---- 9. --max-upload-size --------------------------------------------
+section '--max-upload-size'
 [ "$(file_size "$F/hello.full")" -gt 10240 ] &&
     [ "$(file_size "$F/hello.debug")" -le 10240 ] ||
     { echo "# fixtures: sizes do not straddle 10k"; exit 99; }
@@ -640,7 +637,7 @@ expect_refused "over the limit, chunked, onto a stored key" 413 "$P_DBG" \
     -H "Transfer-Encoding: chunked"
 stop_check "SIGTERM: exit 0"
 
-# ---- 11. a read-only store: 507 --------------------------------------
+section 'a read-only store: 507'
 # Root ignores permissions, so a read-only mount it must be.
 ro_store() {
 	local mnt=$tmp/mnt-ro code
@@ -669,7 +666,7 @@ ro_store() {
 }
 ro_store
 
-# ---- 12. FileIDs -----------------------------------------------------
+section 'FileIDs'
 # The FileID of doc/protocol.md ("Keys"), computed here independently.
 fileid_ref() {
 	python3 - "$1" <<'PYEOF'
@@ -692,8 +689,8 @@ check "symhub fileid of the build-id-less fixture, likewise" \
 
 start "symhubd for FileIDs" -d "$tmp/sG" --tokens "$TOKENS" \
     --log-file "$tmp/g.log" || finish
-expect_status "an unknown FileID: 404" 404 "/fileid/$NFID/debuginfo"
-expect_status "a FileID of the wrong length: 400" 400 "/fileid/${FID:2}/debuginfo"
+expect_code "an unknown FileID: 404" 404 "/fileid/$NFID/debuginfo"
+expect_code "a FileID of the wrong length: 400" 400 "/fileid/${FID:2}/debuginfo"
 expect_put "executable by build-id" 201 "$P_EXE" "$F/hello.stripped" \
     -H "$AUTH_UP"
 expect_get "its FileID finds it: /fileid/FILEID/executable" \
@@ -704,7 +701,7 @@ expect_get "/fileid/FILEID/debuginfo serves the symbols" \
     "/fileid/$FID/debuginfo" 200 "$F/hello.debug"
 expect_get "/buildid/FILEID/debuginfo falls back to the FileID map" \
     "/buildid/$FID/debuginfo" 200 "$F/hello.debug"
-expect_status "a malformed X-Symhub-FileID: 400" 400 -X PUT \
+expect_code "a malformed X-Symhub-FileID: 400" 400 -X PUT \
     --data-binary "@$F/hello.debug" -H "$AUTH_UP" \
     -H "X-Symhub-FileID: nothex" "$P_DBG"
 expect_refused "a binary without a build-id under /buildid/" 422 \
@@ -733,7 +730,7 @@ expect_get "and so does a FileID-only upload" "/fileid/$NFID/executable" \
     200 "$F/nobid.stripped"
 stop_check "SIGTERM: exit 0"
 
-# ---- the tokens never reach a log ------------------------------------
+section 'the tokens never reach a log'
 leaks=()
 for t in "$TOK_UP" "$TOK_ADM" "$TOK_ALL" "$TOK_BAD"; do
 	f=$(grep -lF "$t" "$tmp"/*.log "$tmp/symhubd.out" 2>/dev/null) &&

@@ -44,7 +44,7 @@ not_served() {
 	fi
 }
 
-# ---- 1. sources cut short ------------------------------------------------------
+section 'sources cut short'
 for mode in short gzipcut; do
 	start_badupstream "$mode" "$mode" "$SRC" ||
 	    { fail "badupstream.py $mode starts"; continue; }
@@ -61,7 +61,7 @@ for mode in short gzipcut; do
 	kill "$BPID"; wait_exit "$BPID" 5
 done
 
-# ---- 2. a stripped executable as the debuginfo ----------------------------------
+section 'a stripped executable as the debuginfo'
 start_badupstream stripped wrongfile "$tmp/bin/hello.stripped" ||
     fail "badupstream.py wrongfile starts"
 hub -d "$tmp/store-stripped" -U "$BURL name=stripped" \
@@ -76,7 +76,7 @@ expect_get "the same file as the executable is fine" \
 stop_check "the hub stops"
 kill "$BPID"; wait_exit "$BPID" 5
 
-# ---- 3. an answer without end ----------------------------------------------------
+section 'an answer without end'
 check "--upstream-max-size has a finite default (16 GiB)" \
     eval '"$SYMHUBD" -n | grep -Eq "^upstream-max-size *= *17179869184$"'
 start_badupstream endless endless || fail "badupstream.py endless starts"
@@ -92,7 +92,7 @@ check "... and tmp/ is left empty" dir_empty "$tmp/store-endless/tmp"
 stop_check "the hub stops"
 kill "$BPID"; wait_exit "$BPID" 5
 
-# ---- 4. a burst of cold misses, the store queue bounded ---------------------------
+section 'a burst of cold misses, the store queue bounded'
 for v in 1 2 3 4 5 6; do
 	mkdir -p "$tmp/src$v" && cp "$tmp/src"/*.[ch] "$tmp/src$v/" &&
 	    (cd "$tmp/src$v" && gcc -g -O0 -o "$tmp/up/p$v" hello.c greet.c) ||

@@ -18,6 +18,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "base/buf.h"
 #include "elfinfo.h"
 
 /* Largest piece handed to a section sink at once. */
@@ -437,7 +438,6 @@ unitsrcs(Dwarf_Die *cudie, struct strset *set, char **buf, size_t *bufsz,
 	const char	*const *dirs;
 	const char	*dir = NULL, *name, *path;
 	size_t		 nfiles, ndirs, dlen, nlen, i;
-	char		*p;
 	int		 rc;
 
 	if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0)
@@ -462,12 +462,8 @@ unitsrcs(Dwarf_Die *cudie, struct strset *set, char **buf, size_t *bufsz,
 			if (dlen == 0)
 				continue;
 			nlen = strlen(name);
-			if (dlen + nlen + 2 > *bufsz) {
-				if ((p = realloc(*buf, dlen + nlen + 2)) == NULL)
-					return -ENOMEM;
-				*buf = p;
-				*bufsz = dlen + nlen + 2;
-			}
+			if (array_grow(buf, bufsz, dlen + nlen + 2, 1) != 0)
+				return -ENOMEM;
 			memcpy(*buf, dir, dlen);
 			(*buf)[dlen] = '/';
 			memcpy(*buf + dlen + 1, name, nlen + 1);

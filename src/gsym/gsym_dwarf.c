@@ -416,14 +416,10 @@ add_row(struct ltable *t, uint64_t addr, uint32_t file, uint32_t line,
 	if (array_grow(&t->rows, &t->caprows, t->nrows + 1,
 	    sizeof(*t->rows)) < 0)
 		return -ENOMEM;
-	if (t->capendseq < t->caprows) {
-		unsigned char *ne = realloc(t->endseq, t->caprows);
-
-		if (ne == NULL)
-			return -ENOMEM;
-		t->endseq = ne;
-		t->capendseq = t->caprows;
-	}
+	/* One end-of-sequence flag a row, grown alike. */
+	if (array_grow(&t->endseq, &t->capendseq, t->caprows,
+	    sizeof(*t->endseq)) < 0)
+		return -ENOMEM;
 	t->rows[t->nrows].addr = addr;
 	t->rows[t->nrows].file = file;
 	t->rows[t->nrows].line = line;

@@ -694,6 +694,26 @@ else
 	fail "symhubd --help lists every option (exit $rc)" "missing: ${bad[*]}"
 fi
 
+section 'an empty scan directory'
+# Nothing to index is no error: the hub starts, serves nothing, and a
+# file that appears later is found by the next pass.
+mkdir -p "$tmp/empty"
+if start_symhubd -d "$tmp/store-empty" -F "$tmp/empty"; then
+	pass "a hub over an empty scan directory starts"
+	expect_get "... and has nothing" "/buildid/$ID/debuginfo" 404
+	cp "$DBG" "$tmp/empty/"
+	if rescan; then
+		expect_get "... until a file appears and is rescanned" \
+		    "/buildid/$ID/debuginfo" 200 "$DBG"
+	else
+		fail "... until a file appears and is rescanned" "no pass"
+	fi
+	stop_check "... and stops"
+else
+	fail "a hub over an empty scan directory starts" \
+	    "$(tail -n 3 "$tmp/symhubd.out")"
+fi
+
 section 'the docs name every option'
 man5=$top_srcdir/man/symhubd.conf.5
 example=$top_srcdir/etc/symhubd.conf

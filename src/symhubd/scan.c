@@ -377,8 +377,9 @@ was_seen(void *ctx, const char *path)
 {
 	struct pass *p = ctx;
 
-	return bsearch(&path, p->seen, p->nseen, sizeof(char *), cmpstr) !=
-	    NULL;
+	/* No file seen: seen is NULL, which bsearch may not be given. */
+	return p->nseen > 0 && bsearch(&path, p->seen, p->nseen,
+	    sizeof(char *), cmpstr) != NULL;
 }
 
 static int
@@ -393,7 +394,8 @@ pass_once(struct scan *s, int force, int *forgotten)
 		if (nftw(s->dirs.v[i], walk, 32, FTW_PHYS) != 0)
 			log_warn("scanning %s", s->dirs.v[i]);
 	cur = NULL;
-	qsort(p.seen, p.nseen, sizeof(char *), cmpstr);
+	if (p.nseen > 1)
+		qsort(p.seen, p.nseen, sizeof(char *), cmpstr);
 	*forgotten = cache_file_sweep(s->c, "", was_seen, &p);
 	if (*forgotten < 0) {
 		rc = *forgotten;

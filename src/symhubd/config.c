@@ -67,6 +67,10 @@ static const struct opt opts[] = {
 	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
 	    "ask no upstream for requests that went through N or more hubs; "
 	    "0: no limit" },
+	{ "offline", 0, O_FLAG, O_BOTH, F(offline), "0", NULL,
+	    "open no outbound connection: no upstream is asked (those "
+	    "configured, and $DEBUGINFOD_URLS, are ignored), a miss is "
+	    "answered 404 at once" },
 	{ "upstream", 'U', O_LIST, O_BOTH, F(upstreams), NULL,
 	    "URL [KEY=VALUE]...",
 	    "ask this debuginfod server on a miss (repeatable; default: "

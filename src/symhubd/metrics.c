@@ -37,6 +37,7 @@ static struct {
 	atomic_uint_fast64_t	last_pass_ms;
 	atomic_uint_fast64_t	stale;
 	atomic_int		ready;
+	atomic_int		offline;
 } m;
 
 #define INC(x, n)	atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
@@ -79,6 +80,12 @@ metrics_stale(void)
 }
 
 void
+metrics_set_offline(int offline)
+{
+	atomic_store(&m.offline, offline);
+}
+
+void
 metrics_set_ready(int ready)
 {
 	atomic_store(&m.ready, ready);
@@ -91,6 +98,9 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	size_t		i, j;
 
 	fprintf(fp, "# TYPE ready gauge\nready %d\n", atomic_load(&m.ready));
+	fprintf(fp, "# HELP symhub_offline 1: --offline, no upstream is "
+	    "asked\n# TYPE symhub_offline gauge\nsymhub_offline %d\n",
+	    atomic_load(&m.offline));
 
 	fprintf(fp, "# TYPE http_responses_total counter\n");
 	for (i = 0; i < METRICS_R_N; i++)

@@ -47,6 +47,7 @@ void	metrics_scan_file(enum metrics_scan what);
 void	metrics_scan_pass(double seconds);
 void	metrics_stale(void);	/* a scanned file changed under us */
 void	metrics_set_ready(int ready);
+void	metrics_set_offline(int offline);
 
 /*
  * Write the exposition text to fp.

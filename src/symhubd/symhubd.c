@@ -21,6 +21,7 @@
 #include "derive.h"
 #include "http.h"
 #include "log.h"
+#include "metrics.h"
 #include "scan.h"
 
 #define FLUSH_INTERVAL	5	/* seconds between access flushes/evictions */
@@ -252,7 +253,13 @@ main(int argc, char **argv)
 	if ((rc = pthread_create(&mt, NULL, maintain, &m)) != 0)
 		fatalx("maintenance thread: %s", strerror(rc));
 
-	if (cfg.upstreams.n > 0 && (rc = fetch_create(c, &cfg, &f)) < 0)
+	if (cfg.offline) {
+		/* No fetch engine, hence no libcurl: nothing can connect out. */
+		metrics_set_offline(1);
+		log_info("offline: no upstream is asked%s", cfg.upstreams.n > 0 ?
+		    " (the configured ones are ignored)" : "");
+	} else if (cfg.upstreams.n > 0 &&
+	    (rc = fetch_create(c, &cfg, &f)) < 0)
 		fatalx("upstreams: %s", strerror(-rc));
 	if (f != NULL)
 		log_info("asking %zu upstream(s) on a miss", cfg.upstreams.n);

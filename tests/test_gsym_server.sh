@@ -562,6 +562,48 @@ case $(access e "$tmp/hub3.log") in
 esac
 stop_check "symhubd 3: SIGTERM, exit 0"
 
+section '--gsym-ahead: new debuginfo converted before anybody asks'
+# Scanned (a, b) and fetched (d) debug files are converted in the
+# background; hub 1 above, without it, converted nothing before a request.
+args=(-d "$tmp/store5" -F "$tmp/scan" --gsym-ahead --log-file "$tmp/hub5.log")
+[ -n "$UP" ] && args+=(-U "$UP name=up")
+hub "${args[@]}"
+if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 2 60; then
+	pass "the scanned a.debug and b.debug are converted with no request"
+else
+	fail "the scanned a.debug and b.debug are converted with no request" \
+	    "$(metrics_text | grep '^symhub_gsym_')"
+fi
+expect_gsym "... GET /gsym: symhub gsym convert's bytes" a
+case $(access a "$tmp/hub5.log") in
+"") fail "... access log has the GET" ;;
+*" converted "*) fail "... served from the store, not converted now" \
+    "$(access a "$tmp/hub5.log")" ;;
+*) pass "... served from the store, not converted now" ;;
+esac
+if [ -n "$UP" ]; then
+	code=$(http "/buildid/${ID[d]}/debuginfo" "$tmp/out/d5" "$tmp/out/h5")
+	expect_status "a fetched debuginfo (d)" 200 "$code" "$tmp/out/d5"
+	if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 3 60
+	then
+		pass "... is converted with no request for its GSYM"
+	else
+		fail "... is converted with no request for its GSYM" \
+		    "$(metrics_text | grep '^symhub_gsym_')"
+	fi
+	expect_gsym "... GET /gsym: symhub gsym convert's bytes" d
+	case $(access d "$tmp/hub5.log") in
+	*" converted "*) fail "... served from the store, not converted now" \
+	    "$(access d "$tmp/hub5.log")" ;;
+	*) pass "... served from the store, not converted now" ;;
+	esac
+else
+	skip_check "--gsym-ahead on a fetched debuginfo" "no upstream"
+fi
+check "symhub_gsym_ahead_total counts what was queued" metric_cmp \
+    'symhub_gsym_ahead_total{result="queued"}' -ge 2
+stop_check "symhubd 5: SIGTERM, exit 0"
+
 section 'a stripped executable, and an upstream that resets'
 # Nothing definite about the debuginfo: the connection is reset (so that
 # libdebuginfod asks again later), not answered 404.

@@ -114,6 +114,10 @@ static const struct opt opts[] = {
 	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0", NULL,
 	    "convert each uploaded debuginfo to GSYM at once, not on the "
 	    "first /gsym or /symbolize request" },
+	{ "gsym-ahead", 0, O_FLAG, O_BOTH, F(gsym_ahead), "0", NULL,
+	    "convert every new debuginfo (scanned, fetched or uploaded) to "
+	    "GSYM in the background, after the conversions requests wait "
+	    "for" },
 	{ "post-buffer-max", 0, O_SIZE, O_BOTH, F(post_buffer_max), "256M",
 	    "SIZE", "bytes of POST bodies (/symbolize) held in memory by all "
 	    "connections together; beyond it, 503; 0: no limit" },

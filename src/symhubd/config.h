@@ -45,6 +45,7 @@ struct config {
 	uint64_t	 gsym_threads;	/* threads a conversion, 0: auto */
 	uint64_t	 gsym_on_upload; /* convert debuginfo uploads at once */
 	uint64_t	 offline;	/* no outbound connection */
+	uint64_t	 gsym_ahead;	/* convert every new debuginfo */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;

@@ -27,6 +27,7 @@
 #define MAX_OPEN	8		/* GSYM files kept open */
 #define MAX_FAILED	64		/* corrupt parents remembered */
 #define MAX_UNSTORED	4		/* GSYM the store could not take */
+#define MAX_AHEAD	65536		/* conversions queued ahead of need */
 #define UNSTORED_TTL	60		/* seconds one is served; then the
 					 * store is tried again */
 
@@ -108,6 +109,8 @@ struct derive {
 	uint64_t		 n_ok, n_nodata, n_missing, n_error;
 	uint64_t		 n_corrupt, n_unstored;
 	uint64_t		 n_coalesced;
+	size_t			 nahead;	/* queued, nobody waiting */
+	uint64_t		 n_ahead, n_ahead_dropped;
 	double			 seconds;
 	uint64_t		 hot_hits, hot_misses;
 };
@@ -440,8 +443,15 @@ worker(void *arg)
 		int64_t t0;
 		int rc;
 
-		for (j = s->jobs; j != NULL && j->running; j = j->next)
-			;
+		/* A conversion somebody waits for goes first; then those
+		 * queued ahead of need, newest first. */
+		for (j = s->jobs; j != NULL; j = j->next)
+			if (!j->running && j->waiters != NULL)
+				break;
+		if (j == NULL)
+			for (j = s->jobs; j != NULL && j->running;
+			    j = j->next)
+				;
 		if (j == NULL && !s->stop) {
 			pthread_cond_wait(&s->cv, &s->mu);
 			continue;
@@ -449,6 +459,8 @@ worker(void *arg)
 		if (j == NULL)
 			break;
 		j->running = 1;
+		if (j->waiters == NULL)
+			s->nahead--;
 		pthread_mutex_unlock(&s->mu);
 		t0 = clock_us();
 		rc = s->stop ? -ECANCELED : convert(s, j->id, j->idlen);
@@ -519,6 +531,14 @@ derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
 			break;
 	if (j != NULL) {
 		s->n_coalesced += w != NULL;
+		/* Queued ahead, and now somebody waits for it. */
+		if (w != NULL && !j->running && j->waiters == NULL)
+			s->nahead--;
+	} else if (w == NULL && s->nahead >= MAX_AHEAD) {
+		/* Converted on the first request instead. */
+		s->n_ahead_dropped++;
+		pthread_mutex_unlock(&s->mu);
+		return 0;
 	} else {
 		if ((j = calloc(1, sizeof(*j))) == NULL) {
 			pthread_mutex_unlock(&s->mu);
@@ -529,6 +549,10 @@ derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
 		j->idlen = idlen;
 		j->next = s->jobs;
 		s->jobs = j;
+		if (w == NULL) {
+			s->nahead++;
+			s->n_ahead++;
+		}
 		pthread_cond_signal(&s->cv);
 	}
 	if (w != NULL) {
@@ -872,6 +896,12 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "symhub_gsym_conversion_seconds_total %.3f\n"
 	    "# TYPE symhub_gsym_coalesced_total counter\n"
 	    "symhub_gsym_coalesced_total %" PRIu64 "\n"
+	    "# HELP symhub_gsym_ahead_total Conversions queued with nobody "
+	    "waiting (--gsym-ahead, --gsym-on-upload), or dropped past the "
+	    "queue's bound.\n"
+	    "# TYPE symhub_gsym_ahead_total counter\n"
+	    "symhub_gsym_ahead_total{result=\"queued\"} %" PRIu64 "\n"
+	    "symhub_gsym_ahead_total{result=\"dropped\"} %" PRIu64 "\n"
 	    "# TYPE symhub_gsym_jobs gauge\n"
 	    "symhub_gsym_jobs %zu\n"
 	    "# HELP symhub_gsym_record_cache_total Lookups answered from a "
@@ -881,7 +911,7 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "symhub_gsym_record_cache_total{result=\"miss\"} %" PRIu64 "\n",
 	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->n_corrupt,
 	    s->n_unstored, s->seconds,
-	    s->n_coalesced, queued,
+	    s->n_coalesced, s->n_ahead, s->n_ahead_dropped, queued,
 	    __atomic_load_n(&s->hot_hits, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&s->mu);

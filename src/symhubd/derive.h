@@ -78,7 +78,10 @@ typedef void (*derive_done_fn)(void *ctx, int rc);
  * Convert the stored debuginfo of id (or, lacking one, its executable)
  * to GSYM and store it under (CACHE_GSYM, id), unless a fresh one is
  * there already.  Joins a conversion of id under way.
- * @param done  NULL: nobody waits (eager conversion after an upload).
+ * @param done  NULL: nobody waits: the conversion is queued ahead of need
+ *              (--gsym-ahead, --gsym-on-upload) and runs after every one
+ *              somebody waits for; past 65536 such at once it is dropped
+ *              (done on its first request instead) and counted.
  * @return 0 (done will be called exactly once, later), or -errno (it
  *         will not).
  */

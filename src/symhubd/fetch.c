@@ -116,7 +116,9 @@ struct fetch {
 	size_t			 nup;
 	int64_t			*ttls;
 	size_t			 nttls;
-	uint64_t		 fwd_hops;	/* X-Forwarded-For limit; 0: none */
+	uint64_t		 fwd_hops;	/* X-Forwarded-For hops; 0: any */
+	fetch_new_fn		 on_dbg;	/* NULL: none */
+	void			*on_dbg_ctx;
 	unsigned		 breaker_failures;
 	int64_t			 breaker_cooldown_ms;
 	char			 via[33];	/* this instance's id */
@@ -810,6 +812,8 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	rc = cache_put_blob_if(f->c, j->blob, &j->key, rec,
 	    j->upgrade ? only_better : only_new, NULL, NULL);
 	j->blob = NULL;		/* consumed */
+	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
+		f->on_dbg(f->on_dbg_ctx, &j->key);
 	if (rc == -ECANCELED)
 		rc = 0;
 	if (rc < 0) {
@@ -1228,6 +1232,13 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	}
 	curl_multi_wakeup(f->multi);
 	return 0;
+}
+
+void
+fetch_on_debuginfo(struct fetch *f, fetch_new_fn fn, void *ctx)
+{
+	f->on_dbg = fn;
+	f->on_dbg_ctx = ctx;
 }
 
 int

@@ -80,6 +80,11 @@ typedef void (*fetch_done_fn)(void *ctx, enum fetch_result result,
 int	fetch_create(struct cache *c, const struct config *cfg,
 	    struct fetch **out);
 
+/* Called on the store thread for each debuginfo fetched and stored, with
+ * its key; set before the first request.  NULL: none. */
+typedef void (*fetch_new_fn)(void *ctx, const struct cache_key *key);
+void	fetch_on_debuginfo(struct fetch *f, fetch_new_fn fn, void *ctx);
+
 /* Stop the thread; every waiter, and every later request, gets
  * FETCH_TRANSIENT.  Call it before the HTTP front stops, so no connection
  * stays suspended.  Idempotent; accepts NULL. */

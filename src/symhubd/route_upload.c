@@ -107,14 +107,15 @@ route_upload_begin(struct http *h, struct req *r)
 	return MHD_YES;
 }
 
-/* --gsym-on-upload: convert an uploaded file now, nobody waiting. */
+/* --gsym-on-upload, --gsym-ahead: convert an uploaded file now, nobody
+ * waiting. */
 static void
 eager_gsym(struct http *h, const struct req *r)
 {
 	int rc;
 
-	if (!r->w.by_fileid &&
-	    (rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen, NULL, NULL)) < 0)
+	if (!r->w.by_fileid && (rc = derive_gsym_convert(h->dv, r->w.id,
+	    r->w.idlen, NULL, NULL)) < 0)
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
 }
 
@@ -143,7 +144,7 @@ route_upload_finish(struct http *h, struct req *r)
 	force |= f != NULL && strcmp(f, "0") != 0;
 	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
 	r->up = NULL;	/* consumed */
-	if (h->dv != NULL && h->cfg->gsym_on_upload &&
+	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
 	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);

@@ -32,6 +32,8 @@ struct scan {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	pthread_mutex_t	 pass_mu;	/* one pass at a time */
+	scan_new_fn	 on_dbg;	/* NULL: none */
+	void		*on_dbg_ctx;
 };
 
 /* State of one pass, for the nftw() callback. */
@@ -266,7 +268,7 @@ index_file(struct scan *s, const char *path)
 	struct srcctx		 sc;
 	struct stat		 st;
 	size_t			 i;
-	int			 fd, rc, has;
+	int			 fd, rc, has, new_dbg = 0;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 	    O_NONBLOCK)) < 0) {
@@ -318,6 +320,7 @@ index_file(struct scan *s, const char *path)
 		if ((rc = cache_put(s->c, &key, &rec)) < 0 ||
 		    (rc = keyset_add(&ks, &key, NULL)) < 0)
 			goto out;
+		new_dbg |= key.kind == CACHE_DEBUGINFO;
 	}
 	if (ei.is_debuginfo && s->roots.n > 0) {
 		sc.s = s;
@@ -328,6 +331,10 @@ index_file(struct scan *s, const char *path)
 	}
 	rc = cache_file_set(s->c, path, &f, ks.k, ks.n);
 	log_debug("indexed %s (%zu keys)", path, ks.n);
+	if (rc == 0 && new_dbg && s->on_dbg != NULL) {
+		key.kind = CACHE_DEBUGINFO;
+		s->on_dbg(s->on_dbg_ctx, &key);
+	}
 	metrics_scan_file(METRICS_SCAN_INDEXED);
 out:
 	if (rc < 0)
@@ -466,6 +473,13 @@ scan_start(struct scan *s, uint64_t interval)
 		return -rc;
 	s->running = 1;
 	return 0;
+}
+
+void
+scan_on_debuginfo(struct scan *s, scan_new_fn fn, void *ctx)
+{
+	s->on_dbg = fn;
+	s->on_dbg_ctx = ctx;
 }
 
 void

@@ -38,6 +38,11 @@ int	scan_pass(struct scan *s, int force);
  * @return 0 or -errno. */
 int	scan_start(struct scan *s, uint64_t interval);
 
+/* Called on the scanning thread for each debuginfo newly indexed (new or
+ * changed file), with its key; set before the first pass.  NULL: none. */
+typedef void (*scan_new_fn)(void *ctx, const struct cache_key *key);
+void	scan_on_debuginfo(struct scan *s, scan_new_fn fn, void *ctx);
+
 /* Ask the thread for a pass as soon as it is idle (SIGHUP). */
 void	scan_trigger(struct scan *s);
 

@@ -66,6 +66,17 @@ verify_some(struct maint *m)
 		log_debug("verify: a pass over the store is complete");
 }
 
+/* --gsym-ahead: a new debuginfo is converted before anybody asks. */
+static void
+gsym_ahead(void *ctx, const struct cache_key *key)
+{
+	int rc;
+
+	if ((rc = derive_gsym_convert(ctx, key->id, key->idlen, NULL,
+	    NULL)) < 0 && rc != -ECANCELED)
+		log_warnx("gsym ahead: %s", strerror(-rc));
+}
+
 /* Write recorded accesses, keep the store within its budget, verify. */
 static void *
 maintain(void *arg)
@@ -237,6 +248,14 @@ main(int argc, char **argv)
 		 */
 		if ((rc = scan_create(c, &cfg, &s)) < 0)
 			fatalx("scanner: %s", strerror(-rc));
+	}
+	/* Before the first pass, so that --gsym-ahead sees what it finds. */
+	if ((rc = derive_create(c, s, (unsigned)cfg.gsym_workers,
+	    (unsigned)cfg.gsym_threads, &dv)) < 0)
+		fatalx("gsym workers: %s", strerror(-rc));
+	if (s != NULL && cfg.gsym_ahead)
+		scan_on_debuginfo(s, gsym_ahead, dv);
+	if (s != NULL) {
 		if ((rc = scan_pass(s, 0)) < 0)
 			log_warnx("first scan: %s", strerror(-rc));
 		else
@@ -254,15 +273,18 @@ main(int argc, char **argv)
 		fatalx("maintenance thread: %s", strerror(rc));
 
 	if (cfg.offline) {
-		/* No fetch engine, hence no libcurl: nothing can connect out. */
+		/* No fetch engine, hence no libcurl: nothing connects out. */
 		metrics_set_offline(1);
-		log_info("offline: no upstream is asked%s", cfg.upstreams.n > 0 ?
-		    " (the configured ones are ignored)" : "");
+		log_info("offline: no upstream is asked%s",
+		    cfg.upstreams.n > 0 ? " (the configured ones are ignored)" :
+		    "");
 	} else if (cfg.upstreams.n > 0 &&
 	    (rc = fetch_create(c, &cfg, &f)) < 0)
 		fatalx("upstreams: %s", strerror(-rc));
 	if (f != NULL)
 		log_info("asking %zu upstream(s) on a miss", cfg.upstreams.n);
+	if (f != NULL && cfg.gsym_ahead)
+		fetch_on_debuginfo(f, gsym_ahead, dv);
 	if (cfg.tokens != NULL) {
 		rc = auth_load(cfg.tokens, &auth, &why, &line);
 		if (rc < 0 && why != NULL)
@@ -271,9 +293,6 @@ main(int argc, char **argv)
 			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
 	}
-	if ((rc = derive_create(c, s, (unsigned)cfg.gsym_workers,
-	    (unsigned)cfg.gsym_threads, &dv)) < 0)
-		fatalx("gsym workers: %s", strerror(-rc));
 	if ((rc = http_start(&cfg, c, s, f, auth, dv, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
@@ -296,6 +315,9 @@ main(int argc, char **argv)
 	derive_stop(dv);	/* the same, for conversions */
 	http_stop(h);
 	fetch_free(f);
+	/* The scanner may still hand derive a new debuginfo: stop it first
+	 * (derive's workers, which re-read through it, are joined). */
+	scan_free(s);
 	derive_free(dv);
 	auth_free(auth);
 	pthread_mutex_lock(&m.mu);
@@ -303,7 +325,6 @@ main(int argc, char **argv)
 	pthread_cond_signal(&m.cv);
 	pthread_mutex_unlock(&m.mu);
 	pthread_join(mt, NULL);
-	scan_free(s);
 	cache_close(c);
 	config_free(&cfg);
 	log_info("stopped");

@@ -162,6 +162,11 @@ fi
 
 section 'the main hub: bytes from whichever upstream has them'
 hublog=$tmp/hub.log
+# logged PATTERN: the hub's log has (or soon has: a line is written once
+# the answer is sent) a line matching PATTERN.
+logged() {
+	wait_until 10 grep -q "$1" "$hublog"
+}
 hub -d "$tmp/store" -U "$UP1 name=up1" -U "$UP2 name=up2" \
     --log-file "$hublog"
 HUB_PID=$SYMHUBD_PID
@@ -211,8 +216,8 @@ client_file "dfclient: prog1 section .debug_info" "$tmp/orig/prog1.debug_info" \
     "$DFCLIENT" section "$ID1" .debug_info
 # libdebuginfod could have extracted the section itself from a debuginfo
 # it fetched: the access log says symhubd answered /section with it.
-if grep -q "GET /buildid/$ID1/section/.debug_info 200 " "$hublog" &&
-    grep -q "GET /buildid/$ID1/section/.debug_line 200 " "$hublog"; then
+if logged "GET /buildid/$ID1/section/.debug_info 200 " &&
+    logged "GET /buildid/$ID1/section/.debug_line 200 "; then
 	pass "access log: symhubd served the sections (200)"
 else
 	fail "access log: symhubd served the sections (200)" \
@@ -417,14 +422,14 @@ client_file "debuginfod-find: prog2 section .debug_info" \
 client_env
 client_file "dfclient: prog2 section .debug_line" "$tmp/orig/prog2.debug_line" \
     "$DFCLIENT" section "$ID2" .debug_line
-if grep -q "GET /buildid/$ID2/section/.debug_info 200 " "$hublog" &&
-    grep -q "GET /buildid/$ID2/section/.debug_line 200 " "$hublog"; then
+if logged "GET /buildid/$ID2/section/.debug_info 200 " &&
+    logged "GET /buildid/$ID2/section/.debug_line 200 "; then
 	pass "access log: symhubd served prog2's sections (200)"
 else
 	fail "access log: symhubd served prog2's sections (200)" \
 	    "$(grep "/section/" "$hublog" | tail -4)"
 fi
-if grep -q "GET /buildid/$ID2/debuginfo 200 .* upstream up2 " "$hublog"; then
+if logged "GET /buildid/$ID2/debuginfo 200 .* upstream up2 "; then
 	pass "access log: prog2 debuginfo came from up2"
 else
 	fail "access log: prog2 debuginfo came from up2" \

@@ -131,6 +131,8 @@ post() {
 
 # access V: the last access-log line for V's /gsym.
 access() {
+	# The line is written once the answer is sent: wait for it.
+	wait_until 10 grep -q "GET /buildid/${ID[$1]}/gsym " "$2"
 	grep "GET /buildid/${ID[$1]}/gsym " "$2" | tail -1
 }
 

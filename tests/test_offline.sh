@@ -79,8 +79,10 @@ check "the log says it is offline and ignores its upstreams" \
 expect_get "a stored debuginfo is served" "/buildid/$ID/debuginfo" 200 \
     "$tmp/scan/hello.debug"
 expect_get "a miss is 404" "/buildid/$NOID/debuginfo" 404
+# The access log line is written once the answer is sent: wait for it.
 check "... at once, without asking anyone (access log: miss)" \
-    grep -q "GET /buildid/$NOID/debuginfo 404 [0-9]* miss " "$tmp/symhubd.out"
+    wait_until 10 grep -q "GET /buildid/$NOID/debuginfo 404 [0-9]* miss " \
+    "$tmp/symhubd.out"
 expect_get "a source miss is 404" "/buildid/$NOID/source/x/y.c" 404
 expect_get "a section miss is 404" "/buildid/$NOID/section/.debug_info" 404
 expect_get "a GSYM with no debuginfo is 404" "/buildid/$NOID/gsym" 404

@@ -1,0 +1,114 @@
+#!/bin/bash
+# symhub prefetch: a hub fetches and keeps the debug files of build-ids,
+# ELF files, directories and core files while its upstream is there, and
+# serves them once it is gone.  The upstream is elfutils' debuginfod; the
+# core file is gdb's gcore; the modules a core maps are checked against
+# eu-unstrip -n --core.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_prefetch.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need gcc objcopy strip curl debuginfod debuginfod-find gdb eu-unstrip
+
+section 'fixtures'
+# prog1: its debug file and executable are upstream; prog2: nowhere.
+mkdir -p "$tmp/src" "$tmp/up" "$tmp/bin" "$tmp/mixed/sub" "$tmp/out"
+cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$tmp/src/"
+(cd "$tmp/src" && gcc -g -O0 -o "$tmp/up/prog1" hello.c greet.c &&
+    gcc -g -O1 -o "$tmp/bin/prog2" hello.c greet.c) || exit 99
+objcopy --only-keep-debug "$tmp/up/prog1" "$tmp/up/prog1.debug" || exit 99
+strip -g -o "$tmp/bin/prog1" "$tmp/up/prog1" || exit 99
+ID1=$(buildid "$tmp/up/prog1")
+ID2=$(buildid "$tmp/bin/prog2")
+check "two programs with build-ids" [ -n "$ID1" ] && [ -n "$ID2" ]
+cp "$tmp/bin/prog1" "$tmp/mixed/sub/"
+echo "not ELF" >"$tmp/mixed/notes.txt"
+
+section 'the hub and its upstream'
+if ! start_debuginfod up "" "$tmp/up" ||
+    ! wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200; then
+	fail "debuginfod serves prog1" "$(tail -n 5 "$tmp/up.log")"
+	finish
+fi
+pass "debuginfod serves prog1"
+UP_PID=$DPID
+# What it serves as the debuginfo (prog1 and prog1.debug both qualify).
+curl -s -o "$tmp/up.debuginfo" "$DURL/buildid/$ID1/debuginfo" || exit 99
+hub -d "$tmp/store" -U "$DURL name=up" --log-file "$tmp/hub.log"
+prefetch() {
+	"$SYMHUB" prefetch --url "$URL" "$@" >"$tmp/out/pf" 2>"$tmp/out/pf.err"
+}
+
+section 'a program, by its file'
+prefetch "$tmp/bin/prog1"
+check "exit 0 when everything was found" [ $? = 0 ]
+check "found debuginfo $ID1" grep -q "^found  *debuginfo  *$ID1 " \
+    "$tmp/out/pf"
+check "summary: 1 found" grep -qx "1 found, 0 missing, 0 failed, 0 skipped" \
+    "$tmp/out/pf"
+check "the hub asked its upstream (access log)" wait_until 10 \
+    grep -q "HEAD /buildid/$ID1/debuginfo 200 .* upstream up " "$tmp/hub.log"
+
+section 'a core file: every module it maps'
+(cd "$tmp/bin" && timeout 60 gdb -nx -batch -ex 'break main' -ex run \
+    -ex "gcore $tmp/core" ./prog1) >"$tmp/gdb.out" 2>&1
+if [ -s "$tmp/core" ]; then
+	eu-unstrip -n --core="$tmp/core" | awk '{ sub(/@.*/, "", $2); print $2 }' |
+	    sort -u >"$tmp/core.ids"
+	prefetch "$tmp/core"
+	st=$?
+	awk '$1 == "found" || $1 == "missing" { print $3 }' "$tmp/out/pf" |
+	    sort -u >"$tmp/pf.ids"
+	if [ -s "$tmp/core.ids" ] && cmp -s "$tmp/core.ids" "$tmp/pf.ids"; then
+		pass "the build-ids of eu-unstrip -n --core ($(wc -l \
+		    <"$tmp/core.ids") modules)"
+	else
+		fail "the build-ids of eu-unstrip -n --core" \
+		    "$(diff "$tmp/core.ids" "$tmp/pf.ids")"
+	fi
+	check "prog1's is found (stored already)" \
+	    grep -q "^found  *debuginfo  *$ID1 " "$tmp/out/pf"
+	check "libc's is missing (the upstream has only prog1)" \
+	    grep -q "^missing  *debuginfo .* $tmp/core\$" "$tmp/out/pf"
+	check "exit 1 when something is missing" [ "$st" = 1 ]
+else
+	fail "gdb makes a core file" "$(tail -n 5 "$tmp/gdb.out")"
+fi
+
+section 'directories, build-ids, executables'
+prefetch -e "$tmp/mixed" "$ID2"
+st=$?
+check "a file under a directory: found its debuginfo" \
+    grep -q "^found  *debuginfo  *$ID1  $tmp/mixed/sub/prog1\$" "$tmp/out/pf"
+check "... and with -e its executable" \
+    grep -q "^found  *executable  *$ID1 " "$tmp/out/pf"
+check "a file that is not ELF is skipped" \
+    grep -q "^skipped .*notes.txt  not an ELF file" "$tmp/out/pf"
+check "a build-id nobody has is missing, both kinds" \
+    [ "$(grep -c "^missing .* $ID2  (build-id)" "$tmp/out/pf")" = 2 ]
+check "exit 1" [ "$st" = 1 ]
+prefetch "$tmp/nonexistent"
+check "neither a file nor a build-id: failed, exit 1" \
+    [ $? = 1 ] && grep -q "neither a file nor a build-id" "$tmp/out/pf.err"
+"$SYMHUB" prefetch "$tmp/bin/prog1" >/dev/null 2>"$tmp/out/pf.err"
+check "no --url and no DEBUGINFOD_URLS: exit 2" [ $? = 2 ]
+DEBUGINFOD_URLS="$URL http://127.0.0.1:1" "$SYMHUB" prefetch -q \
+    "$tmp/bin/prog1" >"$tmp/out/pf" 2>&1
+check "the first of DEBUGINFOD_URLS is the hub; -q prints the summary" \
+    [ $? = 0 ] && [ "$(cat "$tmp/out/pf")" = \
+    "1 found, 0 missing, 0 failed, 0 skipped" ]
+
+section 'the upstream gone: the hub serves what was prefetched'
+kill -TERM "$UP_PID"
+wait_exit "$UP_PID" 10
+client_env
+client_file "debuginfod-find: prog1's debuginfo" "$tmp/up.debuginfo" \
+    debuginfod-find debuginfo "$ID1"
+client_file "debuginfod-find: prog1's executable" "$tmp/up/prog1" \
+    debuginfod-find executable "$ID1"
+prefetch "$tmp/bin/prog1"
+check "a second prefetch finds it in the store" [ $? = 0 ]
+stop_check "the hub stops"
+finish

@@ -14,6 +14,7 @@
 #include "base/hex.h"
 #include "client.h"
 #include "cmd_gsym.h"
+#include "cmd_prefetch.h"
 #include "cmd_store.h"
 #include "common/auth.h"
 #include "common/elfinfo.h"
@@ -34,6 +35,7 @@ usage(FILE *fp)
 	    "       symhub upload --url URL [OPTION...] -e DEPLOYED "
 	    "[-d SYMBOLS]\n"
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
+	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
 	    "       symhub --version\n"
 	    "(symhub upload --help for its options)\n");
 	return fp == stdout ? 0 : 2;
@@ -399,6 +401,8 @@ main(int argc, char **argv)
 		return upload(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return cmd_store(argc - 1, argv + 1);
+	if (strcmp(argv[1], "prefetch") == 0)
+		return cmd_prefetch(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&
 	    strcmp(argv[1], "info") != 0) {
 		fprintf(stderr, "symhub: unknown command '%s'\n", argv[1]);

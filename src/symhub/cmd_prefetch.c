@@ -1,0 +1,490 @@
+/*
+ * cmd_prefetch: `symhub prefetch`, which makes a hub fetch and keep the
+ * debug files of build-ids, ELF files, directories and core files while
+ * it can still reach its upstreams (before an air gap closes).
+ *
+ * Each (build-id, kind) is asked with a HEAD request: the hub looks in
+ * its store, fetches from its upstreams what it lacks and stores it, and
+ * answers with the headers alone, so nothing crosses to this machine.
+ * The build-ids of a core file are those of every module it maps, read
+ * from the core's own notes and memory with libdwfl, as
+ * `eu-unstrip -n --core` lists them; no file is looked for.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include "base/buf.h"
+#include "base/hex.h"
+#include "cmd_prefetch.h"
+#include "common/elfinfo.h"
+#include "common/kind.h"
+#include "common/webapi.h"
+
+#define IDHEX_MAX	(2 * ELFINFO_BUILDID_MAX + 1)
+
+struct item {
+	char		 id[IDHEX_MAX];
+	enum cache_kind	 kind;
+	char		*from;		/* the argument it came from */
+	CURL		*easy;
+	long		 status;	/* HTTP status; 0: none */
+	char		 err[CURL_ERROR_SIZE];
+};
+
+struct prefetch {
+	const char	*url;		/* the hub, no trailing '/' */
+	int		 executables;	/* also ask for executables */
+	int		 jobs;
+	int		 quiet;
+	int		 bar;		/* a progress line on stderr */
+	struct item	*items;
+	size_t		 n, cap;
+	unsigned	 found, missing, failed, skipped, done;
+};
+
+static const char help[] =
+"usage: symhub prefetch [OPTION...] ARG...\n"
+"Make a hub fetch and keep the debuginfo (and with -e the executables) of\n"
+"every ARG while it can reach its upstreams.  ARG: a build-id (hex), an\n"
+"ELF file, a core file (every module it maps) or a directory (every ELF\n"
+"and core file under it).\n"
+"\n"
+"      --url URL   the hub (default: the first of $DEBUGINFOD_URLS)\n"
+"  -e, --executables  ask for the executables too\n"
+"  -j, --jobs N    requests at once (default 8, 1 to 64)\n"
+"  -q, --quiet     print only what is missing or failed, and the summary\n"
+"  -h, --help      this text\n"
+"\n"
+"One line per build-id and kind: found, missing (the hub and its\n"
+"upstreams have none), failed (no definite answer: ask again later), and\n"
+"skipped for a file without a build-id.  Exit status: 0 when everything\n"
+"was found, 1 when something is missing or failed, 2 for usage.\n";
+
+static void
+line(struct prefetch *p, FILE *fp, const char *label, const char *kind,
+    const char *id, const char *from, const char *detail)
+{
+	if (p->bar)
+		fputs("\r\033[K", stderr);
+	fprintf(fp, "%-8s %-10s %s  %s%s%s\n", label, kind, id, from,
+	    detail != NULL ? "  " : "", detail != NULL ? detail : "");
+	fflush(fp);
+}
+
+static void
+progress(struct prefetch *p)
+{
+	char	bar[31];
+	size_t	fill;
+
+	if (!p->bar || p->n == 0)
+		return;
+	fill = (size_t)p->done * 30 / p->n;
+	memset(bar, '=', fill);
+	memset(bar + fill, ' ', 30 - fill);
+	bar[30] = '\0';
+	fprintf(stderr, "\r\033[K[%s] %u/%zu  %u found, %u missing, %u failed",
+	    bar, p->done, p->n, p->found, p->missing, p->failed);
+	fflush(stderr);
+}
+
+static int
+add(struct prefetch *p, const char *idhex, const char *from)
+{
+	enum cache_kind	kinds[] = { CACHE_DEBUGINFO, CACHE_EXECUTABLE };
+	size_t		i, k;
+
+	for (k = 0; k < (p->executables ? 2u : 1u); k++) {
+		for (i = 0; i < p->n; i++)
+			if (p->items[i].kind == kinds[k] &&
+			    strcmp(p->items[i].id, idhex) == 0)
+				break;
+		if (i < p->n)
+			continue;	/* asked once however often named */
+		if (array_grow(&p->items, &p->cap, p->n + 1,
+		    sizeof(*p->items)) != 0)
+			return -ENOMEM;
+		memset(&p->items[p->n], 0, sizeof(p->items[p->n]));
+		snprintf(p->items[p->n].id, IDHEX_MAX, "%s", idhex);
+		p->items[p->n].kind = kinds[k];
+		if ((p->items[p->n].from = strdup(from)) == NULL)
+			return -ENOMEM;
+		p->n++;
+	}
+	return 0;
+}
+
+/* libdwfl must not look for files (nor ask debuginfod): the core's own
+ * notes and memory name the build-ids. */
+static int
+no_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+    Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	*file_name = NULL;
+	*elfp = NULL;
+	return -1;
+}
+
+struct modctx {
+	struct prefetch	*p;
+	const char	*from;
+	int		 rc;
+};
+
+static int
+one_module(Dwfl_Module *mod, void **userdata, const char *name,
+    Dwarf_Addr start, void *arg)
+{
+	struct modctx		*m = arg;
+	const unsigned char	*bits;
+	GElf_Addr		 vaddr;
+	char			 hex[IDHEX_MAX];
+	int			 len;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0 || len > ELFINFO_BUILDID_MAX)
+		return DWARF_CB_OK;
+	hex_encode(bits, (size_t)len, hex);
+	if ((m->rc = add(m->p, hex, m->from)) < 0)
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
+}
+
+/* The build-ids of every module a core maps.  @return how many, or
+ * -errno. */
+static int
+add_core(struct prefetch *p, int fd, const char *path)
+{
+	static const Dwfl_Callbacks cb = { .find_elf = no_elf };
+	struct modctx	 m = { p, path, 0 };
+	Dwfl		*dwfl;
+	Elf		*core;
+	size_t		 before = p->n;
+	int		 rc = -ENOEXEC;
+
+	if ((core = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL)
+		return -ENOEXEC;
+	if ((dwfl = dwfl_begin(&cb)) != NULL) {
+		if (dwfl_core_file_report(dwfl, core, NULL) >= 0 &&
+		    dwfl_report_end(dwfl, NULL, NULL) == 0 &&
+		    dwfl_getmodules(dwfl, one_module, &m, 0) >= 0)
+			rc = m.rc < 0 ? m.rc : (int)(p->n - before);
+		dwfl_end(dwfl);
+	}
+	elf_end(core);
+	return rc;
+}
+
+/* A file: its own build-id, or a core's modules' ones. */
+static int
+add_file(struct prefetch *p, const char *path)
+{
+	struct elfinfo	 ei;
+	GElf_Ehdr	 eh;
+	Elf		*e;
+	char		 hex[IDHEX_MAX];
+	int		 fd, rc, core = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		line(p, stderr, "failed", "-", "-", path, strerror(errno));
+		p->failed++;
+		return 0;
+	}
+	if ((e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {
+		core = gelf_getehdr(e, &eh) != NULL && eh.e_type == ET_CORE;
+		elf_end(e);
+	}
+	if (core) {
+		rc = add_core(p, fd, path);
+		if (rc == 0 || rc == -ENOEXEC) {
+			line(p, stdout, "skipped", "-", "-", path,
+			    "a core file naming no build-id");
+			p->skipped++;
+			rc = 0;
+		}
+	} else if ((rc = elfinfo_read(fd, &ei)) < 0 || ei.buildid_len == 0) {
+		if (!p->quiet)
+			line(p, stdout, "skipped", "-", "-", path, rc < 0 ?
+			    "not an ELF file" : "no build-id");
+		p->skipped++;
+		rc = 0;
+	} else {
+		hex_encode(ei.buildid, ei.buildid_len, hex);
+		rc = add(p, hex, path);
+	}
+	close(fd);
+	return rc < 0 ? rc : 0;
+}
+
+/* Every regular file under dir, links below it not followed. */
+static int
+add_dir(struct prefetch *p, const char *dir)
+{
+	struct dirent	*de;
+	struct stat	 st;
+	struct buf	 path = { 0 };
+	DIR		*d;
+	int		 rc = 0;
+
+	if ((d = opendir(dir)) == NULL) {
+		line(p, stderr, "failed", "-", "-", dir, strerror(errno));
+		p->failed++;
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		path.len = 0;
+		if (buf_printf(&path, "%s/%s", dir, de->d_name) != 0 ||
+		    buf_add(&path, "", 1) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (lstat((char *)path.p, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			rc = add_dir(p, (char *)path.p);
+		else if (S_ISREG(st.st_mode))
+			rc = add_file(p, (char *)path.p);
+	}
+	closedir(d);
+	buf_free(&path);
+	return rc;
+}
+
+static int
+add_arg(struct prefetch *p, const char *arg)
+{
+	unsigned char	id[WEBAPI_ID_HEX_MAX / 2];
+	struct stat	st;
+
+	if (stat(arg, &st) != 0) {
+		if (webapi_parse_hexid(arg, strlen(arg), id) > 0)
+			return add(p, arg, "(build-id)");
+		line(p, stderr, "failed", "-", "-", arg,
+		    "neither a file nor a build-id");
+		p->failed++;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode))
+		return add_dir(p, arg);
+	return add_file(p, arg);
+}
+
+static size_t
+discard(char *ptr, size_t size, size_t n, void *ctx)
+{
+	(void)ptr;
+	(void)ctx;
+	return size * n;
+}
+
+static int
+start(struct prefetch *p, CURLM *multi, struct item *it)
+{
+	char url[8192];
+
+	snprintf(url, sizeof(url), "%s/buildid/%s/%s", p->url, it->id,
+	    kind_name(it->kind));
+	if ((it->easy = curl_easy_init()) == NULL)
+		return -ENOMEM;
+	curl_easy_setopt(it->easy, CURLOPT_URL, url);
+	curl_easy_setopt(it->easy, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(it->easy, CURLOPT_ERRORBUFFER, it->err);
+	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, it);
+	curl_easy_setopt(it->easy, CURLOPT_USERAGENT, "symhub-prefetch/"
+	    PACKAGE_VERSION);
+	curl_easy_setopt(it->easy, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(it->easy, CURLOPT_NOSIGNAL, 1L);
+	if (curl_multi_add_handle(multi, it->easy) != CURLM_OK)
+		return -ENOMEM;
+	return 0;
+}
+
+static void
+finish(struct prefetch *p, struct item *it, CURLcode res)
+{
+	const char	*k = kind_name(it->kind);
+	char		 detail[CURL_ERROR_SIZE + 64];
+
+	curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &it->status);
+	p->done++;
+	if (res == CURLE_OK && it->status == 200) {
+		p->found++;
+		if (!p->quiet)
+			line(p, stdout, "found", k, it->id, it->from, NULL);
+	} else if (res == CURLE_OK && it->status == 404) {
+		p->missing++;
+		line(p, stdout, "missing", k, it->id, it->from, NULL);
+	} else {
+		p->failed++;
+		if (res != CURLE_OK)
+			snprintf(detail, sizeof(detail), "no definite answer "
+			    "(%s): ask again later", it->err[0] ? it->err :
+			    curl_easy_strerror(res));
+		else
+			snprintf(detail, sizeof(detail), "HTTP %ld",
+			    it->status);
+		line(p, stderr, "failed", k, it->id, it->from, detail);
+	}
+	progress(p);
+}
+
+/* Ask for every item, p->jobs at a time. */
+static int
+run(struct prefetch *p)
+{
+	CURLM		*multi;
+	CURLMsg		*msg;
+	size_t		 next = 0, active = 0;
+	int		 running, left, rc = 0;
+
+	if ((multi = curl_multi_init()) == NULL)
+		return -ENOMEM;
+	progress(p);
+	while (rc == 0 && (next < p->n || active > 0)) {
+		while (rc == 0 && next < p->n && active < (size_t)p->jobs) {
+			if ((rc = start(p, multi, &p->items[next])) == 0)
+				active++;
+			next++;
+		}
+		curl_multi_perform(multi, &running);
+		while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
+			struct item *it;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			    (char **)&it);
+			finish(p, it, msg->data.result);
+			curl_multi_remove_handle(multi, it->easy);
+			curl_easy_cleanup(it->easy);
+			it->easy = NULL;
+			active--;
+		}
+		if (active > 0)
+			curl_multi_poll(multi, NULL, 0, 1000, NULL);
+	}
+	curl_multi_cleanup(multi);
+	if (p->bar)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
+int
+cmd_prefetch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "url", required_argument, NULL, 'U' },
+		{ "executables", no_argument, NULL, 'e' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char		 prog[] = "symhub prefetch";
+	struct prefetch		 p;
+	const char		*env;
+	char			*url = NULL, *end;
+	size_t			 i;
+	long			 j;
+	int			 ch, rc = 0, st;
+
+	memset(&p, 0, sizeof(p));
+	p.jobs = 8;
+	argv[0] = prog;		/* for getopt's messages */
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "ej:qh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'U':
+			p.url = optarg;
+			break;
+		case 'e':
+			p.executables = 1;
+			break;
+		case 'j':
+			errno = 0;
+			j = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || j < 1 || j > 64) {
+				fprintf(stderr, "symhub: -j wants 1 to 64\n");
+				return 2;
+			}
+			p.jobs = (int)j;
+			break;
+		case 'q':
+			p.quiet = 1;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return 0;
+		default:
+			fputs(help, stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fputs(help, stderr);
+		return 2;
+	}
+	if (p.url == NULL && (env = getenv("DEBUGINFOD_URLS")) != NULL) {
+		/* The first URL of the list. */
+		env += strspn(env, " \t");
+		url = strndup(env, strcspn(env, " \t"));
+		p.url = url;
+	}
+	if (p.url == NULL || *p.url == '\0' ||
+	    (strncmp(p.url, "http://", 7) != 0 &&
+	    strncmp(p.url, "https://", 8) != 0)) {
+		fprintf(stderr, "symhub prefetch: --url http://HUB:PORT (or "
+		    "DEBUGINFOD_URLS) is needed\n");
+		free(url);
+		return 2;
+	}
+	if (url == NULL && (url = strdup(p.url)) == NULL)
+		return 1;
+	while (*url != '\0' && url[strlen(url) - 1] == '/')
+		url[strlen(url) - 1] = '\0';
+	p.url = url;
+	p.bar = !p.quiet && isatty(STDERR_FILENO);
+	if (elfinfo_init() < 0 || curl_global_init(CURL_GLOBAL_ALL) != 0) {
+		fprintf(stderr, "symhub prefetch: cannot initialise\n");
+		free(url);
+		return 1;
+	}
+	for (i = (size_t)optind; rc == 0 && i < (size_t)argc; i++)
+		rc = add_arg(&p, argv[i]);
+	if (rc == 0)
+		rc = run(&p);
+	if (rc < 0)
+		fprintf(stderr, "symhub prefetch: %s\n", strerror(-rc));
+	printf("%u found, %u missing, %u failed, %u skipped\n", p.found,
+	    p.missing, p.failed, p.skipped);
+	st = rc < 0 || p.missing > 0 || p.failed > 0 ? 1 : 0;
+	for (i = 0; i < p.n; i++)
+		free(p.items[i].from);
+	free(p.items);
+	curl_global_cleanup();
+	free(url);
+	return st;
+}

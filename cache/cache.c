@@ -2149,6 +2149,140 @@ cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
 	return rc != 0 ? merr(rc) : n.expires > now;
 }
 
+/* ---- walking the records ---- */
+
+#define FOREACH_BATCH	256
+
+struct fe_item {
+	unsigned char		 k[RECORD_KEY_MAX];
+	size_t			 kl;
+	struct cache_record	 rec;
+};
+
+/* The extra string of a blob record's key, from its catalog entry.
+ * @return 0 with *out (malloc'd), or -errno. */
+static int
+cat_extra(const struct cache *c, const unsigned char *k, size_t kl,
+    char **out)
+{
+	struct record_cat	 e;
+	struct stat		 st;
+	char			 path[PATH_MAX];
+	unsigned char		*buf = NULL;
+	ssize_t			 n;
+	int			 fd, rc = -EIO;
+
+	if ((rc = cat_path(c, RECORD_CAT_RECORD, k, kl, path, 0)) < 0)
+		return rc;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	rc = -EBADMSG;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size <= (2 << 20) &&
+	    (buf = malloc((size_t)st.st_size + 1)) != NULL &&
+	    (n = pread(fd, buf, (size_t)st.st_size, 0)) == st.st_size &&
+	    record_cat_decode(buf, (size_t)n, &e) == 0 &&
+	    e.type == RECORD_CAT_RECORD && e.klen == kl &&
+	    memcmp(e.key, k, kl) == 0 && e.extra != NULL)
+		rc = (*out = strndup(e.extra, e.extralen)) != NULL ? 0 :
+		    -ENOMEM;
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+/* Up to FOREACH_BATCH records after the key last (lastlen 0: the first).
+ * @return how many, or -errno. */
+static int
+fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
+    struct fe_item *items)
+{
+	MDB_txn		*t;
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	int		 n = 0, rc;
+
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
+		rend(c, t);
+		return merr(rc);
+	}
+	k.mv_data = (void *)last;
+	k.mv_size = lastlen;
+	rc = mdb_cursor_get(cur, &k, &v, lastlen ? MDB_SET_RANGE : MDB_FIRST);
+	if (rc == 0 && lastlen && k.mv_size == lastlen &&
+	    memcmp(k.mv_data, last, lastlen) == 0)
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	for (; rc == 0 && n < FOREACH_BATCH;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (k.mv_size < 3 || k.mv_size > RECORD_KEY_MAX ||
+		    record_decode(v.mv_data, v.mv_size, &items[n].rec) != 0)
+			continue;	/* the open check drops such records */
+		memcpy(items[n].k, k.mv_data, k.mv_size);
+		items[n].kl = k.mv_size;
+		n++;
+	}
+	mdb_cursor_close(cur);
+	rend(c, t);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		while (n > 0)
+			cache_record_release(&items[--n].rec);
+		return merr(rc);
+	}
+	return n;
+}
+
+int
+cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
+    uint64_t *skipped)
+{
+	struct fe_item	*items;
+	struct cache_key key;
+	unsigned char	 last[RECORD_KEY_MAX];
+	size_t		 lastlen = 0;
+	char		*extra;
+	int		 n, i, rc = 0;
+
+	if ((items = calloc(FOREACH_BATCH, sizeof(*items))) == NULL)
+		return -ENOMEM;
+	while (rc == 0 && (n = fe_batch(c, last, lastlen, items)) > 0) {
+		for (i = 0; i < n; i++) {
+			struct fe_item *it = &items[i];
+
+			extra = NULL;
+			key.kind = (enum cache_kind)it->k[0];
+			key.idlen = it->k[1];
+			key.id = it->k + 2;
+			key.extra = NULL;
+			if (rc == 0 && (key.kind == CACHE_SOURCE ||
+			    key.kind == CACHE_SECTION)) {
+				if (it->rec.flags & CACHE_F_EXTERNAL)
+					extra = it->rec.path != NULL ?
+					    strdup(it->rec.path) : NULL;
+				else if (cat_extra(c, it->k, it->kl,
+				    &extra) < 0)
+					extra = NULL;
+				if (extra == NULL && skipped != NULL)
+					(*skipped)++;
+				key.extra = extra;
+			}
+			if (rc == 0 && (key.extra != NULL ||
+			    (key.kind != CACHE_SOURCE &&
+			    key.kind != CACHE_SECTION)) &&
+			    2 + key.idlen <= it->kl)
+				rc = fn(ctx, &key, &it->rec);
+			free(extra);
+		}
+		memcpy(last, items[n - 1].k, items[n - 1].kl);
+		lastlen = items[n - 1].kl;
+		for (i = 0; i < n; i++)
+			cache_record_release(&items[i].rec);
+	}
+	free(items);
+	return rc != 0 ? rc : n < 0 ? n : 0;
+}
+
 int
 cache_stats(struct cache *c, struct cache_stats *st)
 {

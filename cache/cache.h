@@ -309,6 +309,26 @@ int	cache_checked(struct cache *c, const struct cache_key *key,
 int	cache_stats(struct cache *c, struct cache_stats *st);
 
 /*
+ * Called for each record by cache_foreach(), with no transaction open (it
+ * may do I/O, and call into the cache).  key->extra is the source path or
+ * section name: from the catalog for a blob, the file's path for a
+ * scanned source.  key and rec are valid during the call only.
+ * @return 0 to go on; anything else ends the walk and is returned.
+ */
+typedef int (*cache_foreach_fn)(void *ctx, const struct cache_key *key,
+    const struct cache_record *rec);
+
+/*
+ * Call fn for every record, in key order, a batch at a time under short
+ * read transactions: records put or dropped meanwhile may be seen or not.
+ * A source or section whose name cannot be read (its catalog entry lost)
+ * is passed over and counted in *skipped (NULL: not counted).
+ * @return 0, fn's non-zero result, or -errno.
+ */
+int	cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
+	    uint64_t *skipped);
+
+/*
  * The FileID map (doc/protocol.md, "Keys"): the FileID of a deployed binary to
  * the build-id its artifacts are stored under.  A binary without a
  * build-id maps to its own FileID.

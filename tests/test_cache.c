@@ -2403,6 +2403,103 @@ out:
 	free(dir);
 }
 
+/* cache_foreach: every record once, in batches, with its extra string. */
+struct fe_seen {
+	unsigned	n, kinds[8];
+	int		src_blob, src_ext, section, bad;
+};
+
+static int
+fe_count(void *ctx, const struct cache_key *k, const struct cache_record *r)
+{
+	struct fe_seen *s = ctx;
+
+	s->n++;
+	if ((unsigned)k->kind < 8)
+		s->kinds[k->kind]++;
+	if (k->kind == CACHE_SOURCE && streq(k->extra, "/src/a.c") &&
+	    !(r->flags & CACHE_F_EXTERNAL))
+		s->src_blob++;
+	else if (k->kind == CACHE_SOURCE && (r->flags & CACHE_F_EXTERNAL) &&
+	    streq(k->extra, r->path))
+		s->src_ext++;
+	else if (k->kind == CACHE_SECTION && streq(k->extra, ".debug_info"))
+		s->section++;
+	else if (k->kind == CACHE_SOURCE || k->kind == CACHE_SECTION)
+		s->bad++;
+	return 0;
+}
+
+static int
+fe_stop(void *ctx, const struct cache_key *k, const struct cache_record *r)
+{
+	unsigned *n = ctx;
+
+	(void)k;
+	(void)r;
+	return ++*n == 300 ? 42 : 0;
+}
+
+static void
+test_foreach(void)
+{
+	char			*dir = scratch("foreach"), f[PATH_MAX];
+	struct cache_record	 meta;
+	struct fe_seen		 s;
+	struct cache		*c = NULL;
+	struct tkey		 t;
+	unsigned char		 data[100];
+	uint64_t		 skipped = 0;
+	unsigned		 stop = 0;
+	uint32_t		 i;
+	int			 rc = 0;
+
+	snprintf(f, sizeof(f), "%s/a.c", dir);
+	fill(data, sizeof(data), 3);
+	if ((rc = write_file(f, data, sizeof(data))) != 0 ||
+	    (rc = cache_open(join(dir, "store"), NULL, &c)) != 0) {
+		ok(0, "foreach: setup (%d)", rc);
+		goto out;
+	}
+	memset(&meta, 0, sizeof(meta));
+	for (i = 0; i < 600 && rc == 0; i++)	/* more than a batch */
+		rc = put_seed(c, dkey(&t, i), 16, i, NULL);
+	rc = rc ? rc : put_seed(c, mkkey(&t, CACHE_EXECUTABLE, 1, 20, NULL),
+	    16, 1000, NULL);
+	rc = rc ? rc : put_seed(c, mkkey(&t, CACHE_SOURCE, 1, 20, "/src/a.c"),
+	    10, 1001, NULL);
+	meta.flags = CACHE_F_DERIVED;
+	rc = rc ? rc : put_seed(c, mkkey(&t, CACHE_SECTION, 1, 20,
+	    ".debug_info"), 10, 1002, &meta);
+	rc = rc ? rc : put_external(c, mkkey(&t, CACHE_SOURCE, 2, 20, f), f, 0);
+	ok(rc == 0, "foreach: 604 records put (%d)", rc);
+	memset(&s, 0, sizeof(s));
+	rc = cache_foreach(c, fe_count, &s, &skipped);
+	ok(rc == 0 && s.n == 604 && s.kinds[CACHE_DEBUGINFO] == 600 &&
+	    s.kinds[CACHE_EXECUTABLE] == 1 && s.kinds[CACHE_SOURCE] == 2 &&
+	    s.kinds[CACHE_SECTION] == 1 && skipped == 0,
+	    "foreach: every record once, over batches (%u, rc %d)", s.n, rc);
+	ok(s.src_blob == 1 && s.src_ext == 1 && s.section == 1 && s.bad == 0,
+	    "foreach: a stored source's path comes from the catalog, a "
+	    "scanned one's from its file, a section's name too");
+	ok(cache_foreach(c, fe_stop, &stop, NULL) == 42 && stop == 300,
+	    "foreach: a callback's non-zero result ends the walk");
+	/* A lost catalog entry: the source's path is unknown, so it is
+	 * passed over and counted. */
+	memset(&s, 0, sizeof(s));
+	skipped = 0;
+	rc = run("rm -f $(grep -l /src/a.c %s/catalog/*/r*)",
+	    join(dir, "store"));
+	rc = rc ? rc : cache_foreach(c, fe_count, &s, &skipped);
+	ok(rc == 0 && s.n == 603 && skipped == 1 && s.src_blob == 0,
+	    "foreach: a source whose catalog entry is lost is skipped and "
+	    "counted (%u, skipped %" PRIu64 ")", s.n, skipped);
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -2428,5 +2525,6 @@ main(void)
 	test_threads();
 	test_files();
 	test_unwritable();
+	test_foreach();
 	return done();
 }

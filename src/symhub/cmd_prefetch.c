@@ -251,7 +251,8 @@ add_dir(struct prefetch *p, const char *dir)
 		return 0;
 	}
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
 			continue;
 		path.len = 0;
 		if (buf_printf(&path, "%s/%s", dir, de->d_name) != 0 ||

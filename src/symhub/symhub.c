@@ -13,6 +13,7 @@
 
 #include "base/hex.h"
 #include "client.h"
+#include "cmd_export.h"
 #include "cmd_gsym.h"
 #include "cmd_prefetch.h"
 #include "cmd_store.h"
@@ -36,6 +37,7 @@ usage(FILE *fp)
 	    "[-d SYMBOLS]\n"
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
+	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub --version\n"
 	    "(symhub upload --help for its options)\n");
 	return fp == stdout ? 0 : 2;
@@ -403,6 +405,8 @@ main(int argc, char **argv)
 		return cmd_store(argc - 1, argv + 1);
 	if (strcmp(argv[1], "prefetch") == 0)
 		return cmd_prefetch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&
 	    strcmp(argv[1], "info") != 0) {
 		fprintf(stderr, "symhub: unknown command '%s'\n", argv[1]);

@@ -1,0 +1,141 @@
+#!/bin/bash
+# symhub export: a store written as the tree stock clients read through
+# file:// (elfutils' debuginfod-find, LLVM's llvm-debuginfod-find) and a
+# static web server serves, with a manifest that verifies it; a second
+# export writes only what changed; a rotten blob is reported, not copied.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_export.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need gcc objcopy curl debuginfod-find llvm-debuginfod-find-19 python3 \
+    sha256sum
+
+section 'fixtures: a scanned program with its sources, an uploaded one'
+mkdir -p "$tmp/src" "$tmp/scan" "$tmp/up" "$tmp/out"
+cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$tmp/src/"
+(cd "$tmp/src" && gcc -g -O0 -o "$tmp/scan/prog1" hello.c greet.c &&
+    gcc -g -O1 -o "$tmp/up/prog2" hello.c greet.c) || exit 99
+objcopy --only-keep-debug "$tmp/up/prog2" "$tmp/up/prog2.debug" || exit 99
+ID1=$(buildid "$tmp/scan/prog1")
+ID2=$(buildid "$tmp/up/prog2")
+TOKENS=$tmp/tokens
+TOK=$(new_token ci upload "$TOKENS") || exit 99
+hub -d "$tmp/store" -F "$tmp/scan" --source-root "$tmp/src" \
+    --tokens "$TOKENS"
+"$SYMHUB" upload --url "$URL" --token "$TOK" -q -e "$tmp/up/prog2" \
+    -d "$tmp/up/prog2.debug" >"$tmp/out/up" 2>&1
+check "prog2 uploaded" [ $? = 0 ]
+
+EXP=$tmp/exp
+export_to() {
+	"$SYMHUB" export "$@" >"$tmp/out/exp" 2>"$tmp/out/exp.err"
+}
+
+section 'an export, while the hub runs'
+export_to "$tmp/store" "$EXP"
+check "exit 0" [ $? = 0 ]
+check "7 files: prog1's debuginfo, executable, 3 sources; prog2's two" \
+    grep -q "^7 written ([0-9]* bytes), 0 unchanged, 0 failed\$" \
+    "$tmp/out/exp"
+B1=$EXP/buildid/$ID1
+check "the tree: buildid/ID/{debuginfo,executable,source/PATH}" \
+    [ -f "$B1/debuginfo" ] && [ -f "$B1/executable" ] &&
+    [ -f "$B1/source$tmp/src/greet.c" ] &&
+    [ -f "$EXP/buildid/$ID2/debuginfo" ]
+bad=$(tail -n +2 "$EXP/manifest.tsv" | while IFS=$'\t' read -r id k size sha o p
+do
+	f=$EXP/buildid/$id/$k
+	[ "$k" = source ] && f=$EXP/buildid/$id/source$p
+	[ "$(sha256sum <"$f" | cut -d' ' -f1)" = "$sha" ] &&
+	    [ "$(file_size "$f")" = "$size" ] || echo "$id $k $p"
+done)
+check "every manifest line matches its file's SHA-256 and size" [ -z "$bad" ]
+check "the manifest keeps origins: scan, and upload by token ci" \
+    grep -q "^$ID1	debuginfo	.*	scan	-\$" "$EXP/manifest.tsv" &&
+    grep -q "^$ID2	debuginfo	.*	upload:ci	-\$" "$EXP/manifest.tsv"
+
+section 'clients read it through file://'
+client_env
+export DEBUGINFOD_URLS=file://$EXP
+client_file "debuginfod-find: prog1 debuginfo" "$tmp/scan/prog1" \
+    debuginfod-find debuginfo "$ID1"
+client_file "debuginfod-find: prog1 source greet.c" "$tmp/src/greet.c" \
+    debuginfod-find source "$ID1" "$tmp/src/greet.c"
+client_file "debuginfod-find: prog2 debuginfo (uploaded)" \
+    "$tmp/up/prog2.debug" debuginfod-find debuginfo "$ID2"
+client_file "debuginfod-find: prog2 executable (uploaded)" "$tmp/up/prog2" \
+    debuginfod-find executable "$ID2"
+client_file "llvm-debuginfod-find-19: prog1 debuginfo" "$tmp/scan/prog1" \
+    llvm-debuginfod-find-19 --debuginfo "$ID1"
+client_file "llvm-debuginfod-find-19: prog1 source hello.c" \
+    "$tmp/src/hello.c" llvm-debuginfod-find-19 --source="$tmp/src/hello.c" \
+    "$ID1"
+
+section 'a static web server serves it'
+WPORT=$(free_port)
+(cd "$EXP" && exec python3 -m http.server --bind 127.0.0.1 "$WPORT") \
+    >"$tmp/web.log" 2>&1 &
+WPID=$!
+PIDS+=("$WPID")
+if wait_http 20 "http://127.0.0.1:$WPORT/manifest.tsv" 200; then
+	client_env
+	export DEBUGINFOD_URLS=http://127.0.0.1:$WPORT
+	client_file "debuginfod-find over HTTP: prog2 debuginfo" \
+	    "$tmp/up/prog2.debug" debuginfod-find debuginfo "$ID2"
+else
+	fail "python3 -m http.server serves the tree" "$(cat "$tmp/web.log")"
+fi
+kill -TERM "$WPID"
+wait_exit "$WPID" 10
+
+section 'again: only what changed is written'
+stat -c '%n %Y %i' "$B1/debuginfo" "$EXP/buildid/$ID2/debuginfo" \
+    >"$tmp/before"
+export_to "$tmp/store" "$EXP"
+check "a second export writes nothing" [ $? = 0 ] &&
+    grep -q "^0 written (0 bytes), 7 unchanged, 0 failed\$" "$tmp/out/exp"
+stat -c '%n %Y %i' "$B1/debuginfo" "$EXP/buildid/$ID2/debuginfo" \
+    >"$tmp/after"
+check "... and leaves the files as they were" cmp -s "$tmp/before" \
+    "$tmp/after"
+echo "/* changed */" >>"$tmp/src/greet.h"
+rescan || fail "a rescan after a source changed"
+export_to "$tmp/store" "$EXP"
+check "a changed source: 1 written, 6 unchanged" \
+    grep -q "^1 written ([0-9]* bytes), 6 unchanged, 0 failed\$" \
+    "$tmp/out/exp"
+check "... with its new bytes" cmp -s "$B1/source$tmp/src/greet.h" \
+    "$tmp/src/greet.h"
+
+section 'selections'
+export_to --kind executable "$tmp/store" "$tmp/exp-exe"
+check "--kind executable: the two executables" \
+    [ "$(find "$tmp/exp-exe/buildid" -type f | wc -l)" = 2 ] &&
+    [ -f "$tmp/exp-exe/buildid/$ID1/executable" ]
+export_to --origin upload "$tmp/store" "$tmp/exp-up"
+check "--origin upload: prog2's two files" \
+    [ "$(find "$tmp/exp-up/buildid" -type f | wc -l)" = 2 ] &&
+    [ -d "$tmp/exp-up/buildid/$ID2" ] && [ ! -d "$tmp/exp-up/buildid/$ID1" ]
+export_to -q --build-id "$ID1" --kind source "$tmp/store" "$tmp/exp-src"
+check "--build-id and --kind source: prog1's 3 sources, quietly" \
+    [ "$(find "$tmp/exp-src/buildid" -type f | wc -l)" = 3 ] &&
+    [ "$(cat "$tmp/out/exp")" = "3 written ($(cat "$tmp/src/hello.c" \
+    "$tmp/src/greet.c" "$tmp/src/greet.h" | wc -c) bytes), 0 unchanged, 0 failed" ]
+export_to --kind gsym "$tmp/store" "$tmp/exp-bad"
+check "--kind gsym is a usage error (exit 2)" [ $? = 2 ]
+export_to "$tmp/store"
+check "no DIR: exit 2" [ $? = 2 ]
+stop_check "the hub stops"
+
+section 'a rotten blob is reported, not exported'
+blob=$(find "$tmp/store/blobs" -type f -size +1k | head -1)
+printf 'X' | dd of="$blob" bs=1 seek=100 conv=notrunc 2>/dev/null
+export_to "$tmp/store" "$tmp/exp-rot"
+check "exit 1, one failed" [ $? = 1 ] &&
+    grep -q " 1 failed\$" "$tmp/out/exp" &&
+    grep -q "do not match their SHA-256" "$tmp/out/exp.err"
+check "... and nothing half-written left" \
+    [ -z "$(find "$tmp/exp-rot" -name '*.tmp*')" ]
+finish

@@ -1233,7 +1233,7 @@ cache_open(const char *dir, const struct cache_options *opt,
 	struct cache		*c;
 	char			 path[PATH_MAX];
 	size_t			 i;
-	int			 rc;
+	int			 rc, guest_beside = 0;
 
 	*out = NULL;
 	if ((c = cache_alloc(dir, opt)) == NULL)
@@ -1249,6 +1249,14 @@ cache_open(const char *dir, const struct cache_options *opt,
 		rc = -errno;
 		goto out;
 	}
+	/* A guest that finds the store open elsewhere leaves the check to
+	 * its owner; alone, it checks, then shares like everyone. */
+	if (opt != NULL && opt->guest && !c->readonly &&
+	    lock_store(c, LOCK_EX) == -EBUSY)
+		guest_beside = 1;
+	if (c->lockfd >= 0)
+		close(c->lockfd);
+	c->lockfd = -1;
 	if ((rc = lock_store(c, LOCK_SH)) < 0)
 		goto out;
 	snprintf(path, sizeof(path), "%s/index", dir);
@@ -1257,7 +1265,7 @@ cache_open(const char *dir, const struct cache_options *opt,
 	    opt->mapsize : DEFAULT_MAPSIZE)) < 0 ||
 	    (rc = catalog_check(c)) < 0)
 		goto out;
-	if (!c->readonly && (rc = check(c)) < 0)
+	if (!c->readonly && !guest_beside && (rc = check(c)) < 0)
 		goto out;
 	/* OpenSSL 3 loads its providers on the first digest, 1.2 ms here:
 	 * let that not be the first blob's. */

@@ -88,6 +88,10 @@ struct cache_options {
 	uint64_t	budget;		/* blob bytes to keep; 0: no limit */
 	size_t		mapsize;	/* initial LMDB map size; 0: default */
 	int		readonly;	/* open for reading only (no check) */
+	/* A guest beside a running hub (symhub import): the open check,
+	 * which takes files in flight for leftovers, runs only when no
+	 * other process has the store open. */
+	int		guest;
 };
 
 struct cache_stats {

@@ -1025,7 +1025,7 @@ test_evict(void)
 {
 	static const int64_t	 when[5] = { 4000, 2000, 5000, 1000, 3000 };
 	char			*dir = scratch("evict"), p[5][PATH_MAX];
-	struct cache_options	 opt = { 3 * ESZ, 0, 0 };
+	struct cache_options	 opt = { 3 * ESZ, 0, 0, 0 };
 	struct cache		*c = NULL;
 	struct cache_record	 meta;
 	struct cache_stats	 st;
@@ -1165,7 +1165,7 @@ static void
 test_evict_shared(void)
 {
 	char			*dir = scratch("evict2");
-	struct cache_options	 opt = { ESZ, 0, 0 };
+	struct cache_options	 opt = { ESZ, 0, 0, 0 };
 	struct cache		*c = NULL;
 	struct cache_record	 meta;
 	struct tkey		 a, b, n;
@@ -1202,7 +1202,7 @@ test_reopen(void)
 {
 	static const int64_t	 ttl = 600;
 	char			*dir = scratch("reopen");
-	struct cache_options	 ro = { 0, 0, 1 };
+	struct cache_options	 ro = { 0, 0, 1, 0 };
 	struct cache		*c = NULL;
 	struct cache_stats	 before, st;
 	struct cache_blob	*b = NULL;
@@ -1475,7 +1475,7 @@ static void
 test_grow(void)
 {
 	char			*dir = scratch("grow");
-	struct cache_options	 opt = { 0, 64 * 1024, 0 };
+	struct cache_options	 opt = { 0, 64 * 1024, 0, 0 };
 	struct cache		*c = NULL;
 	struct cache_stats	 st;
 	struct tgrow		 g[4];
@@ -1643,7 +1643,7 @@ static void
 test_threads(void)
 {
 	char			*dir = scratch("threads");
-	struct cache_options	 opt = { 0, 64 * 1024, 0 };
+	struct cache_options	 opt = { 0, 64 * 1024, 0, 0 };
 	struct tshared		 s;
 	struct twriter		 w[TW];
 	struct cache_stats	 st;
@@ -1892,7 +1892,7 @@ refused(const char *store)
 static int
 serves_readonly(const char *store)
 {
-	struct cache_options	 ro = { 0, 0, 1 };
+	struct cache_options	 ro = { 0, 0, 1, 0 };
 	struct cache		*c = NULL;
 	struct tkey		 t;
 	int			 good;
@@ -2500,6 +2500,44 @@ out:
 	free(dir);
 }
 
+/* A guest (symhub import) leaves the open check to a running owner. */
+static void
+test_guest(void)
+{
+	char			*dir = scratch("guest"), leftover[PATH_MAX];
+	struct cache_options	 guest = { 0, 0, 0, 1 };
+	struct cache		*owner = NULL, *g = NULL;
+	struct tkey		 t;
+	int			 rc;
+
+	if ((rc = cache_open(join(dir, "store"), NULL, &owner)) != 0) {
+		ok(0, "guest: setup (%d)", rc);
+		goto out;
+	}
+	/* What the owner is writing right now, as the check would see it. */
+	snprintf(leftover, sizeof(leftover), "%s/store/tmp/inflight", dir);
+	rc = write_file(leftover, "x", 1);
+	rc = rc ? rc : cache_open(join(dir, "store"), &guest, &g);
+	ok(rc == 0 && access(leftover, F_OK) == 0,
+	    "a guest beside the owner opens without the check: the owner's "
+	    "file in flight stays (%d)", rc);
+	rc = g != NULL ? put_seed(g, dkey(&t, 1), 100, 1, NULL) : -1;
+	ok(rc == 0 && has_seed(owner, dkey(&t, 1), 100, 1),
+	    "what the guest puts, the owner serves");
+	cache_close(g);
+	g = NULL;
+	cache_close(owner);
+	owner = NULL;
+	rc = cache_open(join(dir, "store"), &guest, &g);
+	ok(rc == 0 && access(leftover, F_OK) != 0,
+	    "a guest alone runs the check: the leftover is removed (%d)", rc);
+out:
+	cache_close(g);
+	cache_close(owner);
+	rmtree(dir);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -2526,5 +2564,6 @@ main(void)
 	test_files();
 	test_unwritable();
 	test_foreach();
+	test_guest();
 	return done();
 }

@@ -96,7 +96,7 @@ static void __attribute__((noreturn))
 child(const char *store, uint64_t seed, int progress)
 {
 	static const int64_t	 ttls[] = { 60, 600 };
-	struct cache_options	 opt = { BUDGET, 0, 0 };
+	struct cache_options	 opt = { BUDGET, 0, 0, 0 };
 	struct cache_record	 meta, rec;
 	struct cache_blob	*b;
 	struct cache		*c;
@@ -267,7 +267,7 @@ scan_blobs(const char *store, unsigned char *buf, long *misnamed)
 static void
 verify(int it, const char *store, unsigned char *buf)
 {
-	struct cache_options	 opt = { BUDGET, 0, 0 };
+	struct cache_options	 opt = { BUDGET, 0, 0, 0 };
 	struct cache_record	 rec;
 	struct cache_stats	 st;
 	struct cache		*c = NULL;

@@ -407,7 +407,7 @@ cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static char		 prog[] = "symhub export";
-	struct cache_options	 opt = { 0, 0, 1 };
+	struct cache_options	 opt = { 0, 0, 1, 0 };
 	struct export		 x;
 	enum cache_kind		 k;
 	uint64_t		 skipped = 0;

@@ -139,7 +139,7 @@ recover_store(const struct config *cfg)
 static struct cache *
 open_store(const struct config *cfg)
 {
-	struct cache_options	 opt = { cfg->cache_max, 0, 0 };
+	struct cache_options	 opt = { cfg->cache_max, 0, 0, 0 };
 	struct cache		*c;
 	int			 rc;
 

@@ -1,8 +1,10 @@
 #!/bin/bash
-# symhub export: a store written as the tree stock clients read through
-# file:// (elfutils' debuginfod-find, LLVM's llvm-debuginfod-find) and a
-# static web server serves, with a manifest that verifies it; a second
-# export writes only what changed; a rotten blob is reported, not copied.
+# symhub export and import: a store written as the tree stock clients
+# read through file:// (elfutils' debuginfod-find, LLVM's
+# llvm-debuginfod-find) and a static web server serves, with a manifest
+# that verifies it; a second export writes only what changed; a rotten
+# blob is reported, not copied.  The tree imported into another store,
+# its hub running or not, every file verified; a tree that lies refused.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_export.sh
@@ -138,4 +140,77 @@ check "exit 1, one failed" [ $? = 1 ] &&
     grep -q "do not match their SHA-256" "$tmp/out/exp.err"
 check "... and nothing half-written left" \
     [ -z "$(find "$tmp/exp-rot" -name '*.tmp*')" ]
+
+import_to() {
+	"$SYMHUB" import "$@" >"$tmp/out/imp" 2>"$tmp/out/imp.err"
+}
+# lines FILE: a manifest's lines without the header, sorted.
+lines() {
+	grep -v '^#' "$1" | sort
+}
+
+section 'import into a new store, its hub not running'
+import_to "$EXP" "$tmp/store-b"
+check "exit 0, 7 imported" [ $? = 0 ] &&
+    grep -q "^7 imported ([0-9]* bytes), 0 already there, 0 refused\$" \
+    "$tmp/out/imp"
+export_to -q "$tmp/store-b" "$tmp/exp-b"
+check "exported again: the same files, hashes and origins" \
+    cmp -s <(lines "$EXP/manifest.tsv") <(lines "$tmp/exp-b/manifest.tsv")
+import_to "$EXP" "$tmp/store-b"
+check "imported again: all already there" [ $? = 0 ] &&
+    grep -q "^0 imported (0 bytes), 7 already there, 0 refused\$" \
+    "$tmp/out/imp"
+hub -d "$tmp/store-b" --offline
+client_env
+client_file "an offline hub on it: prog2's debuginfo" "$tmp/up/prog2.debug" \
+    debuginfod-find debuginfo "$ID2"
+client_file "... prog1's source greet.c" "$tmp/src/greet.c" \
+    debuginfod-find source "$ID1" "$tmp/src/greet.c"
+stop_check "... it stops"
+
+section "import into a running hub's store"
+hub -d "$tmp/store-c" --offline
+expect_get "before: a miss" "/buildid/$ID1/debuginfo" 404
+import_to -q "$EXP" "$tmp/store-c"
+check "7 imported beside the running hub" [ $? = 0 ] &&
+    grep -q "^7 imported" "$tmp/out/imp"
+expect_get "after: served" "/buildid/$ID1/debuginfo" 200 "$tmp/scan/prog1"
+stop_check "the hub stops, its store intact"
+
+section 'a tree that lies is refused, the rest imported'
+cp -r "$EXP" "$tmp/bad"
+# A flipped byte; a file under another build-id, its line made to match
+# its bytes; a source path that climbs out; a line that is not one.
+printf 'X' | dd of="$tmp/bad/buildid/$ID1/executable" bs=1 seek=200 \
+    conv=notrunc 2>/dev/null
+FAKE=00112233445566778899aabbccddeeff00112233
+mkdir -p "$tmp/bad/buildid/$FAKE"
+cp "$tmp/up/prog2.debug" "$tmp/bad/buildid/$FAKE/debuginfo"
+{
+	printf '%s\tdebuginfo\t%s\t%s\tupload:ci\t-\n' "$FAKE" \
+	    "$(file_size "$tmp/up/prog2.debug")" \
+	    "$(sha256sum <"$tmp/up/prog2.debug" | cut -d' ' -f1)"
+	printf '%s\tsource\t1\t%s\tscan\t/x/../../etc/passwd\n' "$ID1" \
+	    "$(printf 'x' | sha256sum | cut -d' ' -f1)"
+	echo "not a line"
+} >>"$tmp/bad/manifest.tsv"
+import_to "$tmp/bad" "$tmp/store-d"
+st=$?
+check "exit 1: 4 refused, the 6 good ones imported" [ "$st" = 1 ] &&
+    grep -q "^6 imported ([0-9]* bytes), 0 already there, 4 refused\$" \
+    "$tmp/out/imp"
+check "... the flipped byte: its SHA-256 differs" \
+    grep -q "^refused  executable .*differs from the manifest" \
+    "$tmp/out/imp.err"
+check "... the file under another build-id" \
+    grep -q "^refused  debuginfo  *$FAKE .*not the one it is filed under" \
+    "$tmp/out/imp.err"
+check "... the path that climbs out" \
+    grep -q "^refused  source .*/etc/passwd  not a canonical" \
+    "$tmp/out/imp.err"
+check "... and nothing of them is in the store" \
+    [ -z "$(grep -l "$FAKE\|passwd" "$tmp"/store-d/catalog/*/* 2>/dev/null)" ]
+import_to "$tmp/store-d"
+check "import without a STORE: exit 2" [ $? = 2 ]
 finish

@@ -15,6 +15,7 @@
 #include "client.h"
 #include "cmd_export.h"
 #include "cmd_gsym.h"
+#include "cmd_import.h"
 #include "cmd_prefetch.h"
 #include "cmd_store.h"
 #include "common/auth.h"
@@ -38,6 +39,7 @@ usage(FILE *fp)
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
 	    "       symhub export [OPTION...] STORE DIR\n"
+	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
 	    "(symhub upload --help for its options)\n");
 	return fp == stdout ? 0 : 2;
@@ -407,6 +409,8 @@ main(int argc, char **argv)
 		return cmd_prefetch(argc - 1, argv + 1);
 	if (strcmp(argv[1], "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
+	if (strcmp(argv[1], "import") == 0)
+		return cmd_import(argc - 1, argv + 1);
 	if (strcmp(argv[1], "buildid") != 0 && strcmp(argv[1], "fileid") != 0 &&
 	    strcmp(argv[1], "info") != 0) {
 		fprintf(stderr, "symhub: unknown command '%s'\n", argv[1]);

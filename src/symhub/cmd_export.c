@@ -55,6 +55,8 @@ struct export {
 	int		 quiet;
 	struct mline	*m;		/* the manifest: old lines, then new */
 	size_t		 nm, capm;
+	size_t		*tab;		/* open addressing: line index + 1 */
+	size_t		 tcap;		/* a power of 2, > 2 * nm */
 	uint64_t	 written, unchanged, failed, stale, bytes;
 };
 
@@ -76,17 +78,73 @@ mkdirs(char *path)
 	return 0;
 }
 
+/* FNV-1a over the three strings of a line's identity. */
+static size_t
+mhash(const char *id, const char *kind, const char *path)
+{
+	const char	*s[3] = { id, kind, path };
+	uint64_t	 h = 0xcbf29ce484222325ULL;
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		for (; *s[i] != '\0'; s[i]++)
+			h = (h ^ (unsigned char)*s[i]) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL;
+	}
+	return (size_t)h;
+}
+
+/* The slot of (id, kind, path) in x->tab: its line's, or an empty one. */
+static size_t
+mslot(const struct export *x, const char *id, const char *kind,
+    const char *path)
+{
+	size_t i = mhash(id, kind, path) & (x->tcap - 1);
+
+	while (x->tab[i] != 0) {
+		const struct mline *l = &x->m[x->tab[i] - 1];
+
+		if (strcmp(l->id, id) == 0 && strcmp(l->kind, kind) == 0 &&
+		    strcmp(l->path, path) == 0)
+			break;
+		i = (i + 1) & (x->tcap - 1);
+	}
+	return i;
+}
+
 static struct mline *
 mfind(struct export *x, const char *id, const char *kind, const char *path)
 {
 	size_t i;
 
-	for (i = 0; i < x->nm; i++)
-		if (strcmp(x->m[i].id, id) == 0 &&
-		    strcmp(x->m[i].kind, kind) == 0 &&
-		    strcmp(x->m[i].path, path) == 0)
-			return &x->m[i];
-	return NULL;
+	if (x->tcap == 0)
+		return NULL;
+	i = mslot(x, id, kind, path);
+	return x->tab[i] != 0 ? &x->m[x->tab[i] - 1] : NULL;
+}
+
+/* Room in the index for one more line.  @return 0 or -ENOMEM. */
+static int
+mroom(struct export *x)
+{
+	size_t	*old = x->tab, oldcap = x->tcap, i, ncap;
+
+	if (2 * (x->nm + 1) < x->tcap)
+		return 0;
+	ncap = x->tcap ? 2 * x->tcap : 1024;
+	if ((x->tab = calloc(ncap, sizeof(*x->tab))) == NULL) {
+		x->tab = old;
+		return -ENOMEM;
+	}
+	x->tcap = ncap;
+	for (i = 0; i < oldcap; i++)
+		if (old[i] != 0) {
+			const struct mline *l = &x->m[old[i] - 1];
+
+			x->tab[mslot(x, l->id, l->kind, l->path)] = old[i];
+		}
+	free(old);
+	return 0;
 }
 
 static struct mline *
@@ -94,7 +152,8 @@ madd(struct export *x, const char *id, const char *kind, const char *path)
 {
 	struct mline *l;
 
-	if (array_grow(&x->m, &x->capm, x->nm + 1, sizeof(*x->m)) != 0)
+	if (mroom(x) != 0 ||
+	    array_grow(&x->m, &x->capm, x->nm + 1, sizeof(*x->m)) != 0)
 		return NULL;
 	l = &x->m[x->nm];
 	memset(l, 0, sizeof(*l));
@@ -106,7 +165,7 @@ madd(struct export *x, const char *id, const char *kind, const char *path)
 		free(l->path);
 		return NULL;
 	}
-	x->nm++;
+	x->tab[mslot(x, id, kind, path)] = ++x->nm;
 	return l;
 }
 
@@ -502,5 +561,6 @@ cmd_export(int argc, char **argv)
 		free(x.m[i].path);
 	}
 	free(x.m);
+	free(x.tab);
 	return st;
 }

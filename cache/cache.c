@@ -35,6 +35,7 @@
 #include <openssl/evp.h>
 
 #include "base/buf.h"
+#include "base/fs.h"
 #include "base/hex.h"
 #include "cache/cache.h"
 #include "cache/record.h"
@@ -758,28 +759,6 @@ check(struct cache *c)
 	return quarantine_strays(c);
 }
 
-static int
-mkdir_p(const char *path)
-{
-	char	buf[PATH_MAX], *p;
-	size_t	n = strlen(path);
-
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Create and open the LMDB environment; on failure c->env is NULL. */
 static int
 env_open(struct cache *c, const char *path, unsigned int flags,
@@ -1240,7 +1219,7 @@ cache_open(const char *dir, const struct cache_options *opt,
 		return -ENOMEM;
 	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
-		if (!c->readonly && (rc = mkdir_p(path)) < 0)
+		if (!c->readonly && (rc = fs_mkdir_p(path, 0)) < 0)
 			goto out;
 	}
 	/* A store we cannot write to is refused up front with a clear
@@ -2899,7 +2878,7 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 		return -ENOMEM;
 	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
-		if ((rc = mkdir_p(path)) < 0)
+		if ((rc = fs_mkdir_p(path, 0)) < 0)
 			goto out;
 	}
 	if ((rc = lock_store(c, LOCK_EX)) < 0)
@@ -2926,7 +2905,7 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 			}
 		}
 	}
-	if ((rc = mkdir_p(path)) < 0 ||
+	if ((rc = fs_mkdir_p(path, 0)) < 0 ||
 	    (rc = open_index(c, path, DEFAULT_MAPSIZE)) < 0 ||
 	    (rc = rebuild_all(c, rep)) < 0 ||
 	    (rc = wtxn(c, mark_catalog_fn, NULL)) < 0 ||

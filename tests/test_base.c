@@ -6,11 +6,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/hex.h"
+#include "base/strmap.h"
 #include "tap.h"
+#include "testlib.h"
 
 static void
 test_hex(void)
@@ -83,19 +88,69 @@ test_array(void)
 static void
 test_clock(void)
 {
-	struct timespec	now, d;
+	struct timespec	now, after, d;
 	int64_t		a, b;
 
 	a = clock_ms();
 	b = clock_us();
 	ok(a > 0 && b / 1000 >= a, "clock_us and clock_ms share an origin");
+	/* Bounded by the clock read before and after, not by a guess at
+	 * how long the call takes on this machine. */
 	clock_gettime(CLOCK_REALTIME, &now);
 	d = clock_deadline(1999);
+	clock_gettime(CLOCK_REALTIME, &after);
 	ok(d.tv_nsec >= 0 && d.tv_nsec < 1000000000, "deadline normalised");
 	a = (int64_t)(d.tv_sec - now.tv_sec) * 1000 +
 	    (d.tv_nsec - now.tv_nsec) / 1000000;
-	ok(a >= 1999 && a < 2999, "deadline 1999 ms ahead: %lld",
-	    (long long)a);
+	b = (int64_t)(d.tv_sec - after.tv_sec) * 1000 +
+	    (d.tv_nsec - after.tv_nsec) / 1000000;
+	ok(a >= 1999 && b <= 1999, "deadline 1999 ms after the call: %lld "
+	    "after the clock before it, %lld after the one after",
+	    (long long)a, (long long)b);
+}
+
+static void
+test_strmap(void)
+{
+	struct strmap	m = { 0 };
+	char		k[32];
+	size_t		v, i;
+	int		rc = 0, all = 1;
+
+	ok(strmap_get(&m, "a", &v) == 0, "an empty map has nothing");
+	for (i = 0; i < 5000 && rc == 0; i++) {
+		snprintf(k, sizeof(k), "key%zu", i);
+		rc = strmap_put(&m, k, i);
+	}
+	for (i = 0; i < 5000; i++) {
+		snprintf(k, sizeof(k), "key%zu", i);
+		all &= strmap_get(&m, k, &v) == 1 && v == i;
+	}
+	ok(rc == 0 && all && m.n == 5000, "5000 keys put and found");
+	ok(strmap_put(&m, "key7", 70) == 0 && strmap_get(&m, "key7", &v) &&
+	    v == 70 && m.n == 5000, "a second put replaces the number");
+	ok(strmap_get(&m, "key5000", &v) == 0 && strmap_get(&m, "", &v) == 0,
+	    "absent keys are absent");
+	strmap_free(&m);
+	ok(m.cap == 0 && m.n == 0 && strmap_get(&m, "key1", &v) == 0,
+	    "strmap_free empties");
+}
+
+static void
+test_fs(void)
+{
+	char		*d = scratch("base"), p[4096];
+	struct stat	 st;
+
+	snprintf(p, sizeof(p), "%s/a/b/c", d);
+	ok(fs_mkdir_p(p, 1) == 0 && stat(p, &st) != 0 &&
+	    snprintf(p, sizeof(p), "%s/a/b", d) > 0 && stat(p, &st) == 0 &&
+	    S_ISDIR(st.st_mode), "fs_mkdir_p with parents_only: a/b, not c");
+	snprintf(p, sizeof(p), "%s/a/b/c", d);
+	ok(fs_mkdir_p(p, 0) == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    fs_mkdir_p(p, 0) == 0, "fs_mkdir_p: all of it, twice");
+	rmtree(d);
+	free(d);
 }
 
 int
@@ -105,5 +160,7 @@ main(void)
 	test_buf();
 	test_array();
 	test_clock();
+	test_strmap();
+	test_fs();
 	return done();
 }

@@ -194,11 +194,14 @@ cp "$tmp/up/prog2.debug" "$tmp/bad/buildid/$FAKE/debuginfo"
 	printf '%s\tsource\t1\t%s\tscan\t/x/../../etc/passwd\n' "$ID1" \
 	    "$(printf 'x' | sha256sum | cut -d' ' -f1)"
 	echo "not a line"
+	# Longer than any line of ours: refused, never held whole.
+	head -c 20000 /dev/zero | tr '\0' a
+	echo
 } >>"$tmp/bad/manifest.tsv"
 import_to "$tmp/bad" "$tmp/store-d"
 st=$?
-check "exit 1: 4 refused, the 6 good ones imported" [ "$st" = 1 ] &&
-    grep -q "^6 imported ([0-9]* bytes), 0 already there, 4 refused\$" \
+check "exit 1: 5 refused, the 6 good ones imported" [ "$st" = 1 ] &&
+    grep -q "^6 imported ([0-9]* bytes), 0 already there, 5 refused\$" \
     "$tmp/out/imp"
 check "... the flipped byte: its SHA-256 differs" \
     grep -q "^refused  executable .*differs from the manifest" \
@@ -207,7 +210,13 @@ check "... the file under another build-id" \
     grep -q "^refused  debuginfo  *$FAKE .*not the one it is filed under" \
     "$tmp/out/imp.err"
 check "... the path that climbs out" \
-    grep -q "^refused  source .*/etc/passwd  not a canonical" \
+    grep -q "^refused  line [0-9]* of the manifest: a source path that is not canonical and absolute: .*/etc/passwd" \
+    "$tmp/out/imp.err"
+check "... the line that is not one, by its number" \
+    grep -q "^refused  line [0-9]* of the manifest: not 6 fields separated by tabs: not a line\$" \
+    "$tmp/out/imp.err"
+check "... the overlong line, without its text" \
+    grep -q "^refused  line [0-9]* of the manifest: a line longer than any manifest line\$" \
     "$tmp/out/imp.err"
 check "... and nothing of them is in the store" \
     [ -z "$(grep -l "$FAKE\|passwd" "$tmp"/store-d/catalog/*/* 2>/dev/null)" ]

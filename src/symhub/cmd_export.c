@@ -29,20 +29,19 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/hex.h"
+#include "base/strmap.h"
 #include "cache/cache.h"
 #include "cmd_export.h"
 #include "common/kind.h"
-#include "common/webapi.h"
-
-#define MANIFEST	"manifest.tsv"
+#include "manifest.h"
 
 /* One line of the manifest, old or new. */
 struct mline {
 	char		*id, *kind, *origin, *path;	/* path "-": none */
 	uint64_t	 size;
 	char		 sha[65];
-	int		 seen;				/* in this export */
 };
 
 struct export {
@@ -55,151 +54,102 @@ struct export {
 	int		 quiet;
 	struct mline	*m;		/* the manifest: old lines, then new */
 	size_t		 nm, capm;
-	size_t		*tab;		/* open addressing: line index + 1 */
-	size_t		 tcap;		/* a power of 2, > 2 * nm */
-	uint64_t	 written, unchanged, failed, stale, bytes;
+	struct strmap	 index;		/* "id\tkind\tpath" -> index in m */
+	uint64_t	 written, unchanged, failed, stale, bytes, badlines;
 };
 
+/* The index key of a line: its identity, tabs between (no field has
+ * one).  @return 0 or -ENAMETOOLONG. */
 static int
-mkdirs(char *path)
-{
-	char *p;
-
-	for (p = path + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-			*p = '/';
-			return -errno;
-		}
-		*p = '/';
-	}
-	return 0;
-}
-
-/* FNV-1a over the three strings of a line's identity. */
-static size_t
-mhash(const char *id, const char *kind, const char *path)
-{
-	const char	*s[3] = { id, kind, path };
-	uint64_t	 h = 0xcbf29ce484222325ULL;
-	size_t		 i;
-
-	for (i = 0; i < 3; i++) {
-		for (; *s[i] != '\0'; s[i]++)
-			h = (h ^ (unsigned char)*s[i]) * 0x100000001b3ULL;
-		h = (h ^ 0xff) * 0x100000001b3ULL;
-	}
-	return (size_t)h;
-}
-
-/* The slot of (id, kind, path) in x->tab: its line's, or an empty one. */
-static size_t
-mslot(const struct export *x, const char *id, const char *kind,
+mkey(char *buf, size_t len, const char *id, const char *kind,
     const char *path)
 {
-	size_t i = mhash(id, kind, path) & (x->tcap - 1);
+	int n = snprintf(buf, len, "%s\t%s\t%s", id, kind, path);
 
-	while (x->tab[i] != 0) {
-		const struct mline *l = &x->m[x->tab[i] - 1];
-
-		if (strcmp(l->id, id) == 0 && strcmp(l->kind, kind) == 0 &&
-		    strcmp(l->path, path) == 0)
-			break;
-		i = (i + 1) & (x->tcap - 1);
-	}
-	return i;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 static struct mline *
 mfind(struct export *x, const char *id, const char *kind, const char *path)
 {
-	size_t i;
+	char	key[MANIFEST_LINE_MAX];
+	size_t	i;
 
-	if (x->tcap == 0)
+	if (mkey(key, sizeof(key), id, kind, path) != 0 ||
+	    !strmap_get(&x->index, key, &i))
 		return NULL;
-	i = mslot(x, id, kind, path);
-	return x->tab[i] != 0 ? &x->m[x->tab[i] - 1] : NULL;
-}
-
-/* Room in the index for one more line.  @return 0 or -ENOMEM. */
-static int
-mroom(struct export *x)
-{
-	size_t	*old = x->tab, oldcap = x->tcap, i, ncap;
-
-	if (2 * (x->nm + 1) < x->tcap)
-		return 0;
-	ncap = x->tcap ? 2 * x->tcap : 1024;
-	if ((x->tab = calloc(ncap, sizeof(*x->tab))) == NULL) {
-		x->tab = old;
-		return -ENOMEM;
-	}
-	x->tcap = ncap;
-	for (i = 0; i < oldcap; i++)
-		if (old[i] != 0) {
-			const struct mline *l = &x->m[old[i] - 1];
-
-			x->tab[mslot(x, l->id, l->kind, l->path)] = old[i];
-		}
-	free(old);
-	return 0;
+	return &x->m[i];
 }
 
 static struct mline *
-madd(struct export *x, const char *id, const char *kind, const char *path)
+madd(struct export *x, const char *id, const char *kind, const char *path,
+    const char *origin)
 {
-	struct mline *l;
+	struct mline	*l;
+	char		 key[MANIFEST_LINE_MAX];
 
-	if (mroom(x) != 0 ||
+	if (mkey(key, sizeof(key), id, kind, path) != 0 ||
 	    array_grow(&x->m, &x->capm, x->nm + 1, sizeof(*x->m)) != 0)
 		return NULL;
 	l = &x->m[x->nm];
 	memset(l, 0, sizeof(*l));
 	if ((l->id = strdup(id)) == NULL || (l->kind = strdup(kind)) == NULL ||
 	    (l->path = strdup(path)) == NULL ||
-	    (l->origin = strdup("-")) == NULL) {
+	    (l->origin = strdup(origin)) == NULL ||
+	    strmap_put(&x->index, key, x->nm) != 0) {
 		free(l->id);
 		free(l->kind);
 		free(l->path);
+		free(l->origin);
 		return NULL;
 	}
-	x->tab[mslot(x, id, kind, path)] = ++x->nm;
+	x->nm++;
 	return l;
+}
+
+static int
+load_line(void *ctx, const struct manifest_line *ml)
+{
+	struct export	*x = ctx;
+	struct mline	*l;
+
+	if ((l = mfind(x, ml->idhex, ml->kindname, ml->path)) == NULL &&
+	    (l = madd(x, ml->idhex, ml->kindname, ml->path,
+	    ml->origin)) == NULL)
+		return -ENOMEM;
+	l->size = ml->size;
+	memcpy(l->sha, ml->sha, sizeof(l->sha));
+	return 0;
+}
+
+static void
+load_bad(void *ctx, unsigned long lineno, const char *line, const char *why)
+{
+	struct export *x = ctx;
+
+	(void)lineno;
+	(void)line;
+	(void)why;
+	x->badlines++;		/* dropped: its file is written again */
 }
 
 /* The previous export's manifest, if any: what need not be written. */
 static int
 load_manifest(struct export *x)
 {
-	char		 path[PATH_MAX], *line = NULL, *f[6], *s;
-	struct mline	*l = NULL;
-	size_t		 cap = 0;
-	FILE		*fp;
-	int		 i;
+	char	 path[PATH_MAX];
+	FILE	*fp;
+	int	 rc;
 
-	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST);
+	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_NAME);
 	if ((fp = fopen(path, "r")) == NULL)
 		return errno == ENOENT ? 0 : -errno;
-	while (getline(&line, &cap, fp) > 0) {
-		if (line[0] == '#')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		for (i = 0, s = line; i < 6 && s != NULL; i++)
-			f[i] = strsep(&s, "\t");
-		if (i < 6 || strlen(f[3]) != 64)
-			continue;	/* not ours: written again */
-		if ((l = madd(x, f[0], f[1], f[5])) == NULL)
-			break;
-		l->size = strtoull(f[2], NULL, 10);
-		memcpy(l->sha, f[3], 65);
-		free(l->origin);
-		l->origin = strdup(f[4]);
-	}
-	free(line);
+	rc = manifest_read(fp, load_line, load_bad, x);
 	fclose(fp);
-	return 0;
+	if (x->badlines > 0)
+		fprintf(stderr, "symhub export: %" PRIu64 " line(s) of the "
+		    "old %s not understood, dropped\n", x->badlines, path);
+	return rc;
 }
 
 static int
@@ -210,22 +160,18 @@ save_manifest(struct export *x)
 	size_t	 i;
 	int	 rc = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", x->dir, MANIFEST,
+	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_NAME);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", x->dir, MANIFEST_NAME,
 	    (long)getpid());
 	if ((fp = fopen(tmp, "w")) == NULL)
 		return -errno;
 	fprintf(fp, "# symhub export 1: id, kind, size, sha256, origin, "
 	    "source path\n");
-	for (i = 0; i < x->nm; i++) {
-		struct mline *l = &x->m[i];
-
-		/* Lines of files no longer exported stay while the file
-		 * does: an export adds, it never deletes. */
-		fprintf(fp, "%s\t%s\t%" PRIu64 "\t%s\t%s\t%s\n", l->id,
-		    l->kind, l->size, l->sha, l->origin ? l->origin : "-",
-		    l->path);
-	}
+	/* Lines of files no longer exported stay while the file does: an
+	 * export adds, it never deletes. */
+	for (i = 0; i < x->nm; i++)
+		manifest_write(fp, x->m[i].id, x->m[i].kind, x->m[i].size,
+		    x->m[i].sha, x->m[i].origin, x->m[i].path);
 	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
 		rc = -errno;
 	if (fclose(fp) != 0 && rc == 0)
@@ -238,32 +184,23 @@ save_manifest(struct export *x)
 }
 
 /*
- * Copy fd to path by way of a temporary file, hashing what is written.
- * @return 0 with sha (hex) set; -EBADMSG when want (hex, or NULL) does
- *         not match (nothing is left behind); -errno.
+ * Read fd from its start, hashing it, and write what was read to out
+ * unless out is -1.  @return 0 with sha (hex) and *size set, or -errno.
  */
 static int
-copy_out(int fd, const char *path, const char *want, char sha[65],
-    uint64_t *size)
+hash_copy(int fd, int out, char sha[65], uint64_t *size)
 {
 	unsigned char	 buf[65536], md[32];
-	char		 tmp[PATH_MAX];
 	EVP_MD_CTX	*ctx;
-	ssize_t		 n;
+	ssize_t		 n = 0;
 	off_t		 off = 0;
-	int		 out, rc = 0;
+	int		 rc = 0;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
-	    (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0644)) < 0)
-		return -errno;
 	if ((ctx = EVP_MD_CTX_new()) == NULL ||
 	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
 		rc = -ENOMEM;
 	while (rc == 0 && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
-		if (write(out, buf, (size_t)n) != n)
+		if (out >= 0 && write(out, buf, (size_t)n) != n)
 			rc = errno ? -errno : -EIO;
 		else if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
 			rc = -ENOMEM;
@@ -274,94 +211,149 @@ copy_out(int fd, const char *path, const char *want, char sha[65],
 	if (rc == 0 && EVP_DigestFinal_ex(ctx, md, NULL) != 1)
 		rc = -ENOMEM;
 	EVP_MD_CTX_free(ctx);
-	if (close(out) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0) {
+	if (rc == 0)
 		hex_encode(md, sizeof(md), sha);
-		if (want != NULL && strcmp(want, sha) != 0)
-			rc = -EBADMSG;
-	}
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc != 0)
-		unlink(tmp);
 	*size = (uint64_t)off;
 	return rc;
 }
 
-/* "upload" selects "upload" and "upload:NAME" (uploads by NAME's token). */
+/*
+ * Copy fd to path by way of a temporary file, hashing what is written.
+ * @return 0 with sha (hex) set; -EBADMSG when want (hex, or NULL) does
+ *         not match (nothing is left behind); -errno.
+ */
 static int
-origin_is(const char *origin, const char *want)
+copy_out(int fd, const char *path, const char *want, char sha[65],
+    uint64_t *size)
 {
-	size_t n = strlen(want);
+	char	tmp[PATH_MAX];
+	int	out, rc;
 
-	return origin != NULL && strncmp(origin, want, n) == 0 &&
-	    (origin[n] == '\0' || origin[n] == ':');
-}
-
-/* The SHA-256 of fd's bytes, in hex.  @return 0 or -errno. */
-static int
-hash_fd(int fd, char sha[65])
-{
-	unsigned char	 buf[65536], md[32];
-	EVP_MD_CTX	*ctx;
-	ssize_t		 n;
-	off_t		 off = 0;
-	int		 rc = 0;
-
-	if ((ctx = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
-		rc = -ENOMEM;
-	while (rc == 0 && (n = pread(fd, buf, sizeof(buf), off)) > 0) {
-		if (EVP_DigestUpdate(ctx, buf, (size_t)n) != 1)
-			rc = -ENOMEM;
-		off += n;
-	}
-	if (rc == 0 && n < 0)
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
+	    (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0644)) < 0)
+		return -errno;
+	rc = hash_copy(fd, out, sha, size);
+	if (close(out) != 0 && rc == 0)
 		rc = -errno;
-	if (rc == 0 && EVP_DigestFinal_ex(ctx, md, NULL) != 1)
-		rc = -ENOMEM;
-	EVP_MD_CTX_free(ctx);
-	if (rc == 0)
-		hex_encode(md, sizeof(md), sha);
+	if (rc == 0 && want != NULL && strcmp(want, sha) != 0)
+		rc = -EBADMSG;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
 	return rc;
 }
 
-/* A source path safe to put under DIR: absolute and canonical. */
+/* Does the exported copy at path still have l's size? */
+static int
+copy_there(const char *path, const struct mline *l)
+{
+	struct stat st;
+
+	return l != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == l->size;
+}
+
+/* A source path the manifest can carry and DIR can hold: absolute,
+ * canonical, no tab or newline. */
 static int
 safe_path(const char *p)
 {
 	char	buf[PATH_MAX];
 
 	return p[0] == '/' && strlen(p) < sizeof(buf) &&
+	    strpbrk(p, "\t\n\r") == NULL &&
 	    webapi_canon_path(p, buf) == 0 && strcmp(buf, p) == 0 &&
 	    strcmp(p, "/") != 0;
+}
+
+/* The record's origin as the manifest can carry it: '?' for a tab or
+ * newline (no origin symhubd makes has one). */
+static void
+origin_of(const struct cache_record *rec, char *out, size_t len)
+{
+	char *p;
+
+	snprintf(out, len, "%s", rec->origin != NULL && *rec->origin != '\0' ?
+	    rec->origin : "-");
+	for (p = out; (p = strpbrk(p, "\t\n\r")) != NULL; )
+		*p = '?';
+}
+
+/*
+ * The store's data of rec, open.  A scanned source rewritten in place is
+ * what is there now, as the hub serves it.  A scanned ELF file that
+ * changed: the hub reads it again (its build-id may differ), there is
+ * nothing to export (-ESTALE).
+ */
+static int
+open_data(struct export *x, const struct cache_key *key,
+    const struct cache_record *rec, int *fd)
+{
+	struct stat	st;
+	int		rc;
+
+	rc = cache_open_data(x->c, rec, fd);
+	if (rc == -ESTALE && key->kind == CACHE_SOURCE && rec->path != NULL &&
+	    (*fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+		if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode))
+			return 0;
+		close(*fd);
+	}
+	return rc;
+}
+
+/* The line's origin is the store's (the same bytes may have come again
+ * from elsewhere).  @return 0 or -ENOMEM. */
+static int
+set_origin(struct mline *l, const char *origin)
+{
+	char *o;
+
+	if (strcmp(l->origin, origin) == 0)
+		return 0;
+	if ((o = strdup(origin)) == NULL)
+		return -ENOMEM;
+	free(l->origin);
+	l->origin = o;
+	return 0;
+}
+
+static int
+unchanged(struct export *x, struct mline *l, const char *origin)
+{
+	x->unchanged++;
+	return set_origin(l, origin);
 }
 
 static int
 one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 {
 	struct export	*x = ctx;
-	struct mline	*l = NULL;
+	struct mline	*l;
 	struct stat	 st;
-	const char	*kind = kind_name(key->kind), *src = "-";
-	char		 id[2 * CACHE_ID_MAX + 1], want[65], sha[65];
-	char		 path[PATH_MAX];
+	const char	*kind = kind_name(key->kind), *src = "-", *want = NULL;
+	char		 id[2 * CACHE_ID_MAX + 1], digest[65], sha[65];
+	char		 path[PATH_MAX], origin[256];
 	uint64_t	 size;
-	int		 fd, rc, n, blob;
+	int		 fd, rc, n;
 
 	if (!(x->kinds & (1 << key->kind)) || key->idlen == 0)
 		return 0;
 	hex_encode(key->id, key->idlen, id);
 	if ((x->buildid != NULL && strcmp(x->buildid, id) != 0) ||
-	    (x->origin != NULL && !origin_is(rec->origin, x->origin)) ||
+	    (x->origin != NULL &&
+	    !manifest_origin_is(rec->origin, x->origin)) ||
 	    (x->since > 0 && rec->stored < x->since))
 		return 0;
 	if (key->kind == CACHE_SOURCE) {
 		if (key->extra == NULL || !safe_path(key->extra)) {
 			fprintf(stderr, "failed   source     %s  %s  not a "
-			    "canonical absolute path\n", id,
-			    key->extra ? key->extra : "?");
+			    "canonical absolute path without tab or "
+			    "newline\n", id, key->extra ? key->extra : "?");
 			x->failed++;
 			return 0;
 		}
@@ -372,43 +364,41 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 		n = snprintf(path, sizeof(path), "%s/buildid/%s/%s", x->dir,
 		    id, kind);
 	}
-	if (n < 0 || (size_t)n >= sizeof(path))
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		fprintf(stderr, "failed   %-10s %s  %s  %s\n", kind, id, src,
+		    strerror(ENAMETOOLONG));
+		x->failed++;
 		return 0;
-	blob = !(rec->flags & CACHE_F_EXTERNAL);
-	if (blob)
-		hex_encode(rec->digest, sizeof(rec->digest), want);
-	rc = cache_open_data(x->c, rec, &fd);
-	/* A scanned source rewritten in place: what is there now, as the
-	 * hub serves it.  A scanned ELF file that changed: the hub reads it
-	 * again (its build-id may differ), there is nothing to export. */
-	if (rc == -ESTALE && key->kind == CACHE_SOURCE && rec->path != NULL &&
-	    (fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			rc = 0;
-		else
-			close(fd);
 	}
-	if (rc == -ESTALE) {
+	origin_of(rec, origin, sizeof(origin));
+	l = mfind(x, id, kind, src);
+	/*
+	 * Unchanged since the last export: the same hash and the same file
+	 * there.  A blob's hash is its name, so nothing is read; a scanned
+	 * file is hashed only when the old copy could be it.
+	 */
+	if (!(rec->flags & CACHE_F_EXTERNAL)) {
+		hex_encode(rec->digest, sizeof(rec->digest), digest);
+		want = digest;
+		if (copy_there(path, l) && l->size == rec->size &&
+		    strcmp(l->sha, want) == 0)
+			return unchanged(x, l, origin);
+	}
+	if ((rc = open_data(x, key, rec, &fd)) == -ESTALE) {
 		if (!x->quiet)
 			printf("skipped  %-10s %s  %s  changed since it was "
 			    "indexed\n", kind, id, src);
 		x->stale++;
 		return 0;
 	}
-	if (rc == 0 && !blob && (rc = hash_fd(fd, want)) < 0)
+	if (rc == 0 && want == NULL && copy_there(path, l) &&
+	    fstat(fd, &st) == 0 && (uint64_t)st.st_size == l->size &&
+	    hash_copy(fd, -1, sha, &size) == 0 && strcmp(l->sha, sha) == 0) {
 		close(fd);
-	/* Unchanged since the last export: the same hash (a blob's is its
-	 * name; a scanned file's was just read) and the same file there. */
-	if (rc == 0 && (l = mfind(x, id, kind, src)) != NULL &&
-	    stat(path, &st) == 0 && (uint64_t)st.st_size == l->size &&
-	    strcmp(l->sha, want) == 0) {
-		close(fd);
-		l->seen = 1;
-		x->unchanged++;
-		return 0;
+		return unchanged(x, l, origin);
 	}
 	if (rc == 0) {
-		if ((rc = mkdirs(path)) == 0)
+		if ((rc = fs_mkdir_p(path, 1)) == 0)
 			rc = copy_out(fd, path, want, sha, &size);
 		close(fd);
 	}
@@ -419,18 +409,15 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 		x->failed++;
 		return 0;
 	}
-	if (l == NULL && (l = madd(x, id, kind, src)) == NULL)
+	if (l == NULL && (l = madd(x, id, kind, src, origin)) == NULL)
 		return -ENOMEM;
 	l->size = size;
 	memcpy(l->sha, sha, sizeof(sha));
-	free(l->origin);
-	l->origin = strdup(rec->origin != NULL ? rec->origin : "-");
-	l->seen = 1;
 	x->written++;
 	x->bytes += size;
 	if (!x->quiet)
 		printf("written  %-10s %s  %s\n", kind, id, src);
-	return 0;
+	return set_origin(l, origin);
 }
 
 static const char help[] =
@@ -561,6 +548,6 @@ cmd_export(int argc, char **argv)
 		free(x.m[i].path);
 	}
 	free(x.m);
-	free(x.tab);
+	strmap_free(&x.index);
 	return st;
 }

@@ -27,7 +27,7 @@
 #include "cmd_import.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
-#include "common/webapi.h"
+#include "manifest.h"
 
 struct import {
 	struct cache	*c;
@@ -37,10 +37,10 @@ struct import {
 };
 
 static void
-refuse(struct import *x, const char *id, const char *kind, const char *path,
-    const char *why)
+refuse(struct import *x, const struct manifest_line *l, const char *why)
 {
-	fprintf(stderr, "refused  %-10s %s  %s  %s\n", kind, id, path, why);
+	fprintf(stderr, "refused  %-10s %s  %s  %s\n", l->kindname, l->idhex,
+	    l->path, why);
 	x->refused++;
 }
 
@@ -85,53 +85,31 @@ take(struct import *x, int fd, uint64_t size, const char *sha,
 	return 0;
 }
 
-/* One manifest line: id, kind, size, sha256, origin, source path. */
+/* One manifest line, parsed and checked by manifest_parse. */
 static int
-one(struct import *x, char *f[6])
+one(void *ctx, const struct manifest_line *l)
 {
+	struct import		*x = ctx;
 	struct cache_record	 rec, have;
 	struct cache_blob	*b = NULL;
 	struct cache_key	 key;
 	struct elfinfo		 ei;
-	unsigned char		 id[WEBAPI_ID_HEX_MAX / 2];
-	char			 path[PATH_MAX], canon[PATH_MAX];
+	char			 path[PATH_MAX];
 	const char		*why;
-	enum cache_kind		 kind;
-	uint64_t		 size;
-	int			 idlen, fd, rc, n;
+	int			 fd, rc, n;
 
-	idlen = webapi_parse_hexid(f[0], strlen(f[0]), id);
-	if (idlen <= 0 || kind_parse(f[1], strlen(f[1]), &kind) < 0 ||
-	    (kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
-	    kind != CACHE_SOURCE) || strlen(f[3]) != 64) {
-		refuse(x, f[0], f[1], f[5], "not a manifest line of symhub "
-		    "export");
-		return 0;
-	}
-	size = strtoull(f[2], NULL, 10);
-	key.kind = kind;
-	key.id = id;
-	key.idlen = (size_t)idlen;
-	key.extra = NULL;
-	if (kind == CACHE_SOURCE) {
-		/* Canonical and absolute, or it could name a file outside DIR
-		 * (and the hub would never be asked for it anyway). */
-		if (f[5][0] != '/' || strlen(f[5]) >= sizeof(canon) ||
-		    webapi_canon_path(f[5], canon) != 0 ||
-		    strcmp(canon, f[5]) != 0) {
-			refuse(x, f[0], f[1], f[5], "not a canonical absolute "
-			    "path");
-			return 0;
-		}
-		key.extra = f[5];
+	key.kind = l->kind;
+	key.id = l->id;
+	key.idlen = l->idlen;
+	key.extra = l->kind == CACHE_SOURCE ? l->path : NULL;
+	if (l->kind == CACHE_SOURCE)
 		n = snprintf(path, sizeof(path), "%s/buildid/%s/source%s",
-		    x->dir, f[0], f[5]);
-	} else {
+		    x->dir, l->idhex, l->path);
+	else
 		n = snprintf(path, sizeof(path), "%s/buildid/%s/%s", x->dir,
-		    f[0], f[1]);
-	}
+		    l->idhex, l->kindname);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		refuse(x, f[0], f[1], f[5], "path too long");
+		refuse(x, l, "path too long");
 		return 0;
 	}
 	if (cache_get(x->c, &key, clock_wall_s(), &have) == 0) {
@@ -140,48 +118,59 @@ one(struct import *x, char *f[6])
 		return 0;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		refuse(x, f[0], f[1], f[5], strerror(errno));
+		refuse(x, l, strerror(errno));
 		return 0;
 	}
-	rc = take(x, fd, size, f[3], &b);
+	rc = take(x, fd, l->size, l->sha, &b);
 	close(fd);
 	if (rc == -EBADMSG) {
-		refuse(x, f[0], f[1], f[5], "its size or SHA-256 differs from "
-		    "the manifest's");
+		refuse(x, l, "its size or SHA-256 differs from the manifest's");
 		return 0;
 	}
 	if (rc < 0)
 		return rc;	/* the store's trouble: stop */
 	memset(&rec, 0, sizeof(rec));
-	if (kind != CACHE_SOURCE) {
+	if (l->kind != CACHE_SOURCE) {
 		/* The checks of an upload: the file is what it is filed as. */
 		why = NULL;
 		if (elfinfo_read(cache_blob_fd(b), &ei) < 0)
 			why = "not an ELF file";
-		else if (ei.buildid_len != (size_t)idlen ||
-		    memcmp(ei.buildid, id, (size_t)idlen) != 0)
+		else if (ei.buildid_len != l->idlen ||
+		    memcmp(ei.buildid, l->id, l->idlen) != 0)
 			why = "its build-id is not the one it is filed under";
 		else
-			why = elfinfo_unfit(&ei, kind == CACHE_DEBUGINFO);
+			why = elfinfo_unfit(&ei, l->kind == CACHE_DEBUGINFO);
 		if (why != NULL) {
 			cache_blob_abort(b);
-			refuse(x, f[0], f[1], f[5], why);
+			refuse(x, l, why);
 			return 0;
 		}
 		rec.quality = ei.quality;
 	}
-	rec.size = size;
+	rec.size = l->size;
 	rec.stored = clock_wall_s();
-	rec.origin = f[4];
-	if (strncmp(f[4], "upload", 6) == 0)
+	rec.origin = l->origin;
+	if (manifest_origin_is(l->origin, "upload"))
 		rec.flags |= CACHE_F_PINNED;	/* nowhere else */
 	if ((rc = cache_put_blob(x->c, b, &key, &rec, NULL)) < 0)
 		return rc;
 	x->imported++;
-	x->bytes += size;
+	x->bytes += l->size;
 	if (!x->quiet)
-		printf("imported %-10s %s  %s\n", f[1], f[0], f[5]);
+		printf("imported %-10s %s  %s\n", l->kindname, l->idhex,
+		    l->path);
 	return 0;
+}
+
+/* A line manifest_parse refused. */
+static void
+bad_line(void *ctx, unsigned long lineno, const char *line, const char *why)
+{
+	struct import *x = ctx;
+
+	fprintf(stderr, "refused  line %lu of the manifest: %s%s%s\n", lineno,
+	    why, line != NULL ? ": " : "", line != NULL ? line : "");
+	x->refused++;
 }
 
 static const char help[] =
@@ -209,10 +198,9 @@ cmd_import(int argc, char **argv)
 	static char		 prog[] = "symhub import";
 	struct cache_options	 opt = { 0, 0, 0, 1 };
 	struct import		 x;
-	char			 path[PATH_MAX], *line = NULL, *f[6], *s;
-	size_t			 cap = 0;
+	char			 path[PATH_MAX];
 	FILE			*fp;
-	int			 ch, i, rc = 0;
+	int			 ch, rc = 0;
 
 	memset(&x, 0, sizeof(x));
 	argv[0] = prog;
@@ -235,7 +223,7 @@ cmd_import(int argc, char **argv)
 		return 2;
 	}
 	x.dir = argv[optind];
-	snprintf(path, sizeof(path), "%s/manifest.tsv", x.dir);
+	snprintf(path, sizeof(path), "%s/%s", x.dir, MANIFEST_NAME);
 	if ((fp = fopen(path, "r")) == NULL) {
 		fprintf(stderr, "symhub import: %s: %s\n", path,
 		    strerror(errno));
@@ -248,20 +236,7 @@ cmd_import(int argc, char **argv)
 		fclose(fp);
 		return 1;
 	}
-	while (rc == 0 && getline(&line, &cap, fp) > 0) {
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		for (i = 0, s = line; i < 6 && s != NULL; i++)
-			f[i] = strsep(&s, "\t");
-		if (i < 6 || s != NULL) {
-			refuse(&x, "-", "-", "-", "a manifest line without its "
-			    "6 fields");
-			continue;
-		}
-		rc = one(&x, f);
-	}
-	free(line);
+	rc = manifest_read(fp, one, bad_line, &x);
 	fclose(fp);
 	if (rc < 0)
 		fprintf(stderr, "symhub import: the store: %s\n",

@@ -1,0 +1,144 @@
+/*
+ * manifest: see manifest.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hex.h"
+#include "common/kind.h"
+#include "manifest.h"
+
+/* Decimal digits only, no sign, no blanks, no overflow. */
+static int
+parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0' || strlen(s) > 19)
+		return -EINVAL;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int
+manifest_parse(char *line, struct manifest_line *out, const char **why)
+{
+	unsigned char	 sha[32];
+	char		*f[6], *s = line, canon[PATH_MAX];
+	int		 i, n;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < 6 && s != NULL; i++)
+		f[i] = strsep(&s, "\t");
+	if (i < 6 || s != NULL) {
+		*why = "not 6 fields separated by tabs";
+		return -EINVAL;
+	}
+	if ((n = webapi_parse_hexid(f[0], strlen(f[0]), out->id)) <= 0) {
+		*why = "not a build-id";
+		return -EINVAL;
+	}
+	out->idlen = (size_t)n;
+	if (kind_parse(f[1], strlen(f[1]), &out->kind) < 0 ||
+	    (out->kind != CACHE_DEBUGINFO && out->kind != CACHE_EXECUTABLE &&
+	    out->kind != CACHE_SOURCE)) {
+		*why = "not a kind: debuginfo, executable or source";
+		return -EINVAL;
+	}
+	if (parse_size(f[2], &out->size) < 0) {
+		*why = "not a size";
+		return -EINVAL;
+	}
+	if (strlen(f[3]) != 64 || hex_decode(f[3], 64, sha) != 32) {
+		*why = "not a SHA-256";
+		return -EINVAL;
+	}
+	memcpy(out->sha, f[3], 65);
+	if (*f[4] == '\0') {
+		*why = "no origin";
+		return -EINVAL;
+	}
+	if (out->kind == CACHE_SOURCE) {
+		/* Canonical and absolute, or it could name a file outside
+		 * the tree (and no hub would be asked for it anyway). */
+		if (f[5][0] != '/' || strlen(f[5]) >= sizeof(canon) ||
+		    webapi_canon_path(f[5], canon) != 0 ||
+		    strcmp(canon, f[5]) != 0 || strcmp(f[5], "/") == 0) {
+			*why = "a source path that is not canonical and "
+			    "absolute";
+			return -EINVAL;
+		}
+	} else if (strcmp(f[5], "-") != 0) {
+		*why = "a path for a kind that has none";
+		return -EINVAL;
+	}
+	out->idhex = f[0];
+	out->kindname = f[1];
+	out->origin = f[4];
+	out->path = f[5];
+	return 0;
+}
+
+int
+manifest_read(FILE *fp, int (*fn)(void *ctx, const struct manifest_line *l),
+    void (*bad)(void *ctx, unsigned long lineno, const char *line,
+    const char *why), void *ctx)
+{
+	struct manifest_line	 l;
+	const char		*why;
+	char			 buf[MANIFEST_LINE_MAX + 2];
+	char			 raw[MANIFEST_LINE_MAX + 2];
+	unsigned long		 lineno = 0;
+	size_t			 n;
+	int			 rc, c;
+
+	while (fgets(buf, sizeof(buf), fp) != NULL) {
+		lineno++;
+		n = strlen(buf);
+		if (n > 0 && buf[n - 1] == '\n') {
+			buf[--n] = '\0';
+		} else if (!feof(fp)) {
+			/* Longer than any line of ours: skip the rest. */
+			while ((c = getc(fp)) != EOF && c != '\n')
+				;
+			bad(ctx, lineno, NULL,
+			    "a line longer than any manifest line");
+			continue;
+		}
+		if (n == 0 || buf[0] == '#')
+			continue;
+		memcpy(raw, buf, n + 1);	/* parsing cuts buf up */
+		if (manifest_parse(buf, &l, &why) < 0) {
+			bad(ctx, lineno, raw, why);
+			continue;
+		}
+		if ((rc = fn(ctx, &l)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+void
+manifest_write(FILE *fp, const char *idhex, const char *kindname,
+    uint64_t size, const char *sha, const char *origin, const char *path)
+{
+	fprintf(fp, "%s\t%s\t%" PRIu64 "\t%s\t%s\t%s\n", idhex, kindname,
+	    size, sha, origin, path);
+}
+
+int
+manifest_origin_is(const char *origin, const char *family)
+{
+	size_t n = strlen(family);
+
+	return origin != NULL && strncmp(origin, family, n) == 0 &&
+	    (origin[n] == '\0' || origin[n] == ':');
+}

@@ -17,6 +17,7 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "cli.h"
 #include "client.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
@@ -421,47 +422,18 @@ add_file(struct client *c, const char *path, int nofollow)
 }
 
 static int
-walk(struct client *c, const char *dir)
+walk_file(void *ctx, const char *path)
 {
-	struct dirent	**ents = NULL;
-	struct stat	  st;
-	char		 *p = NULL;
-	size_t		  len;
-	int		  i, n, rc = 0;
+	return add_file(ctx, path, 1);
+}
 
-	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
-		report(c, 1, "failed", "-", "-", dir, strerror(errno));
-		c->counts.failed++;
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		if (rc < 0 || strcmp(ents[i]->d_name, ".") == 0 ||
-		    strcmp(ents[i]->d_name, "..") == 0)
-			goto next;
-		len = strlen(dir) + strlen(ents[i]->d_name) + 2;
-		if ((p = malloc(len)) == NULL) {
-			rc = -ENOMEM;
-			goto next;
-		}
-		snprintf(p, len, "%s%s%s", dir,
-		    dir[strlen(dir) - 1] == '/' ? "" : "/", ents[i]->d_name);
-		if (lstat(p, &st) < 0) {
-			report(c, 1, "failed", "-", "-", p, strerror(errno));
-			c->counts.failed++;
-		} else if (S_ISDIR(st.st_mode)) {
-			rc = walk(c, p);
-		} else if (S_ISREG(st.st_mode)) {
-			rc = add_file(c, p, 1);
-		}
-		/* Symbolic links, devices, sockets: not followed, not
-		 * reported (a tree of libraries has many links). */
-		free(p);
-		p = NULL;
-next:
-		free(ents[i]);
-	}
-	free(ents);
-	return rc;
+static void
+walk_fail(void *ctx, const char *path, int errnum)
+{
+	struct client *c = ctx;
+
+	report(c, 1, "failed", "-", "-", path, strerror(errnum));
+	c->counts.failed++;
 }
 
 int
@@ -475,7 +447,7 @@ client_add_path(struct client *c, const char *path)
 		return 0;
 	}
 	if (S_ISDIR(st.st_mode))
-		return walk(c, path);
+		return cli_walk(path, walk_file, walk_fail, c);
 	if (S_ISREG(st.st_mode))
 		return add_file(c, path, 0);
 	report(c, 0, "skipped", "-", "-", path, "not a regular file");

@@ -10,7 +10,6 @@
  * from the core's own notes and memory with libdwfl, as
  * `eu-unstrip -n --core` lists them; no file is looked for.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,6 +26,8 @@
 
 #include "base/buf.h"
 #include "base/hex.h"
+#include "base/strmap.h"
+#include "cli.h"
 #include "cmd_prefetch.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
@@ -51,6 +52,7 @@ struct prefetch {
 	int		 bar;		/* a progress line on stderr */
 	struct item	*items;
 	size_t		 n, cap;
+	struct strmap	 asked;		/* "id\tkind" -> index in items */
 	unsigned	 found, missing, failed, skipped, done;
 };
 
@@ -104,16 +106,16 @@ static int
 add(struct prefetch *p, const char *idhex, const char *from)
 {
 	enum cache_kind	kinds[] = { CACHE_DEBUGINFO, CACHE_EXECUTABLE };
+	char		key[IDHEX_MAX + 16];
 	size_t		i, k;
 
 	for (k = 0; k < (p->executables ? 2u : 1u); k++) {
-		for (i = 0; i < p->n; i++)
-			if (p->items[i].kind == kinds[k] &&
-			    strcmp(p->items[i].id, idhex) == 0)
-				break;
-		if (i < p->n)
+		snprintf(key, sizeof(key), "%s\t%s", idhex,
+		    kind_name(kinds[k]));
+		if (strmap_get(&p->asked, key, &i))
 			continue;	/* asked once however often named */
-		if (array_grow(&p->items, &p->cap, p->n + 1,
+		if (strmap_put(&p->asked, key, p->n) != 0 ||
+		    array_grow(&p->items, &p->cap, p->n + 1,
 		    sizeof(*p->items)) != 0)
 			return -ENOMEM;
 		memset(&p->items[p->n], 0, sizeof(p->items[p->n]));
@@ -235,41 +237,19 @@ add_file(struct prefetch *p, const char *path)
 	return rc < 0 ? rc : 0;
 }
 
-/* Every regular file under dir, links below it not followed. */
 static int
-add_dir(struct prefetch *p, const char *dir)
+walk_file(void *ctx, const char *path)
 {
-	struct dirent	*de;
-	struct stat	 st;
-	struct buf	 path = { 0 };
-	DIR		*d;
-	int		 rc = 0;
+	return add_file(ctx, path);
+}
 
-	if ((d = opendir(dir)) == NULL) {
-		line(p, stderr, "failed", "-", "-", dir, strerror(errno));
-		p->failed++;
-		return 0;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		path.len = 0;
-		if (buf_printf(&path, "%s/%s", dir, de->d_name) != 0 ||
-		    buf_add(&path, "", 1) != 0) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (lstat((char *)path.p, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			rc = add_dir(p, (char *)path.p);
-		else if (S_ISREG(st.st_mode))
-			rc = add_file(p, (char *)path.p);
-	}
-	closedir(d);
-	buf_free(&path);
-	return rc;
+static void
+walk_fail(void *ctx, const char *path, int errnum)
+{
+	struct prefetch *p = ctx;
+
+	line(p, stderr, "failed", "-", "-", path, strerror(errnum));
+	p->failed++;
 }
 
 static int
@@ -287,7 +267,7 @@ add_arg(struct prefetch *p, const char *arg)
 		return 0;
 	}
 	if (S_ISDIR(st.st_mode))
-		return add_dir(p, arg);
+		return cli_walk(arg, walk_file, walk_fail, p);
 	return add_file(p, arg);
 }
 
@@ -406,9 +386,8 @@ cmd_prefetch(int argc, char **argv)
 	static char		 prog[] = "symhub prefetch";
 	struct prefetch		 p;
 	const char		*env;
-	char			*url = NULL, *end;
+	char			*url = NULL;
 	size_t			 i;
-	long			 j;
 	int			 ch, rc = 0, st;
 
 	memset(&p, 0, sizeof(p));
@@ -425,13 +404,11 @@ cmd_prefetch(int argc, char **argv)
 			p.executables = 1;
 			break;
 		case 'j':
-			errno = 0;
-			j = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || j < 1 || j > 64) {
-				fprintf(stderr, "symhub: -j wants 1 to 64\n");
+			if (cli_jobs(optarg, &p.jobs) < 0) {
+				fprintf(stderr, "symhub: -j wants 1 to %d\n",
+				    CLI_JOBS_MAX);
 				return 2;
 			}
-			p.jobs = (int)j;
 			break;
 		case 'q':
 			p.quiet = 1;
@@ -485,6 +462,7 @@ cmd_prefetch(int argc, char **argv)
 	for (i = 0; i < p.n; i++)
 		free(p.items[i].from);
 	free(p.items);
+	strmap_free(&p.asked);
 	curl_global_cleanup();
 	free(url);
 	return st;

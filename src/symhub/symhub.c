@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/hex.h"
+#include "cli.h"
 #include "client.h"
 #include "cmd_export.h"
 #include "cmd_gsym.h"
@@ -152,8 +153,7 @@ upload(int argc, char **argv)
 	struct client_counts	 n;
 	struct client		*c = NULL;
 	const char		*exe = NULL, *dbg = NULL, *tfile = NULL;
-	char			*tok = NULL, *end, msg[1024];
-	long			 j;
+	char			*tok = NULL, msg[1024];
 	int			 ch, i, rc, st = 2;
 
 	memset(&o, 0, sizeof(o));
@@ -188,13 +188,11 @@ upload(int argc, char **argv)
 			o.dry_run = 1;
 			break;
 		case 'j':
-			errno = 0;
-			j = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || j < 1 || j > 64) {
-				fprintf(stderr, "symhub: -j wants 1 to 64\n");
+			if (cli_jobs(optarg, &o.jobs) < 0) {
+				fprintf(stderr, "symhub: -j wants 1 to %d\n",
+				    CLI_JOBS_MAX);
 				return 2;
 			}
-			o.jobs = (int)j;
 			break;
 		case 'q':
 			o.quiet = 1;

@@ -1,0 +1,68 @@
+/*
+ * cli: see cli.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int
+cli_jobs(const char *arg, int *jobs)
+{
+	char	*end;
+	long	 j;
+
+	errno = 0;
+	j = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || j < 1 ||
+	    j > CLI_JOBS_MAX)
+		return -EINVAL;
+	*jobs = (int)j;
+	return 0;
+}
+
+int
+cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
+    void (*fail)(void *ctx, const char *path, int errnum), void *ctx)
+{
+	struct dirent	**ents = NULL;
+	struct stat	  st;
+	const char	 *sep;
+	char		 *p;
+	size_t		  len;
+	int		  i, n, rc = 0;
+
+	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
+		fail(ctx, dir, errno);
+		return 0;
+	}
+	len = strlen(dir);
+	sep = len > 0 && dir[len - 1] == '/' ? "" : "/";
+	for (i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+
+		if (rc < 0 || strcmp(name, ".") == 0 ||
+		    strcmp(name, "..") == 0)
+			continue;
+		if ((p = malloc(len + strlen(name) + 2)) == NULL) {
+			rc = -ENOMEM;
+			continue;
+		}
+		sprintf(p, "%s%s%s", dir, sep, name);
+		if (lstat(p, &st) < 0)
+			fail(ctx, p, errno);
+		else if (S_ISDIR(st.st_mode))
+			rc = cli_walk(p, file, fail, ctx);
+		else if (S_ISREG(st.st_mode))
+			rc = file(ctx, p);
+		free(p);
+	}
+	for (i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	return rc;
+}

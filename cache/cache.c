@@ -1347,6 +1347,8 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 	int		fd, rc;
 
 	*fdp = -1;
+	if (rec->flags & CACHE_F_MEMBER)
+		return -EMEDIUMTYPE;
 	if (rec->flags & CACHE_F_EXTERNAL) {
 		if (rec->path == NULL)
 			return -EINVAL;
@@ -1390,10 +1392,11 @@ cache_fingerprint(const struct cache_record *rec)
 		memcpy(&h, rec->digest, sizeof(h));
 		return h;
 	}
-	/* FNV-1a over the path and the file's identity. */
+	/* FNV-1a over the path and the file's identity (an archive's, for
+	 * a member). */
 	v[0] = rec->dev;
 	v[1] = rec->ino;
-	v[2] = rec->size;
+	v[2] = rec->flags & CACHE_F_MEMBER ? rec->parent : rec->size;
 	v[3] = (uint64_t)rec->mtime_ns;
 	p = (const unsigned char *)(rec->path ? rec->path : "");
 	n = strlen((const char *)p);
@@ -2243,9 +2246,15 @@ cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 			key.id = it->k + 2;
 			key.extra = NULL;
 			if (rc == 0 && (key.kind == CACHE_SOURCE ||
-			    key.kind == CACHE_SECTION)) {
+			    key.kind == CACHE_SECTION ||
+			    key.kind == CACHE_MEMBER)) {
+				/* A scanned source's name is its xfile (its
+				 * path may be where a symlink led, or the
+				 * archive it is a member of). */
 				if (it->rec.flags & CACHE_F_EXTERNAL)
-					extra = it->rec.path != NULL ?
+					extra = it->rec.xfile != NULL ?
+					    strdup(it->rec.xfile) :
+					    it->rec.path != NULL ?
 					    strdup(it->rec.path) : NULL;
 				else if (cat_extra(c, it->k, it->kl,
 				    &extra) < 0)
@@ -2256,7 +2265,8 @@ cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 			}
 			if (rc == 0 && (key.extra != NULL ||
 			    (key.kind != CACHE_SOURCE &&
-			    key.kind != CACHE_SECTION)) &&
+			    key.kind != CACHE_SECTION &&
+			    key.kind != CACHE_MEMBER)) &&
 			    2 + key.idlen <= it->kl)
 				rc = fn(ctx, &key, &it->rec);
 			free(extra);
@@ -2466,10 +2476,27 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 		return mdb_del(t, c->records, &k, NULL);
 	/* A source record refers to the source file, not to the ELF file
 	 * that named it; the ELF file's key list is what ties them. */
-	own = (rec.flags & CACHE_F_EXTERNAL) && (kb[0] == CACHE_SOURCE ||
-	    (rec.path != NULL && strlen(rec.path) == plen &&
-	    memcmp(rec.path, path, plen) == 0));
+	/* A member extracted from an archive is the archive's too (a blob:
+	 * its xarchive names it). */
+	if (kb[0] == CACHE_MEMBER)
+		own = rec.xarchive != NULL && strlen(rec.xarchive) == plen &&
+		    memcmp(rec.xarchive, path, plen) == 0;
+	else
+		own = (rec.flags & CACHE_F_EXTERNAL) &&
+		    (kb[0] == CACHE_SOURCE || (rec.path != NULL &&
+		    strlen(rec.path) == plen &&
+		    memcmp(rec.path, path, plen) == 0));
 	cache_record_release(&rec);
+	if (own && kb[0] == CACHE_MEMBER) {
+		/* A blob: its reference released, its catalog entry too. */
+		unsigned char	gone[32];
+		int		unl;
+
+		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
+		    (unl && (rc = gone_add(c, gone)) != 0))
+			return rc;
+		return uncat_add(c, &k);
+	}
 	return own ? mdb_del(t, c->records, &k, NULL) : 0;
 }
 

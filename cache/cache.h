@@ -42,7 +42,9 @@ enum cache_kind {
 	CACHE_EXECUTABLE = 2,
 	CACHE_SOURCE = 3,	/* extra: canonical absolute source path */
 	CACHE_SECTION = 4,	/* extra: section name */
-	CACHE_GSYM = 5		/* derived from the debuginfo */
+	CACHE_GSYM = 5,		/* derived from the debuginfo */
+	CACHE_MEMBER = 6	/* extra: "KIND:MEMBER": an archive member's
+				 * bytes, extracted (derived, evictable) */
 };
 
 #define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */
@@ -58,6 +60,10 @@ struct cache_key {
 #define CACHE_F_EXTERNAL 0x01u	/* refers to a file in place, not a blob */
 #define CACHE_F_PINNED	 0x02u	/* never evicted by the byte budget */
 #define CACHE_F_DERIVED	 0x04u	/* made from another record (a section) */
+/* With EXTERNAL: the bytes are member xfile of the archive at path, whose
+ * identity is dev, ino, mtime_ns and parent (its size); cache_open_data()
+ * cannot open them: the daemon extracts them into a CACHE_MEMBER entry. */
+#define CACHE_F_MEMBER	 0x08u
 
 struct cache_record {
 	uint64_t	 size;		/* bytes of the artifact */
@@ -71,7 +77,9 @@ struct cache_record {
 	int64_t		 last_modified;	/* seconds, sent as Last-Modified */
 	int64_t		 stored;	/* seconds, when it was indexed */
 	int64_t		 atime;		/* seconds, last recorded access */
-	uint64_t	 parent;	/* DERIVED: cache_fingerprint() of its source */
+	uint64_t	 parent;	/* DERIVED: cache_fingerprint() of its source;
+					 * MEMBER: the archive's size (size is
+					 * the member's) */
 	/* Strings, NUL-terminated or NULL.  In a record filled by cache_get()
 	 * they point into storage owned by the record: valid until
 	 * cache_record_release().  In a record passed to a put function they
@@ -180,7 +188,8 @@ void	cache_record_release(struct cache_record *rec);
  * after checking its identity (device, inode, size, mtime).
  * @param fd  on 0, an O_RDONLY descriptor the caller owns.
  * @return 0; -ESTALE when an external file changed or vanished; -ENOENT
- *         when a blob is missing; -errno otherwise.
+ *         when a blob is missing; -EMEDIUMTYPE for an archive member
+ *         (CACHE_F_MEMBER), whose archive is not its bytes; -errno.
  */
 int	cache_open_data(struct cache *c, const struct cache_record *rec,
 	    int *fd);
@@ -383,7 +392,8 @@ int	cache_file_set(struct cache *c, const char *path,
 /*
  * Visit every remembered path that starts with prefix; where keep()
  * returns 0 the path is forgotten and its keys' records that still refer to
- * it are dropped.
+ * it are dropped (a file's own records, its sources', and the members
+ * extracted from it, CACHE_MEMBER records whose xarchive is it).
  * @return number of paths forgotten, or -errno.
  */
 int	cache_file_sweep(struct cache *c, const char *prefix,

@@ -33,6 +33,7 @@ record_key(const struct cache_key *key, unsigned char out[RECORD_KEY_MAX])
 		break;
 	case CACHE_SOURCE:
 	case CACHE_SECTION:
+	case CACHE_MEMBER:
 		needs_extra = 1;
 		break;
 	default:

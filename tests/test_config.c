@@ -143,16 +143,20 @@ test_command_line(void)
 			    "--cache-max", "1G", NULL };
 	char		*a2[] = { "symhubd", "-c", path, "-t", "7", NULL };
 	char		*a3[] = { "symhubd", NULL };
-	char		*a4[] = { "symhubd", "-U", "http://up:1", NULL };
+	char		*a4[] = { "symhubd", "-u", "http://up:1", NULL };
 	char		*a5[] = { "symhubd", "--negative-ttl", "1,,2", NULL };
-	char		*a6[] = { "symhubd", "-U", "gopher://x", NULL };
+	char		*a6[] = { "symhubd", "-u", "gopher://x", NULL };
 	char		*a7[] = { "symhubd", "--no-such-option", NULL };
+	char		*a8[] = { "symhubd", "-R", "-U", "-Z", ".tar.xz",
+			    "-Z", ".tar.zst=zstdcat", "/pkgs", "-F", "/elf",
+			    NULL };
+	char		*a9[] = { "symhubd", "-U", "http://up:1", NULL };
 
 	unsetenv("DEBUGINFOD_URLS");
 	ok(parse(&cfg, 9, a1) == 0 && strcmp(cfg.listen, "127.0.0.1:9000") ==
 	    0 && cfg.scan_dirs.n == 2 && cfg.cache_max == 1ull << 30,
 	    "-p, repeated -F, sizes");
-	ok(cfg.upstreams.n == 0, "no upstreams without -U or DEBUGINFOD_URLS");
+	ok(cfg.upstreams.n == 0, "no upstreams without -u or DEBUGINFOD_URLS");
 	config_free(&cfg);
 
 	if ((fd = mkstemp(path)) < 0 || (fp = fdopen(fd, "w")) == NULL) {
@@ -178,7 +182,7 @@ test_command_line(void)
 	config_free(&cfg);
 	ok(parse(&cfg, 3, a4) == 0 && cfg.upstreams.n == 1 &&
 	    strcmp(cfg.upstreams.v[0], "http://up:1") == 0,
-	    "-U replaces DEBUGINFOD_URLS");
+	    "-u replaces DEBUGINFOD_URLS");
 	config_free(&cfg);
 	unsetenv("DEBUGINFOD_URLS");
 
@@ -187,6 +191,20 @@ test_command_line(void)
 	ok(parse(&cfg, 3, a6) < 0, "bad upstream refused");
 	config_free(&cfg);
 	ok(parse(&cfg, 2, a7) < 0, "unknown option refused");
+	config_free(&cfg);
+
+	ok(parse(&cfg, 10, a8) == 0 && cfg.scan_rpm == 1 &&
+	    cfg.scan_deb == 1 && cfg.scan_archives.n == 2 &&
+	    strcmp(cfg.scan_archives.v[1], ".tar.zst=zstdcat") == 0,
+	    "-R, -U, -Z EXT[=CMD] as elfutils' debuginfod");
+	ok(cfg.scan_dirs.n == 2 && strcmp(cfg.scan_dirs.v[0], "/elf") == 0 &&
+	    strcmp(cfg.scan_dirs.v[1], "/pkgs") == 0,
+	    "a directory after the options is scanned, as elfutils'");
+	ok(cfg.archive_ratio == 1000 && cfg.archive_member_max == 16ull << 30,
+	    "bomb bounds default to 1000x and 16G");
+	config_free(&cfg);
+	ok(parse(&cfg, 3, a9) < 0, "-U URL (the old --upstream) refused with "
+	    "a reason, not scanned as a directory");
 	config_free(&cfg);
 }
 

@@ -167,7 +167,7 @@ hublog=$tmp/hub.log
 logged() {
 	wait_until 10 grep -q "$1" "$hublog"
 }
-hub -d "$tmp/store" -U "$UP1 name=up1" -U "$UP2 name=up2" \
+hub -d "$tmp/store" -u "$UP1 name=up1" -u "$UP2 name=up2" \
     --log-file "$hublog"
 HUB_PID=$SYMHUBD_PID
 HUB=$URL
@@ -301,7 +301,7 @@ fi
 # of them wait for the one fetch.
 if start_badupstream delay delay "$UP2"; then
 	DELAY_PID=$BPID
-	hub -d "$tmp/store-delay" -U "$BURL name=slow" --log-file "$tmp/delay.log"
+	hub -d "$tmp/store-delay" -u "$BURL name=slow" --log-file "$tmp/delay.log"
 	DHUB_PID=$SYMHUBD_PID
 	mx='http_responses_transfer_bytes_count{code="200",type="executable"}'
 	um0=$(metric "$mx" "$UP2")
@@ -488,7 +488,7 @@ fi
 section 'restart: the store survives, the upstream is down'
 stop_check "main hub: SIGTERM, exit 0"
 DEAD=$(free_port)
-hub -d "$tmp/store" -U "http://127.0.0.1:$DEAD name=dead" --log-file "$hublog"
+hub -d "$tmp/store" -u "http://127.0.0.1:$DEAD name=dead" --log-file "$hublog"
 expect_url "after restart, upstream down: prog1 debuginfo" \
     "$URL/buildid/$ID1/debuginfo" "$DBG1"
 expect_url "after restart, upstream down: prog1 executable" \
@@ -536,7 +536,7 @@ if ! start_badupstream hang hang; then
 	finish
 fi
 HANG=$BURL
-hub -d "$tmp/store-hang" -U "$HANG name=hang" -U "$UP1 name=up1" \
+hub -d "$tmp/store-hang" -u "$HANG name=hang" -u "$UP1 name=up1" \
     --upstream-first-byte-timeout 2 --breaker-failures 2 \
     --breaker-cooldown 60 --log-file "$tmp/hang.log"
 get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
@@ -585,7 +585,7 @@ stop_check "hang hub: SIGTERM, exit 0"
 
 section 'a resetting upstream'
 if start_badupstream reset reset; then
-	hub -d "$tmp/store-reset" -U "$BURL name=reset" -U "$UP1 name=up1"
+	hub -d "$tmp/store-reset" -u "$BURL name=reset" -u "$UP1 name=up1"
 	expect_url "reset + up1: prog1 debuginfo" "$URL/buildid/$ID1/debuginfo" \
 	    "$DBG1"
 	expect_url "reset + up1: prog1 executable" \
@@ -612,7 +612,7 @@ if ! start_badupstream liar wrongfile "$DBG2"; then
 fi
 LIAR=$BURL
 LIAR_PID=$BPID
-hub -d "$tmp/store-liar" -U "$LIAR name=liar" --log-file "$tmp/liar.log"
+hub -d "$tmp/store-liar" -u "$LIAR name=liar" --log-file "$tmp/liar.log"
 for k in debuginfo executable; do
 	get "$URL/buildid/$ID1/$k" "$tmp/out/b"
 	if [ "$code" = 200 ]; then
@@ -640,7 +640,7 @@ check "liar alone: nothing cached (no entry, no negative entry)" \
 stop_check "liar hub: SIGTERM, exit 0"
 # The same store, an honest upstream: the file must come from up1.
 u0=$(seen "$tmp/up1.log" "$ID1" debuginfo)
-hub -d "$tmp/store-liar" -U "$UP1 name=up1" --log-file "$tmp/liar.log"
+hub -d "$tmp/store-liar" -u "$UP1 name=up1" --log-file "$tmp/liar.log"
 expect_url "then up1 on the same store: prog1 debuginfo" \
     "$URL/buildid/$ID1/debuginfo" "$DBG1"
 if [ "$(seen "$tmp/up1.log" "$ID1" debuginfo)" = $((u0 + 1)) ]; then
@@ -654,7 +654,7 @@ stop_symhubd
 # race, the client gets prog1's own bytes.
 bad=()
 for r in 1 2 3; do
-	hub -d "$tmp/store-liar$r" -U "$LIAR name=liar" -U "$UP1 name=up1"
+	hub -d "$tmp/store-liar$r" -u "$LIAR name=liar" -u "$UP1 name=up1"
 	for k in debuginfo executable; do
 		[ "$k" = debuginfo ] && want=$DBG1 || want=$EXE1
 		get "$URL/buildid/$ID1/$k" "$tmp/out/b"
@@ -676,8 +676,8 @@ fi
 SLOW1=
 if start_badupstream delay1 delay "$UP1"; then
 	SLOW1=$BURL
-	hub -d "$tmp/store-liar-slow" -U "$LIAR name=liar" \
-	    -U "$SLOW1 name=slowup1"
+	hub -d "$tmp/store-liar-slow" -u "$LIAR name=liar" \
+	    -u "$SLOW1 name=slowup1"
 	get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
 	if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && metric_cmp \
 	    'symhub_upstream_requests_total{upstream="liar",outcome="wrong_buildid"}' \
@@ -698,8 +698,8 @@ stop_symhubd "$LIAR_PID"
 section 'a trickling upstream'
 if start_badupstream trickle trickle "$DBG1"; then
 	TRICKLE=$BURL
-	hub -d "$tmp/store-trickle" -U "$TRICKLE name=slow timeout=2" \
-	    -U "$UP1 name=up1"
+	hub -d "$tmp/store-trickle" -u "$TRICKLE name=slow timeout=2" \
+	    -u "$UP1 name=up1"
 	get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
 	if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && less "$secs" 4
 	then
@@ -712,8 +712,8 @@ if start_badupstream trickle trickle "$DBG1"; then
 	# The trickler surely first: up1 behind the 1 s delay.  It wins,
 	# times out after 2 s, and up1 must be asked again.
 	if [ -n "$SLOW1" ]; then
-		hub -d "$tmp/store-trickle1" -U "$TRICKLE name=slow timeout=2" \
-		    -U "$SLOW1 name=slowup1"
+		hub -d "$tmp/store-trickle1" -u "$TRICKLE name=slow timeout=2" \
+		    -u "$SLOW1 name=slowup1"
 		get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
 		if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" &&
 		    less "$secs" 5 && metric_cmp \
@@ -727,7 +727,7 @@ if start_badupstream trickle trickle "$DBG1"; then
 		fi
 		stop_symhubd
 	fi
-	hub -d "$tmp/store-trickle2" -U "$TRICKLE name=slow timeout=2"
+	hub -d "$tmp/store-trickle2" -u "$TRICKLE name=slow timeout=2"
 	expect_reset "trickle alone (timeout=2): reset within 3.5 s" \
 	    "$URL/buildid/$ID1/debuginfo" 3.5
 	if less 1.5 "$secs"; then
@@ -752,7 +752,7 @@ if ! start_badupstream count count "$clog"; then
 fi
 COUNT=$BURL
 : >"$clog"
-hub -d "$tmp/store-neg" -U "$COUNT name=count" --negative-ttl 2,4 \
+hub -d "$tmp/store-neg" -u "$COUNT name=count" --negative-ttl 2,4 \
     --log-file "$tmp/neg.log"
 next_unknown
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
@@ -807,7 +807,7 @@ stop_symhubd
 # the upstream comes up: the same client, with the same cache, succeeds at
 # once.
 LATE=$(free_port)
-hub -d "$tmp/store-late" -U "http://127.0.0.1:$LATE name=late" \
+hub -d "$tmp/store-late" -u "http://127.0.0.1:$LATE name=late" \
     --breaker-failures 5 --log-file "$tmp/late-hub.log"
 client_env
 if f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err"); then
@@ -845,7 +845,7 @@ stop_symhubd
 section 'federation hygiene, seen by the count server'
 printf '# credentials for this upstream only\nAuthorization: Bearer upstream-secret\n' \
     >"$tmp/auth.headers"
-hub -d "$tmp/store-hyg" -U "$COUNT name=count header-file=$tmp/auth.headers"
+hub -d "$tmp/store-hyg" -u "$COUNT name=count header-file=$tmp/auth.headers"
 next_unknown
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b" -A "fedtest-agent/1.0" \
     -H "Authorization: Bearer client-secret" -H "X-DEBUGINFOD-MAXSIZE: 123456"
@@ -901,11 +901,11 @@ section 'two hubs federating to each other'
 PA=$(free_port)
 PB=$(free_port)
 while [ "$PB" = "$PA" ]; do PB=$(free_port); done
-if start_symhubd_at "$PA" -d "$tmp/store-a" -U "http://127.0.0.1:$PB name=b" \
+if start_symhubd_at "$PA" -d "$tmp/store-a" -u "http://127.0.0.1:$PB name=b" \
     --log-file "$tmp/a.log"; then
 	A_PID=$SYMHUBD_PID
 	if start_symhubd_at "$PB" -d "$tmp/store-b" \
-	    -U "http://127.0.0.1:$PA name=a" --log-file "$tmp/b.log"; then
+	    -u "http://127.0.0.1:$PA name=a" --log-file "$tmp/b.log"; then
 		B_PID=$SYMHUBD_PID
 		next_unknown
 		get "http://127.0.0.1:$PA/buildid/$U/debuginfo" "$tmp/out/b"
@@ -946,7 +946,7 @@ section "an upload without DWARF does not hide an upstream's copy"
 # it asks the upstreams once anyway, and a better copy replaces it.
 FTOKENS=$tmp/fed.tokens
 if FTOK=$(new_token fed upload "$FTOKENS"); then
-	hub -d "$tmp/store13" -U "$UP1" --tokens "$FTOKENS" \
+	hub -d "$tmp/store13" -u "$UP1" --tokens "$FTOKENS" \
 	    --log-file "$tmp/h13.log"
 	strip -g -o "$tmp/out/p1.symtab" "$tmp/bin/prog1" &&
 	    strip -g -o "$tmp/out/p2.symtab" "$tmp/bin/prog2" || exit 99

@@ -474,7 +474,7 @@ if start_debuginfod up "" "$tmp/up" &&
 	TOKENS=$tmp/tokens
 	TOK=$(new_token ci upload "$TOKENS") ||
 	    { echo "# symhub token new: $(cat "$tmp/token.err")"; exit 99; }
-	hub -d "$tmp/store2" -U "$UP name=up" --tokens "$TOKENS" \
+	hub -d "$tmp/store2" -u "$UP name=up" --tokens "$TOKENS" \
 	    --log-file "$tmp/hub2.log"
 	n0=$(seen "${ID[d]}")
 	expect_gsym "upstream only: GET /gsym is symhub gsym convert's bytes" d
@@ -568,7 +568,7 @@ section '--gsym-ahead: new debuginfo converted before anybody asks'
 # Scanned (a, b) and fetched (d) debug files are converted in the
 # background; hub 1 above, without it, converted nothing before a request.
 args=(-d "$tmp/store5" -F "$tmp/scan" --gsym-ahead --log-file "$tmp/hub5.log")
-[ -n "$UP" ] && args+=(-U "$UP name=up")
+[ -n "$UP" ] && args+=(-u "$UP name=up")
 hub "${args[@]}"
 if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 2 60; then
 	pass "the scanned a.debug and b.debug are converted with no request"
@@ -610,7 +610,7 @@ section 'a stripped executable, and an upstream that resets'
 # Nothing definite about the debuginfo: the connection is reset (so that
 # libdebuginfod asks again later), not answered 404.
 if start_badupstream reset reset; then
-	hub -d "$tmp/store4" -F "$tmp/scan" -U "$BURL" --log-file "$tmp/hub4.log"
+	hub -d "$tmp/store4" -F "$tmp/scan" -u "$BURL" --log-file "$tmp/hub4.log"
 	code=$(get_gsym c "$tmp/out/c4")
 	expect_status "stripped executable, upstream resets: GET /gsym is reset" \
 	    000 "$code" "$tmp/out/c4"

@@ -96,8 +96,9 @@ for l in $LAYERS; do
 	case $l in
 	symhubd) deny= ;;
 	symhub) deny='^(MHD_|json_)' ;;
-	base) deny='^(MHD_|json_|curl_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|EVP_|SHA)' ;;
-	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_)' ;;
+	base) deny='^(MHD_|json_|curl_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|EVP_|SHA|archive_)' ;;
+	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_|archive_)' ;;
+	gsym) deny='^(MHD_|json_|curl_|mdb_|archive_)' ;;
 	*) deny='^(MHD_|json_|curl_|mdb_)' ;;
 	esac
 	if [ -n "$deny" ]; then

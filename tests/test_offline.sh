@@ -65,7 +65,7 @@ outbound() {
 
 section 'an offline hub'
 hub -d "$tmp/store" -F "$tmp/scan" --offline \
-    -U "$FAR1 name=far" -U "$FAR2 name=farther"
+    -u "$FAR1 name=far" -u "$FAR2 name=farther"
 if trace "$SYMHUBD_PID" "$tmp/strace.offline"; then
 	pass "strace watches every thread of the offline hub"
 else
@@ -106,7 +106,7 @@ else
 fi
 
 section 'the same hub online: the watch sees it reach out'
-hub -d "$tmp/store2" -F "$tmp/scan" -U "$FAR1 name=far"
+hub -d "$tmp/store2" -F "$tmp/scan" -u "$FAR1 name=far"
 trace "$SYMHUBD_PID" "$tmp/strace.online" ||
     fail "strace watches every thread of the online hub"
 check "/metrics: symhub_offline 0" metric_cmp symhub_offline -eq 0

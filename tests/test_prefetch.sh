@@ -36,7 +36,7 @@ pass "debuginfod serves prog1"
 UP_PID=$DPID
 # What it serves as the debuginfo (prog1 and prog1.debug both qualify).
 curl -s -o "$tmp/up.debuginfo" "$DURL/buildid/$ID1/debuginfo" || exit 99
-hub -d "$tmp/store" -U "$DURL name=up" --log-file "$tmp/hub.log"
+hub -d "$tmp/store" -u "$DURL name=up" --log-file "$tmp/hub.log"
 prefetch() {
 	"$SYMHUB" prefetch --url "$URL" "$@" >"$tmp/out/pf" 2>"$tmp/out/pf.err"
 }

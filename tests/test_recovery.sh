@@ -39,7 +39,7 @@ wait_until 60 eval "[ \"\$(http_code $DURL/buildid/$ID2/debuginfo)\" = 200 ]" ||
     { echo "# debuginfod did not index $tmp/up"; exit 99; }
 SRC=$tmp/src/hello.c
 
-hub -d "$STORE" --tokens "$TOKENS" -U "$DURL"
+hub -d "$STORE" --tokens "$TOKENS" -u "$DURL"
 code=$(put_file "/buildid/$ID/debuginfo" "$F/hello.debug" "$tmp/out/b" \
     "$tmp/out/h" -H "$AUTH")
 code2=$(put_file "/buildid/$ID/executable" "$F/hello.stripped" "$tmp/out/b" \

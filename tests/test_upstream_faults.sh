@@ -49,7 +49,7 @@ for mode in short gzipcut; do
 	start_badupstream "$mode" "$mode" "$SRC" ||
 	    { fail "badupstream.py $mode starts"; continue; }
 	: >"$tmp/symhubd.out"
-	hub -d "$tmp/store-$mode" -U "$BURL name=$mode" \
+	hub -d "$tmp/store-$mode" -u "$BURL name=$mode" \
 	    --log-file "$tmp/$mode.log"
 	not_served "$mode: a source cut short is not served" \
 	    "/buildid/$ID/source$SRC"
@@ -64,7 +64,7 @@ done
 section 'a stripped executable as the debuginfo'
 start_badupstream stripped wrongfile "$tmp/bin/hello.stripped" ||
     fail "badupstream.py wrongfile starts"
-hub -d "$tmp/store-stripped" -U "$BURL name=stripped" \
+hub -d "$tmp/store-stripped" -u "$BURL name=stripped" \
     --log-file "$tmp/stripped.log"
 not_served "a stripped executable sent as the debuginfo is not served" \
     "/buildid/$ID/debuginfo"
@@ -80,7 +80,7 @@ section 'an answer without end'
 check "--upstream-max-size has a finite default (16 GiB)" \
     eval '"$SYMHUBD" -n | grep -Eq "^upstream-max-size *= *17179869184$"'
 start_badupstream endless endless || fail "badupstream.py endless starts"
-hub -d "$tmp/store-endless" -U "$BURL name=endless" --upstream-max-size 1M \
+hub -d "$tmp/store-endless" -u "$BURL name=endless" --upstream-max-size 1M \
     --log-file "$tmp/endless.log"
 code=$(http "/buildid/$ID/debuginfo" "$tmp/out/body" "$tmp/out/hdrs" \
     --max-time 60)
@@ -104,7 +104,7 @@ for v in 1 2 3 4 5 6; do
 	wait_until 60 eval "[ \"\$(http_code $DURL/buildid/${I[$v]}/executable)\" = 200 ]" ||
 	    { echo "# debuginfod did not index p$v"; exit 99; }
 done
-hub -d "$tmp/store-burst" -U "$DURL" --store-queue-bytes 1
+hub -d "$tmp/store-burst" -u "$DURL" --store-queue-bytes 1
 pids=()
 for v in 1 2 3 4 5 6; do
 	for k in 1 2 3; do

@@ -35,6 +35,7 @@
 #include "cache/cache.h"
 #include "cmd_export.h"
 #include "common/kind.h"
+#include "common/pkgarchive.h"
 #include "manifest.h"
 
 /* One line of the manifest, old or new. */
@@ -283,11 +284,71 @@ origin_of(const struct cache_record *rec, char *out, size_t len)
 		*p = '?';
 }
 
+static int
+to_fd(void *ctx, const void *buf, size_t len)
+{
+	const int *fd = ctx;
+
+	if (write(*fd, buf, len) != (ssize_t)len)
+		return errno == ENOSPC ? -ENOSPC : -EIO;
+	return 0;
+}
+
+/*
+ * A member of a package (CACHE_F_MEMBER), extracted into an unnamed file
+ * under DIR, if the package is still what was indexed.  The hub reads
+ * packages an -Z command unpacks through that command; here libarchive
+ * reads them alone, which serves every format it knows.
+ */
+static int
+open_member(struct export *x, const struct cache_record *rec, int *fd)
+{
+	struct pkga_limits	 lim = { 0, PKGA_RATIO_DEFAULT };
+	struct stat		 st;
+	char			 why[PKGA_WHY_MAX];
+	uint64_t		 size;
+	int			 afd, rc;
+
+	if (rec->path == NULL || rec->xfile == NULL)
+		return -ESTALE;
+	if ((afd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -ESTALE;
+	if (fstat(afd, &st) != 0 || (uint64_t)st.st_dev != rec->dev ||
+	    (uint64_t)st.st_ino != rec->ino ||
+	    (uint64_t)st.st_size != rec->parent ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
+	    rec->mtime_ns) {
+		close(afd);
+		return -ESTALE;
+	}
+	if ((*fd = open(x->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0) {
+		rc = -errno;
+		close(afd);
+		return rc;
+	}
+	rc = pkga_extract(afd, rec->path, PKGA_AUTO, NULL, &lim, rec->xfile,
+	    to_fd, fd, &size, why);
+	close(afd);
+	if (rc == 0 && size != rec->size)
+		rc = -ESTALE;
+	if (rc < 0) {
+		if (rc != -ESTALE)
+			fprintf(stderr, "symhub export: %s in %s: %s\n",
+			    rec->xfile, rec->path, why[0] != '\0' ? why :
+			    strerror(-rc));
+		close(*fd);
+		*fd = -1;
+		return rc == -ESTALE || rc == -ENOMEM || rc == -ENOSPC ? rc :
+		    -EIO;
+	}
+	return 0;
+}
+
 /*
  * The store's data of rec, open.  A scanned source rewritten in place is
- * what is there now, as the hub serves it.  A scanned ELF file that
- * changed: the hub reads it again (its build-id may differ), there is
- * nothing to export (-ESTALE).
+ * what is there now, as the hub serves it.  A scanned ELF file (or
+ * package) that changed: the hub reads it again (its build-id may
+ * differ), there is nothing to export (-ESTALE).
  */
 static int
 open_data(struct export *x, const struct cache_key *key,
@@ -296,6 +357,8 @@ open_data(struct export *x, const struct cache_key *key,
 	struct stat	st;
 	int		rc;
 
+	if (rec->flags & CACHE_F_MEMBER)
+		return open_member(x, rec, fd);
 	rc = cache_open_data(x->c, rec, fd);
 	if (rc == -ESTALE && key->kind == CACHE_SOURCE && rec->path != NULL &&
 	    (*fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {

@@ -41,7 +41,23 @@ static const struct opt opts[] = {
 	    "store directory (default $XDG_CACHE_HOME/symhub, "
 	    "else ~/.cache/symhub, else ./symhub-store)" },
 	{ "scan-dir", 'F', O_LIST, O_BOTH, F(scan_dirs), NULL, "DIR",
-	    "index ELF files under DIR in place (repeatable)" },
+	    "index ELF files (and, with -R, -U or -Z, packages) under DIR "
+	    "in place (repeatable; a DIR after the options is one too)" },
+	{ "scan-rpm", 'R', O_FLAG, O_BOTH, F(scan_rpm), "0", NULL,
+	    "index the debuginfo, executables and sources inside .rpm "
+	    "packages in the scan directories (elfutils' -R)" },
+	{ "scan-deb", 'U', O_FLAG, O_BOTH, F(scan_deb), "0", NULL,
+	    "the same for .deb and .ddeb packages (elfutils' -U)" },
+	{ "scan-archive", 'Z', O_LIST, O_BOTH, F(scan_archives), NULL,
+	    "EXT[=CMD]", "the same for files named *EXT (.tar.xz, .zip, ...), "
+	    "read by libarchive, or from the output of `CMD FILE` "
+	    "(elfutils' -Z; repeatable)" },
+	{ "archive-ratio-max", 0, O_NUM, O_BOTH, F(archive_ratio), "1000",
+	    "N", "stop reading a package that unpacks to more than N times its "
+	    "size (a decompression bomb); 0: no limit" },
+	{ "archive-member-max", 0, O_SIZE, O_BOTH, F(archive_member_max),
+	    "16G", "SIZE", "index no package member larger than this; 0: no "
+	    "limit" },
 	{ "source-root", 0, O_LIST, O_BOTH, F(source_roots), NULL, "DIR",
 	    "serve /source files found under DIR only (repeatable)" },
 	{ "rescan", 't', O_NUM, O_BOTH, F(rescan), "300", "SECONDS",
@@ -71,7 +87,7 @@ static const struct opt opts[] = {
 	    "open no outbound connection: no upstream is asked (those "
 	    "configured, and $DEBUGINFOD_URLS, are ignored), a miss is "
 	    "answered 404 at once" },
-	{ "upstream", 'U', O_LIST, O_BOTH, F(upstreams), NULL,
+	{ "upstream", 'u', O_LIST, O_BOTH, F(upstreams), NULL,
 	    "URL [KEY=VALUE]...",
 	    "ask this debuginfod server on a miss (repeatable; default: "
 	    "$DEBUGINFOD_URLS); keys: name, connect-timeout, "
@@ -674,10 +690,16 @@ config_parse(struct config *cfg, int argc, char **argv)
 				return -1;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "symhubd: unexpected argument '%s'\n",
-		    argv[optind]);
-		return -1;
+	/* As elfutils' debuginfod: the directories to scan, last. */
+	for (; optind < argc; optind++) {
+		if (strstr(argv[optind], "://") != NULL) {
+			fprintf(stderr, "symhubd: '%s' is not a directory to "
+			    "scan; an upstream is -u/--upstream URL (-U is "
+			    "--scan-deb, as in elfutils)\n", argv[optind]);
+			return -1;
+		}
+		if (list_add(&cfg->scan_dirs, argv[optind]) < 0)
+			return -1;
 	}
 	if (cfg->upstreams.n == 0 && env_upstreams(cfg) < 0)
 		return -1;

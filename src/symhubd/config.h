@@ -19,6 +19,11 @@ struct config {
 	char		*store;
 	struct strlist	 scan_dirs;
 	struct strlist	 source_roots;
+	uint64_t	 scan_rpm;	/* -R: .rpm members */
+	uint64_t	 scan_deb;	/* -U: .deb, .ddeb members */
+	struct strlist	 scan_archives;	/* -Z: "EXT" or "EXT=CMD" */
+	uint64_t	 archive_ratio;	/* unpacked / packed at most; 0: any */
+	uint64_t	 archive_member_max; /* bytes of a member; 0: any */
 	uint64_t	 rescan;	/* seconds; 0: scan once at start */
 	uint64_t	 cache_max;	/* bytes; 0: no limit */
 	uint64_t	 verify_period;

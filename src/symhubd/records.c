@@ -30,7 +30,10 @@ records_open(struct cache *c, struct scan *s, const struct cache_key *key,
 	for (tries = 0; ; tries++) {
 		if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
 			return rc;
-		if ((rc = cache_open_data(c, rec, fd)) == 0)
+		rc = !(rec->flags & CACHE_F_MEMBER) ?
+		    cache_open_data(c, rec, fd) : s != NULL ?
+		    scan_member_open(s, key, rec, fd) : -ENOENT;
+		if (rc == 0)
 			return 0;
 		/* A scanned file that changed: read it again, once. */
 		if (rc == -ESTALE && s != NULL && tries == 0 &&

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,16 +16,58 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/strmap.h"
 #include "common/elfinfo.h"
+#include "common/kind.h"
+#include "common/pkgarchive.h"
 #include "common/webapi.h"
 #include "log.h"
 #include "metrics.h"
 #include "scan.h"
 
+/* Which files are packages, and how they are read (-R, -U, -Z). */
+struct rule {
+	char		*ext;		/* the name's ending */
+	enum pkga_type	 type;
+	char		*cmd;		/* PKGA_CMD's; NULL otherwise */
+};
+
+/* An archive that holds sources (non-ELF members), as last indexed. */
+struct arch {
+	char			*path;
+	struct cache_file	 f;
+};
+
+/* A debuginfo in an archive names a source: (build-id, path), chained by
+ * path (sref_by_path gives the first, + 1). */
+struct sref {
+	unsigned char	 id[CACHE_ID_MAX];
+	size_t		 idlen;
+	size_t		 next;		/* index + 1 of the next; 0: none */
+};
+
 struct scan {
 	struct cache	*c;
 	struct strlist	 dirs;		/* absolute, resolved */
 	struct strlist	 roots;		/* absolute, resolved */
+	struct rule	*rules;
+	size_t		 nrules;
+	struct pkga_limits lim;
+	/* Sources in archives are paired with the debuginfo (in any
+	 * archive) that names them, whichever is indexed first. */
+	pthread_mutex_t	 pair_mu;
+	struct arch	*archs;
+	size_t		 narchs, caparchs;
+	struct strmap	 arch_by_path;	/* path -> index in archs */
+	struct strmap	 sdef;		/* member path -> index in sdefs */
+	struct sdefent {
+		size_t		 arch;	/* index in archs */
+		uint64_t	 size;	/* the member's */
+	}		*sdefs;
+	size_t		 nsdefs, capsdefs;
+	struct sref	*srefs;
+	size_t		 nsrefs, capsrefs;
+	struct strmap	 sref_by_path;	/* source path -> first index + 1 */
 	pthread_t	 thread;
 	int		 running;
 	int		 stop;
@@ -78,6 +122,71 @@ resolve(const struct strlist *in, struct strlist *out, const char *what)
 	return 0;
 }
 
+static int
+add_rule(struct scan *s, const char *ext, size_t extlen, const char *cmd)
+{
+	struct rule	*r;
+	size_t		 cap = s->nrules;
+
+	if (extlen == 0)
+		return -EINVAL;
+	if (array_grow(&s->rules, &cap, s->nrules + 1, sizeof(*s->rules)) != 0)
+		return -ENOMEM;
+	r = &s->rules[s->nrules];
+	memset(r, 0, sizeof(*r));
+	/* elfutils' "cat" is the file itself, read by libarchive. */
+	r->type = cmd == NULL || strcmp(cmd, "cat") == 0 ? PKGA_AUTO :
+	    PKGA_CMD;
+	if ((r->ext = strndup(ext, extlen)) == NULL ||
+	    (r->type == PKGA_CMD && (r->cmd = strdup(cmd)) == NULL)) {
+		free(r->ext);
+		return -ENOMEM;
+	}
+	s->nrules++;
+	return 0;
+}
+
+static int
+make_rules(struct scan *s, const struct config *cfg)
+{
+	const char	*eq;
+	size_t		 i;
+	int		 rc = 0;
+
+	if (cfg->scan_rpm)
+		rc = add_rule(s, ".rpm", 4, NULL);
+	if (rc == 0 && cfg->scan_deb && (rc = add_rule(s, ".deb", 4,
+	    NULL)) == 0)
+		rc = add_rule(s, ".ddeb", 5, NULL);
+	for (i = 0; rc == 0 && i < cfg->scan_archives.n; i++) {
+		const char *z = cfg->scan_archives.v[i];
+
+		eq = strchr(z, '=');
+		rc = add_rule(s, z, eq != NULL ? (size_t)(eq - z) : strlen(z),
+		    eq != NULL ? eq + 1 : NULL);
+		if (rc == -EINVAL)
+			log_warnx("--scan-archive %s: no name ending before "
+			    "'='", z);
+	}
+	return rc;
+}
+
+/* The rule path is read by, or NULL: not a package.  The last that
+ * matches wins, as in elfutils. */
+static const struct rule *
+rule_for(const struct scan *s, const char *path)
+{
+	const struct rule	*r = NULL;
+	size_t			 i, n = strlen(path), e;
+
+	for (i = 0; i < s->nrules; i++) {
+		e = strlen(s->rules[i].ext);
+		if (n > e && strcmp(path + n - e, s->rules[i].ext) == 0)
+			r = &s->rules[i];
+	}
+	return r;
+}
+
 int
 scan_create(struct cache *c, const struct config *cfg, struct scan **out)
 {
@@ -91,11 +200,15 @@ scan_create(struct cache *c, const struct config *cfg, struct scan **out)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	pthread_mutex_init(&s->pass_mu, NULL);
+	pthread_mutex_init(&s->pair_mu, NULL);
 	if ((rc = resolve(&cfg->scan_dirs, &s->dirs, "scan directory")) < 0 ||
-	    (rc = resolve(&cfg->source_roots, &s->roots, "source root")) < 0) {
+	    (rc = resolve(&cfg->source_roots, &s->roots, "source root")) < 0 ||
+	    (rc = make_rules(s, cfg)) < 0) {
 		scan_free(s);
 		return rc;
 	}
+	s->lim.member_max = cfg->archive_member_max;
+	s->lim.ratio_max = cfg->archive_ratio;
 	*out = s;
 	return 0;
 }
@@ -103,6 +216,8 @@ scan_create(struct cache *c, const struct config *cfg, struct scan **out)
 void
 scan_free(struct scan *s)
 {
+	size_t i;
+
 	if (s == NULL)
 		return;
 	if (s->running) {
@@ -114,6 +229,20 @@ scan_free(struct scan *s)
 	}
 	strlist_free(&s->dirs);
 	strlist_free(&s->roots);
+	for (i = 0; i < s->nrules; i++) {
+		free(s->rules[i].ext);
+		free(s->rules[i].cmd);
+	}
+	free(s->rules);
+	for (i = 0; i < s->narchs; i++)
+		free(s->archs[i].path);
+	free(s->archs);
+	free(s->srefs);
+	free(s->sdefs);
+	strmap_free(&s->arch_by_path);
+	strmap_free(&s->sdef);
+	strmap_free(&s->sref_by_path);
+	pthread_mutex_destroy(&s->pair_mu);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->pass_mu);
@@ -228,6 +357,21 @@ out:
 	return rc;
 }
 
+/* Is the archive rec (CACHE_F_MEMBER) is a member of as it was indexed? */
+static int
+archive_alive(const struct cache_record *rec)
+{
+	struct cache_file	f;
+	struct stat		st;
+
+	if (rec->path == NULL || lstat(rec->path, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	ident(&st, &f);
+	return f.dev == rec->dev && f.ino == rec->ino &&
+	    f.size == rec->parent && f.mtime_ns == rec->mtime_ns;
+}
+
 /*
  * Is there a record for key already that is better than one for path?
  * An upload (pinned) also stays against a scanned file only as good.
@@ -246,7 +390,9 @@ keep_existing(struct scan *s, const struct cache_key *key, const char *path,
 	new = elfinfo_score(quality);
 	keep = (old > new || (rec.flags & CACHE_F_PINNED && old >= new)) &&
 	    !(rec.path != NULL && strcmp(rec.path, path) == 0);
-	if (keep && cache_open_data(s->c, &rec, &fd) == 0)
+	if (keep && rec.flags & CACHE_F_MEMBER)
+		keep = archive_alive(&rec);
+	else if (keep && cache_open_data(s->c, &rec, &fd) == 0)
 		close(fd);
 	else
 		keep = 0;
@@ -344,10 +490,485 @@ out:
 	return rc < 0 ? rc : 1;
 }
 
+
+/*
+ * Packages: their members are indexed as records that point into them
+ * (CACHE_F_MEMBER), extracted when first asked for (scan_member_open()).
+ */
+
+/* A record to put once the whole archive was read, unchanged. */
+struct pending {
+	enum cache_kind	 kind;
+	unsigned char	 id[CACHE_ID_MAX];
+	size_t		 idlen;
+	char		*member;	/* its name in the archive */
+	uint64_t	 size;		/* its size */
+	size_t		 arch;		/* SOURCE: index in archs; else -1 */
+	uint32_t	 quality;
+};
+
+struct actx {
+	struct scan		*s;
+	const char		*path;
+	struct cache_file	 f;
+	size_t			 self;		/* index in archs, or -1 */
+	int			 tmp;		/* for an ELF member; -1 */
+	struct pending		*p;
+	size_t			 np, capp;
+	unsigned		 refused;
+	int			 rc;
+};
+
+static int
+pend(struct actx *a, enum cache_kind kind, const unsigned char *id,
+    size_t idlen, const char *member, uint64_t size, size_t arch,
+    uint32_t quality)
+{
+	struct pending *p;
+
+	if (array_grow(&a->p, &a->capp, a->np + 1, sizeof(*a->p)) != 0)
+		return -ENOMEM;
+	p = &a->p[a->np];
+	p->kind = kind;
+	memcpy(p->id, id, idlen);
+	p->idlen = idlen;
+	p->size = size;
+	p->arch = arch;
+	p->quality = quality;
+	if ((p->member = strdup(member)) == NULL)
+		return -ENOMEM;
+	a->np++;
+	return 0;
+}
+
+/* This archive, in archs (its identity as read now).  pair_mu held. */
+static int
+arch_self(struct actx *a)
+{
+	struct scan	*s = a->s;
+	size_t		 i;
+
+	if (a->self != (size_t)-1)
+		return 0;
+	if (strmap_get(&s->arch_by_path, a->path, &i)) {
+		s->archs[i].f = a->f;
+		a->self = i;
+		return 0;
+	}
+	if (array_grow(&s->archs, &s->caparchs, s->narchs + 1,
+	    sizeof(*s->archs)) != 0 ||
+	    (s->archs[s->narchs].path = strdup(a->path)) == NULL)
+		return -ENOMEM;
+	if (strmap_put(&s->arch_by_path, a->path, s->narchs) != 0) {
+		free(s->archs[s->narchs].path);
+		return -ENOMEM;
+	}
+	s->archs[s->narchs].f = a->f;
+	a->self = s->narchs++;
+	return 0;
+}
+
+/* A non-ELF member: a source for every debuginfo that names it. */
+static int
+member_source(struct actx *a, const char *name, uint64_t size)
+{
+	struct scan	*s = a->s;
+	size_t		 i;
+	int		 rc = 0;
+
+	pthread_mutex_lock(&s->pair_mu);
+	if ((rc = arch_self(a)) == 0 && !strmap_get(&s->sdef, name, &i)) {
+		i = s->nsdefs;
+		if ((rc = array_grow(&s->sdefs, &s->capsdefs, i + 1,
+		    sizeof(*s->sdefs))) == 0 &&
+		    (rc = strmap_put(&s->sdef, name, i)) == 0)
+			s->nsdefs++;
+	}
+	if (rc == 0) {
+		s->sdefs[i].arch = a->self;
+		s->sdefs[i].size = size;
+		if (strmap_get(&s->sref_by_path, name, &i))
+			for (; rc == 0 && i != 0; i = s->srefs[i - 1].next)
+				rc = pend(a, CACHE_SOURCE, s->srefs[i - 1].id,
+				    s->srefs[i - 1].idlen, name, size,
+				    a->self, 0);
+	}
+	pthread_mutex_unlock(&s->pair_mu);
+	return rc;
+}
+
+struct srcref {
+	struct actx		*a;
+	const struct elfinfo	*ei;
+};
+
+/* A source a debuginfo in an archive names: remembered, and paired with
+ * the archive that holds it, if one was seen. */
+static int
+member_sref(void *ctx, const char *name)
+{
+	struct srcref	*r = ctx;
+	struct scan	*s = r->a->s;
+	struct sref	*sr;
+	char		*canon;
+	size_t		 i, head;
+	int		 rc;
+
+	if (name[0] != '/' || (canon = strdup(name)) == NULL)
+		return name[0] != '/' ? 0 : -ENOMEM;
+	if (webapi_canon_path(canon, canon) < 0) {
+		free(canon);
+		return 0;
+	}
+	pthread_mutex_lock(&s->pair_mu);
+	rc = array_grow(&s->srefs, &s->capsrefs, s->nsrefs + 1,
+	    sizeof(*s->srefs));
+	if (rc == 0) {
+		/* Once a (build-id, path), however often it is read. */
+		for (i = strmap_get(&s->sref_by_path, canon, &head) ? head : 0;
+		    i != 0; i = s->srefs[i - 1].next)
+			if (s->srefs[i - 1].idlen == r->ei->buildid_len &&
+			    memcmp(s->srefs[i - 1].id, r->ei->buildid,
+			    r->ei->buildid_len) == 0)
+				break;
+		if (i == 0) {
+			sr = &s->srefs[s->nsrefs];
+			memcpy(sr->id, r->ei->buildid, r->ei->buildid_len);
+			sr->idlen = r->ei->buildid_len;
+			sr->next = strmap_get(&s->sref_by_path, canon,
+			    &head) ? head : 0;
+			rc = strmap_put(&s->sref_by_path, canon,
+			    ++s->nsrefs);
+		}
+	}
+	if (rc == 0 && strmap_get(&s->sdef, canon, &i))
+		rc = pend(r->a, CACHE_SOURCE, r->ei->buildid,
+		    r->ei->buildid_len, canon, s->sdefs[i].size,
+		    s->sdefs[i].arch, 0);
+	pthread_mutex_unlock(&s->pair_mu);
+	free(canon);
+	return rc;
+}
+
+static int
+on_member(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
+{
+	struct actx	*a = ctx;
+	struct elfinfo	 ei;
+	struct srcref	 sr;
+	unsigned char	 buf[65536];
+	off_t		 off;
+	ssize_t		 n;
+	int		 rc;
+
+	(void)size;
+	if ((n = pkga_read(m, buf, sizeof(buf))) < 0)
+		return (int)n;
+	if (n < 4 || memcmp(buf, "\177ELF", 4) != 0)
+		return member_source(a, name, size);
+	if (a->tmp < 0 && (a->tmp = open(P_tmpdir, O_TMPFILE | O_RDWR |
+	    O_CLOEXEC, 0600)) < 0)
+		return -errno;
+	if (ftruncate(a->tmp, 0) != 0)
+		return -errno;
+	for (off = 0; n > 0; off += n, n = pkga_read(m, buf, sizeof(buf)))
+		if (pwrite(a->tmp, buf, (size_t)n, off) != n)
+			return errno == ENOSPC ? -ENOSPC : -EIO;
+	if (n < 0)
+		return (int)n;
+	rc = elfinfo_read(a->tmp, &ei);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0 || ei.buildid_len == 0 ||
+	    !(ei.is_executable || ei.is_debuginfo))
+		return 0;	/* an ELF member with nothing to serve */
+	if (ei.is_executable && (rc = pend(a, CACHE_EXECUTABLE, ei.buildid,
+	    ei.buildid_len, name, (uint64_t)off, (size_t)-1,
+	    ei.quality)) < 0)
+		return rc;
+	if (ei.is_debuginfo) {
+		if ((rc = pend(a, CACHE_DEBUGINFO, ei.buildid, ei.buildid_len,
+		    name, (uint64_t)off, (size_t)-1, ei.quality)) < 0)
+			return rc;
+		sr.a = a;
+		sr.ei = &ei;
+		if ((rc = elfinfo_sources(a->tmp, member_sref, &sr)) ==
+		    -ENOMEM)
+			return rc;
+	}
+	return 0;
+}
+
+static void
+on_refused(void *ctx, const char *name, const char *why)
+{
+	struct actx *a = ctx;
+
+	if (a->refused++ < 10)
+		log_warnx("package %s: skipping member %s: %s", a->path, name,
+		    why);
+}
+
+/* The key of the extracted copy of a member: "KIND:MEMBER". */
+static int
+member_key(struct cache_key *mk, const struct cache_key *key,
+    const char *member, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s:%s", kind_name(key->kind), member);
+
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	mk->kind = CACHE_MEMBER;
+	mk->id = key->id;
+	mk->idlen = key->idlen;
+	mk->extra = buf;
+	return 0;
+}
+
+/* Put what the walk found, now that the archive is known unchanged. */
+static int
+apply(struct actx *a, struct keyset *ks, int *new_dbg)
+{
+	struct scan		*s = a->s;
+	struct cache_record	 rec, old;
+	struct cache_key	 key, mk;
+	char			 mbuf[PATH_MAX + 16];
+	size_t			 i;
+	int			 rc = 0;
+
+	for (i = 0; rc == 0 && i < a->np; i++) {
+		struct pending	*p = &a->p[i];
+		struct arch	 ar = { (char *)a->path, a->f };
+
+		if (p->arch != (size_t)-1) {
+			pthread_mutex_lock(&s->pair_mu);
+			ar = s->archs[p->arch];
+			ar.path = strdup(ar.path);
+			pthread_mutex_unlock(&s->pair_mu);
+			if (ar.path == NULL)
+				return -ENOMEM;
+		}
+		key.kind = p->kind;
+		key.id = p->id;
+		key.idlen = p->idlen;
+		key.extra = p->kind == CACHE_SOURCE ? p->member : NULL;
+		memset(&rec, 0, sizeof(rec));
+		rec.flags = CACHE_F_EXTERNAL | CACHE_F_MEMBER;
+		rec.quality = p->quality;
+		rec.size = p->size;
+		rec.parent = ar.f.size;
+		rec.dev = ar.f.dev;
+		rec.ino = ar.f.ino;
+		rec.mtime_ns = ar.f.mtime_ns;
+		rec.last_modified = ar.f.mtime_ns / 1000000000;
+		rec.stored = clock_wall_s();
+		rec.path = ar.path;
+		rec.origin = "scan";
+		rec.xfile = p->member;
+		rec.xarchive = ar.path;
+		if (p->kind != CACHE_SOURCE &&
+		    keep_existing(s, &key, a->path, p->quality))
+			goto next;
+		/* A copy extracted from what the archive was is stale. */
+		if ((rc = member_key(&mk, &key, p->member, mbuf,
+		    sizeof(mbuf))) == 0 &&
+		    cache_get(s->c, &mk, clock_wall_s(), &old) == 0) {
+			if (old.parent != cache_fingerprint(&rec))
+				cache_drop(s->c, &mk);
+			cache_record_release(&old);
+		}
+		if (rc == 0 && (rc = cache_put(s->c, &key, &rec)) == 0 &&
+		    (rc = keyset_add(ks, &key, key.extra)) == 0 &&
+		    ar.path == a->path)
+			rc = keyset_add(ks, &mk, mk.extra);
+		*new_dbg |= rc == 0 && p->kind == CACHE_DEBUGINFO;
+		if (rc == 0 && p->kind == CACHE_DEBUGINFO && s->on_dbg != NULL)
+			s->on_dbg(s->on_dbg_ctx, &key);
+next:
+		if (ar.path != a->path)
+			free(ar.path);
+	}
+	return rc;
+}
+
+/* (Re)index one package.  @return 1 when indexed, 0 skipped, -errno. */
+static int
+index_archive(struct scan *s, const char *path, const struct rule *ru)
+{
+	struct keyset		 ks = { NULL, NULL, 0, 0 };
+	struct actx		 a;
+	struct stat		 st, now;
+	struct cache_file	 f2;
+	char			 why[PKGA_WHY_MAX];
+	size_t			 i;
+	int			 fd, rc, new_dbg = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) < 0) {
+		log_warn("skipping %s", path);
+		metrics_scan_file(METRICS_SCAN_SKIPPED);
+		return 0;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	memset(&a, 0, sizeof(a));
+	a.s = s;
+	a.path = path;
+	a.self = (size_t)-1;
+	a.tmp = -1;
+	ident(&st, &a.f);
+	rc = pkga_walk(fd, path, ru->type, ru->cmd, &s->lim, on_member,
+	    on_refused, &a, why);
+	if (a.refused > 10)
+		log_warnx("package %s: %u members skipped in all", path,
+		    a.refused);
+	/* Rewritten while it was read: what was read is not what is there;
+	 * nothing is put, and the next pass reads it again. */
+	if (rc >= 0 && (fstat(fd, &now) != 0 || lstat(path, &st) != 0 ||
+	    (ident(&now, &f2), memcmp(&f2, &a.f, sizeof(f2)) != 0) ||
+	    (ident(&st, &f2), memcmp(&f2, &a.f, sizeof(f2)) != 0))) {
+		log_warnx("package %s changed while it was read: read again "
+		    "next pass", path);
+		rc = 0;
+		goto out;
+	}
+	if (rc < 0 && rc != -ENOMEM && rc != -ENOSPC) {
+		/* Remembered with no keys: what it held before is dropped,
+		 * and it is read again only once it changes. */
+		log_warnx("skipping package %s: %s", path, why[0] != '\0' ?
+		    why : strerror(-rc));
+		metrics_scan_file(METRICS_SCAN_SKIPPED);
+		rc = cache_file_set(s->c, path, &a.f, NULL, 0);
+		goto out;
+	}
+	if (rc >= 0)
+		rc = apply(&a, &ks, &new_dbg);
+	if (rc >= 0)
+		rc = cache_file_set(s->c, path, &a.f, ks.k, ks.n);
+	if (rc >= 0) {
+		log_debug("indexed package %s (%zu keys)", path, ks.n);
+		metrics_scan_file(METRICS_SCAN_INDEXED);
+		rc = 1;
+	} else {
+		log_warnx("cannot index package %s: %s", path, strerror(-rc));
+	}
+out:
+	for (i = 0; i < a.np; i++)
+		free(a.p[i].member);
+	free(a.p);
+	if (a.tmp >= 0)
+		close(a.tmp);
+	keyset_free(&ks);
+	close(fd);
+	return rc;
+}
+
+static int
+to_blob(void *ctx, const void *buf, size_t len)
+{
+	return cache_blob_write(ctx, buf, len);
+}
+
+int
+scan_member_open(struct scan *s, const struct cache_key *key,
+    const struct cache_record *rec, int *fd)
+{
+	struct cache_record	 drec, got;
+	struct cache_blob	*b = NULL;
+	struct cache_key	 mk;
+	struct elfinfo		 ei;
+	const struct rule	*ru;
+	struct stat		 st;
+	struct cache_file	 f;
+	char			 mbuf[PATH_MAX + 16], why[PKGA_WHY_MAX];
+	uint64_t		 size;
+	int			 afd, rc;
+
+	*fd = -1;
+	if (rec->path == NULL || rec->xfile == NULL ||
+	    member_key(&mk, key, rec->xfile, mbuf, sizeof(mbuf)) < 0)
+		return -ENOENT;
+	/* Extracted before, from the archive as it is now. */
+	if (cache_get(s->c, &mk, clock_wall_s(), &got) == 0) {
+		rc = got.parent == cache_fingerprint(rec) ?
+		    cache_open_data(s->c, &got, fd) : -ESTALE;
+		cache_record_release(&got);
+		if (rc == 0) {
+			cache_touch(s->c, &mk, &got, clock_wall_s());
+			return 0;
+		}
+		cache_drop(s->c, &mk);
+	}
+	if ((afd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -ESTALE;
+	if (fstat(afd, &st) != 0 || (ident(&st, &f), f.dev != rec->dev ||
+	    f.ino != rec->ino || f.size != rec->parent ||
+	    f.mtime_ns != rec->mtime_ns) ||
+	    (ru = rule_for(s, rec->path)) == NULL) {
+		close(afd);
+		return -ESTALE;
+	}
+	if ((rc = cache_blob_create(s->c, &b)) < 0) {
+		close(afd);
+		return rc;
+	}
+	rc = pkga_extract(afd, rec->path, ru->type, ru->cmd, &s->lim,
+	    rec->xfile, to_blob, b, &size, why);
+	/* Changed while read: not what was indexed. */
+	if (rc == 0 && (fstat(afd, &st) != 0 || (ident(&st, &f),
+	    f.dev != rec->dev || f.ino != rec->ino || f.size != rec->parent ||
+	    f.mtime_ns != rec->mtime_ns)))
+		rc = -ESTALE;
+	close(afd);
+	if (rc == 0 && size != rec->size)
+		rc = -ESTALE;
+	/* An ELF member must still be the one its key names. */
+	if (rc == 0 && key->kind != CACHE_SOURCE &&
+	    (elfinfo_read(cache_blob_fd(b), &ei) < 0 ||
+	    ei.buildid_len != key->idlen ||
+	    memcmp(ei.buildid, key->id, key->idlen) != 0)) {
+		log_warnx("package %s: member %s is not the file indexed",
+		    rec->path, rec->xfile);
+		rc = -ESTALE;
+	}
+	if (rc < 0) {
+		cache_blob_abort(b);
+		if (rc == -ESTALE || rc == -ENOMEM || rc == -ENOSPC)
+			return rc;
+		log_warnx("package %s: cannot extract %s: %s", rec->path,
+		    rec->xfile, why[0] != '\0' ? why : strerror(-rc));
+		return -EIO;
+	}
+	/* The descriptor serves even when the store cannot keep it. */
+	if ((*fd = dup(cache_blob_fd(b))) < 0) {
+		rc = -errno;
+		cache_blob_abort(b);
+		return rc;
+	}
+	memset(&drec, 0, sizeof(drec));
+	drec.flags = CACHE_F_DERIVED;
+	drec.parent = cache_fingerprint(rec);
+	drec.quality = rec->quality;
+	drec.last_modified = rec->last_modified;
+	drec.stored = clock_wall_s();
+	drec.origin = "scan";
+	drec.xfile = rec->xfile;
+	drec.xarchive = rec->xarchive;	/* dropped with its archive */
+	if ((rc = cache_put_blob(s->c, b, &mk, &drec, NULL)) < 0)
+		log_warnx("cannot keep %s of %s: %s", rec->xfile, rec->path,
+		    strerror(-rc));
+	log_debug("extracted %s from %s (%" PRIu64 " bytes)", rec->xfile,
+	    rec->path, size);
+	return 0;
+}
+
 static int
 walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	struct pass		*p = cur;
+	const struct rule	*ru;
 	struct cache_file	 old, now;
 
 	if (flag == FTW_DNR) {
@@ -368,7 +989,8 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 		metrics_scan_file(METRICS_SCAN_UNCHANGED);
 		return 0;
 	}
-	if (index_file(p->s, path) > 0)
+	if ((ru = rule_for(p->s, path)) != NULL ? index_archive(p->s, path,
+	    ru) > 0 : index_file(p->s, path) > 0)
 		p->indexed++;
 	return 0;
 }
@@ -503,6 +1125,15 @@ scan_refresh(struct scan *s, const struct cache_key *key,
 		return -ENOENT;
 	if (stat(stale->path, &st) != 0 || !S_ISREG(st.st_mode))
 		return -ENOENT;
+	if (stale->flags & CACHE_F_MEMBER) {
+		/* The package changed: read it again (its members may have
+		 * other build-ids now, or be gone). */
+		const struct rule *ru = rule_for(s, stale->path);
+
+		if (ru == NULL || index_archive(s, stale->path, ru) < 0)
+			return ru == NULL ? -ENOENT : -EIO;
+		return 0;
+	}
 	if (key->kind == CACHE_SOURCE) {
 		/* The source changed in place: serve what is there now, as
 		 * elfutils does, but only if it still resolves to a regular

@@ -5,6 +5,11 @@
  * source files under a --source-root, "source" records.  Files are
  * referenced, not copied; a rescan skips files whose identity (device,
  * inode, size, mtime) is unchanged and forgets files that vanished.
+ *
+ * Packages (-R, -U, -Z, as `debuginfod -R -U -Z`): their ELF members are
+ * indexed the same way, as records pointing into the package
+ * (CACHE_F_MEMBER), extracted on demand; their other members are sources
+ * for any debuginfo, in any package, whose DWARF names them.
  */
 #ifndef SYMHUB_SCAN_H
 #define SYMHUB_SCAN_H
@@ -55,5 +60,17 @@ void	scan_trigger(struct scan *s);
  */
 int	scan_refresh(struct scan *s, const struct cache_key *key,
 	    const struct cache_record *stale);
+
+/*
+ * Open the bytes of rec, a member of a package (CACHE_F_MEMBER): its copy
+ * extracted before, if it was from the package as it is now, or else
+ * extracted now (into the store as a derived CACHE_MEMBER entry, tied to
+ * the package: dropped when it changes or vanishes), an ELF member
+ * checked to be the one key names.
+ * @return 0 with *fd; -ESTALE when the package changed or vanished;
+ *         -EIO when it cannot be read (logged); -ENOENT; -errno.
+ */
+int	scan_member_open(struct scan *s, const struct cache_key *key,
+	    const struct cache_record *rec, int *fd);
 
 #endif

@@ -8,7 +8,7 @@
 # in). The upstream indexes a small fixture's debuginfo (~40 KB),
 # BENCH_COLD_HITS variants of it (the same program linked with other
 # build-ids) and libc's (~4 MB, from libc6-dbg). In front of it:
-#   symhubd    -U upstream, a store of its own
+#   symhubd    -u upstream, a store of its own
 #   debuginfod no scan directory, DEBUGINFOD_URLS=upstream, a client cache
 # and, for the parked case, a second pair that also asks an upstream that
 # never answers (tests/badupstream.py hang). Four measurements:
@@ -194,12 +194,12 @@ start d3 env DEBUGINFOD_URLS="$up_url" DEBUGINFOD_CACHE_PATH="$tmp/cache-d3" \
 
 sh_common=()
 [ -n "${SYMHUBD_THREADS:-}" ] && sh_common+=(--threads "$SYMHUBD_THREADS")
-s1_args=(-p "$port_s1" -d "$tmp/store1" -U "$up_url"
+s1_args=(-p "$port_s1" -d "$tmp/store1" -u "$up_url"
 	--log-file "$tmp/symhubd1.log" "${sh_common[@]}")
-s2_args=(-U "$up_url"
-	-U "$hang_url first-byte-timeout=$hang_timeout connect-timeout=10"
+s2_args=(-u "$up_url"
+	-u "$hang_url first-byte-timeout=$hang_timeout connect-timeout=10"
 	--connections $((parked * 2 + 1024)) "${sh_common[@]}")
-s3_args=(-p "$port_s3" -d "$tmp/store3" -U "$up_url"
+s3_args=(-p "$port_s3" -d "$tmp/store3" -u "$up_url"
 	--connections $((herd * 2 + 1024)) --log-file "$tmp/symhubd3.log"
 	"${sh_common[@]}")
 start s1 "$symhubd" "${s1_args[@]}"

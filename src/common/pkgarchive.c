@@ -1,0 +1,475 @@
+/*
+ * pkgarchive: see pkgarchive.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "pkgarchive.h"
+#include "webapi.h"
+
+#define SLACK	(1u << 20)	/* unpacked bytes always allowed */
+
+struct walk {
+	const struct pkga_limits *lim;
+	uint64_t	 packed;	/* the archive's size */
+	struct archive	*outer;		/* a .deb's ar, or NULL */
+	char		 ibuf[65536];	/* the inner archive's input */
+	char		*why;
+	int		 bomb;		/* the bound was passed */
+};
+
+struct pkga_member {
+	struct walk	*w;
+	struct archive	*a;
+	uint64_t	 left;		/* bytes the header promised */
+};
+
+static void
+say(char *why, const char *msg)
+{
+	snprintf(why, PKGA_WHY_MAX, "%s", msg != NULL ? msg : "?");
+}
+
+/* Has a unpacked more than the bound allows? */
+static int
+over(struct walk *w, struct archive *a)
+{
+	la_int64_t n = archive_filter_bytes(a, 0);
+
+	if (w->lim->ratio_max == 0 || n < 0 ||
+	    (uint64_t)n <= w->lim->ratio_max * w->packed + SLACK)
+		return 0;
+	w->bomb = 1;
+	return 1;
+}
+
+/* Would the member e's header promises take a past the bound?  Known
+ * before a byte of it is unpacked (skipping it would unpack it all). */
+static int
+promised_over(struct walk *w, struct archive *a, struct archive_entry *e)
+{
+	la_int64_t	n = archive_filter_bytes(a, 0);
+	uint64_t	max;
+
+	if (w->lim->ratio_max == 0 || n < 0 || !archive_entry_size_is_set(e) ||
+	    archive_entry_size(e) < 0)
+		return 0;
+	max = w->lim->ratio_max * w->packed + SLACK;
+	if ((uint64_t)archive_entry_size(e) <= max &&
+	    (uint64_t)n <= max - (uint64_t)archive_entry_size(e))
+		return 0;
+	w->bomb = 1;
+	return 1;
+}
+
+ssize_t
+pkga_read(struct pkga_member *m, void *buf, size_t len)
+{
+	la_ssize_t n;
+
+	if (len > m->left)
+		len = (size_t)m->left;
+	if (len == 0)
+		return 0;
+	if ((n = archive_read_data(m->a, buf, len)) < 0)
+		return -EBADMSG;
+	m->left -= (uint64_t)n;
+	if (over(m->w, m->a))
+		return -EBADMSG;
+	return n;
+}
+
+int
+pkga_member_name(const char *name, char *out, size_t len, const char **why)
+{
+	char	*canon;
+	int	 n, ok;
+
+	if (name == NULL || name[0] == '\0') {
+		*why = "a member without a name";
+		return -EINVAL;
+	}
+	if (name[0] == '/') {
+		*why = "a member with an absolute path";
+		return -EINVAL;
+	}
+	/* As elfutils: "./usr/x" and "usr/x" are both "/usr/x". */
+	n = snprintf(out, len, "/%s", name[0] == '.' && name[1] == '/' ?
+	    name + 2 : name);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (strcmp(out, "/..") == 0 || strncmp(out, "/../", 4) == 0 ||
+	    strstr(out, "/../") != NULL ||
+	    (n >= 3 && strcmp(out + n - 3, "/..") == 0)) {
+		*why = "a member with a \"..\" in its path";
+		return -EINVAL;
+	}
+	if ((canon = malloc((size_t)n + 2)) == NULL)
+		return -ENOMEM;
+	ok = webapi_canon_path(out, canon) == 0 && strcmp(canon, out) == 0 &&
+	    strcmp(out, "/") != 0;
+	free(canon);
+	if (!ok) {
+		*why = "a member whose path is not canonical";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static struct archive *
+reader(int ar)
+{
+	struct archive *a;
+
+	if ((a = archive_read_new()) == NULL)
+		return NULL;
+	if (ar) {
+		archive_read_support_format_ar(a);
+		archive_read_support_filter_none(a);
+	} else {
+		/* What distros and builds ship; not every format libarchive
+		 * knows (less code exposed to what a scan dir holds). */
+		archive_read_support_filter_all(a);
+		archive_read_support_format_tar(a);
+		archive_read_support_format_gnutar(a);
+		archive_read_support_format_cpio(a);
+		archive_read_support_format_zip(a);
+	}
+	return a;
+}
+
+/* The members of a (open), to fn. */
+static int
+members(struct walk *w, struct archive *a, pkga_member_fn fn,
+    pkga_refused_fn refused, void *ctx)
+{
+	struct archive_entry	*e;
+	struct pkga_member	 m;
+	const char		*raw, *bad;
+	char			 name[4096];
+	int			 r, rc;
+
+	for (;;) {
+		r = archive_read_next_header(a, &e);
+		if (r == ARCHIVE_EOF)
+			return over(w, a) ? -EFBIG : 0;
+		if (r == ARCHIVE_RETRY)
+			continue;
+		if (r < ARCHIVE_WARN) {
+			say(w->why, archive_error_string(a) != NULL ?
+			    archive_error_string(a) : "corrupt or truncated");
+			return -EBADMSG;
+		}
+		if (over(w, a) || promised_over(w, a, e))
+			return -EFBIG;
+		if (archive_entry_filetype(e) != AE_IFREG ||
+		    (archive_entry_hardlink(e) != NULL &&
+		    archive_entry_size(e) == 0))
+			continue;
+		raw = archive_entry_pathname(e);
+		if ((rc = pkga_member_name(raw, name, sizeof(name), &bad)) < 0) {
+			if (rc == -ENOMEM)
+				return rc;
+			refused(ctx, raw != NULL ? raw : "",
+			    rc == -ENAMETOOLONG ? "a member path too long" :
+			    bad);
+			continue;
+		}
+		if (w->lim->member_max > 0 && archive_entry_size_is_set(e) &&
+		    (uint64_t)archive_entry_size(e) > w->lim->member_max) {
+			refused(ctx, raw, "a member larger than the limit");
+			continue;
+		}
+		m.w = w;
+		m.a = a;
+		m.left = archive_entry_size_is_set(e) &&
+		    archive_entry_size(e) >= 0 ?
+		    (uint64_t)archive_entry_size(e) : 0;
+		if (w->lim->member_max > 0 && m.left > w->lim->member_max)
+			m.left = w->lim->member_max;
+		if ((rc = fn(ctx, name, m.left, &m)) != 0) {
+			if (rc == -EBADMSG && w->bomb)
+				rc = -EFBIG;
+			if (rc == -EBADMSG)
+				say(w->why, archive_error_string(a) ?
+				    archive_error_string(a) :
+				    "a corrupt member");
+			return rc;
+		}
+		if (over(w, a))
+			return -EFBIG;
+	}
+}
+
+static la_ssize_t
+inner_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct walk	*w = ctx;
+	la_ssize_t	 n;
+
+	(void)a;
+	n = archive_read_data(w->outer, w->ibuf, sizeof(w->ibuf));
+	*buf = w->ibuf;
+	return n < 0 ? ARCHIVE_FATAL : n;
+}
+
+/* A .deb or .ddeb: its data.tar.* member, read as an archive. */
+static int
+deb(struct walk *w, int fd, pkga_member_fn fn, pkga_refused_fn refused,
+    void *ctx)
+{
+	struct archive_entry	*e;
+	struct archive		*in;
+	const char		*n;
+	int			 r, rc = -EBADMSG;
+
+	if ((w->outer = reader(1)) == NULL)
+		return -ENOMEM;
+	if (archive_read_open_fd(w->outer, fd, 65536) != ARCHIVE_OK) {
+		say(w->why, archive_error_string(w->outer));
+		goto out;
+	}
+	while ((r = archive_read_next_header(w->outer, &e)) == ARCHIVE_OK ||
+	    r == ARCHIVE_WARN) {
+		n = archive_entry_pathname(e);
+		if (n == NULL || strncmp(n, "data.tar", 8) != 0)
+			continue;
+		if ((in = reader(0)) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (archive_read_open(in, w, NULL, inner_read, NULL) !=
+		    ARCHIVE_OK) {
+			snprintf(w->why, PKGA_WHY_MAX, "data.tar: %s",
+			    archive_error_string(in) != NULL ?
+			    archive_error_string(in) :
+			    archive_error_string(w->outer) != NULL ?
+			    archive_error_string(w->outer) :
+			    "truncated or corrupt");
+			rc = -EBADMSG;
+		} else {
+			rc = members(w, in, fn, refused, ctx);
+		}
+		archive_read_free(in);
+		goto out;
+	}
+	say(w->why, r == ARCHIVE_EOF ? "a .deb without data.tar" :
+	    archive_error_string(w->outer));
+out:
+	archive_read_free(w->outer);
+	w->outer = NULL;
+	return rc;
+}
+
+/* Quote s for /bin/sh into a new string. */
+static char *
+shell_quote(const char *s)
+{
+	size_t	 n = 3, i;
+	char	*q, *p;
+
+	for (i = 0; s[i] != '\0'; i++)
+		n += s[i] == '\'' ? 4 : 1;
+	if ((q = p = malloc(n)) == NULL)
+		return NULL;
+	*p++ = '\'';
+	for (i = 0; s[i] != '\0'; i++) {
+		if (s[i] == '\'') {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = s[i];
+		}
+	}
+	*p++ = '\'';
+	*p = '\0';
+	return q;
+}
+
+/* Start `cmd 'path'` with its output on *out.  @return its pid, or -errno. */
+static pid_t
+spawn(const char *cmd, const char *path, int *out)
+{
+	char	*q, *line;
+	int	 p[2], devnull;
+	pid_t	 pid;
+
+	if ((q = shell_quote(path)) == NULL)
+		return -ENOMEM;
+	if ((line = malloc(strlen(cmd) + strlen(q) + 2)) == NULL) {
+		free(q);
+		return -ENOMEM;
+	}
+	sprintf(line, "%s %s", cmd, q);
+	free(q);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(line);
+		return -errno;
+	}
+	if ((pid = fork()) < 0) {
+		pid = -errno;
+	} else if (pid == 0) {
+		/* Its own process group, so that all of it can be stopped. */
+		setpgid(0, 0);
+		devnull = open("/dev/null", O_RDONLY);
+		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(p[1], 1) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		_exit(127);
+	}
+	free(line);
+	close(p[1]);
+	if (pid < 0)
+		close(p[0]);
+	else
+		*out = p[0];
+	return pid;
+}
+
+/* Read fd to its end, at most the bound's worth.  @return 0 or -EFBIG. */
+static int
+drain(struct walk *w, int fd)
+{
+	uint64_t	n = 0;
+	ssize_t		r;
+
+	while ((r = read(fd, w->ibuf, sizeof(w->ibuf))) > 0 ||
+	    (r < 0 && errno == EINTR)) {
+		n += r > 0 ? (uint64_t)r : 0;
+		if (w->lim->ratio_max > 0 &&
+		    n > w->lim->ratio_max * w->packed + SLACK)
+			return -EFBIG;
+	}
+	return 0;
+}
+
+int
+pkga_walk(int fd, const char *path, enum pkga_type type, const char *cmd,
+    const struct pkga_limits *limits, pkga_member_fn fn,
+    pkga_refused_fn refused, void *ctx, char *why)
+{
+	struct archive	*a;
+	struct walk	*w;
+	struct stat	 st;
+	char		 magic[8];
+	pid_t		 pid = -1;
+	int		 in = fd, rc, status;
+
+	why[0] = '\0';
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return -ENOMEM;
+	w->lim = limits;
+	w->packed = (uint64_t)st.st_size;
+	w->why = why;
+	if (type == PKGA_CMD) {
+		if ((pid = spawn(cmd, path, &in)) < 0) {
+			free(w);
+			snprintf(why, PKGA_WHY_MAX, "cannot run the command: "
+			    "%s", strerror((int)-pid));
+			return -ECHILD;
+		}
+	} else if (pread(fd, magic, sizeof(magic), 0) == sizeof(magic) &&
+	    memcmp(magic, "!<arch>\n", 8) == 0) {
+		rc = deb(w, fd, fn, refused, ctx);
+		goto done;
+	}
+	if ((a = reader(0)) == NULL) {
+		rc = -ENOMEM;
+	} else if (archive_read_open_fd(a, in, 65536) != ARCHIVE_OK) {
+		say(why, archive_error_string(a));
+		rc = -EBADMSG;
+		archive_read_free(a);
+	} else {
+		rc = members(w, a, fn, refused, ctx);
+		archive_read_free(a);
+	}
+done:
+	if (rc == -EFBIG)
+		say(why, "unpacks to far more than the archive's size "
+		    "(a decompression bomb?)");
+	if (pid > 0) {
+		/* The archive may end before the command's output does (tar
+		 * pads to its record size): read the rest, so that the
+		 * command ends as it would, within the bound. */
+		if (rc == 0 && drain(w, in) < 0)
+			rc = -EFBIG;
+		close(in);
+		if (rc != 0)	/* stopped early: stop it too */
+			kill(-pid, SIGKILL);
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		if (rc == 0 && !(WIFEXITED(status) &&
+		    WEXITSTATUS(status) == 0)) {
+			snprintf(why, PKGA_WHY_MAX, "the command %s failed "
+			    "(exit status %d)", cmd, WIFEXITED(status) ?
+			    WEXITSTATUS(status) : 128 + WTERMSIG(status));
+			rc = -ECHILD;
+		}
+	}
+	free(w);
+	return rc;
+}
+
+struct extract {
+	const char	*name;
+	pkga_sink_fn	 sink;
+	void		*sctx;
+	uint64_t	 size;
+};
+
+static int
+extract_one(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
+{
+	struct extract	*x = ctx;
+	char		 buf[65536];
+	ssize_t		 n;
+	int		 rc;
+
+	(void)size;
+	if (strcmp(name, x->name) != 0)
+		return 0;
+	while ((n = pkga_read(m, buf, sizeof(buf))) > 0) {
+		if ((rc = x->sink(x->sctx, buf, (size_t)n)) < 0)
+			return rc;
+		x->size += (uint64_t)n;
+	}
+	return n < 0 ? (int)n : 1;
+}
+
+static void
+ignore(void *ctx, const char *name, const char *why)
+{
+	(void)ctx;
+	(void)name;
+	(void)why;
+}
+
+int
+pkga_extract(int fd, const char *path, enum pkga_type type, const char *cmd,
+    const struct pkga_limits *limits, const char *name, pkga_sink_fn sink,
+    void *sctx, uint64_t *size, char *why)
+{
+	struct extract	x = { name, sink, sctx, 0 };
+	int		rc;
+
+	rc = pkga_walk(fd, path, type, cmd, limits, extract_one, ignore, &x,
+	    why);
+	*size = x.size;
+	if (rc == 0) {
+		say(why, "no such member");
+		return -ENOENT;
+	}
+	return rc < 0 ? rc : 0;
+}

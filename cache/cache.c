@@ -2010,6 +2010,45 @@ cache_put(struct cache *c, const struct cache_key *key,
 	return wtxn(c, put_fn, &pc);
 }
 
+struct putmany {
+	const struct cache_key		*keys;
+	const struct cache_record	*recs;
+	size_t				 n;
+};
+
+static int
+put_many_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	struct putmany	*pm = ctx;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; i < pm->n; i++) {
+		struct cache_record	r = pm->recs[i];
+		struct putctx		pc = { &pm->keys[i], &r, NULL, NULL,
+					    NULL, 0 };
+
+		memset(r.digest, 0, sizeof(r.digest));
+		stamp(&r);
+		if ((rc = put_fn(c, t, &pc)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+cache_put_many(struct cache *c, const struct cache_key *keys,
+    const struct cache_record *recs, size_t n)
+{
+	struct putmany	pm = { keys, recs, n };
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		if (!(recs[i].flags & CACHE_F_EXTERNAL) || recs[i].path == NULL)
+			return -EINVAL;
+	return n == 0 ? 0 : wtxn(c, put_many_fn, &pm);
+}
+
 struct dropctx {
 	const struct cache_key	*key;
 };

@@ -291,6 +291,13 @@ int	cache_put_blob_if(struct cache *c, struct cache_blob *b,
 int	cache_put(struct cache *c, const struct cache_key *key,
 	    const struct cache_record *rec);
 
+/*
+ * cache_put() of n keys and records, in one transaction: all or none.
+ * @return 0 or -errno.
+ */
+int	cache_put_many(struct cache *c, const struct cache_key *keys,
+	    const struct cache_record *recs, size_t n);
+
 /* Remove key's record (and its blob when no other record uses it).
  * @return 0, -ENOENT when there was none, or -errno. */
 int	cache_drop(struct cache *c, const struct cache_key *key);

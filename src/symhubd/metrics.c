@@ -34,7 +34,7 @@ static struct {
 	atomic_uint_fast64_t	lat_sum_us;
 	atomic_uint_fast64_t	scan[METRICS_SCAN_N];
 	atomic_uint_fast64_t	passes;
-	atomic_uint_fast64_t	last_pass_ms;
+	atomic_uint_fast64_t	last_pass_us;
 	atomic_uint_fast64_t	stale;
 	atomic_int		ready;
 	atomic_int		offline;
@@ -69,7 +69,7 @@ metrics_scan_file(enum metrics_scan what)
 void
 metrics_scan_pass(double seconds)
 {
-	atomic_store(&m.last_pass_ms, (uint64_t)(seconds * 1000));
+	atomic_store(&m.last_pass_us, (uint64_t)(seconds * 1e6));
 	INC(m.passes, 1);
 }
 
@@ -154,11 +154,11 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	fprintf(fp, "# TYPE symhub_scan_passes_total counter\n"
 	    "symhub_scan_passes_total %llu\n"
 	    "# TYPE symhub_scan_last_pass_seconds gauge\n"
-	    "symhub_scan_last_pass_seconds %.3f\n"
+	    "symhub_scan_last_pass_seconds %.6f\n"
 	    "# TYPE symhub_stale_files_total counter\n"
 	    "symhub_stale_files_total %llu\n",
 	    (unsigned long long)GET(m.passes),
-	    (double)GET(m.last_pass_ms) / 1e3,
+	    (double)GET(m.last_pass_us) / 1e6,
 	    (unsigned long long)GET(m.stale));
 
 	if (cs == NULL)

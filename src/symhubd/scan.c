@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,7 +88,14 @@ struct pass {
 	int		 indexed;
 	char		**seen;
 	size_t		 nseen, cap;
+	/* Packages to read, after the walk, on several threads: reading
+	 * one is mostly decompression, one core's work. */
+	const char	**todo;		/* paths in seen */
+	size_t		 ntodo, captodo, next;
+	pthread_mutex_t	 mu;		/* next, indexed */
 };
+
+#define SCAN_PKG_THREADS_MAX	8
 
 static __thread struct pass *cur;
 
@@ -507,16 +515,34 @@ struct pending {
 	uint32_t	 quality;
 };
 
+/* An ELF member read out of its package, waiting to be analysed. */
+struct elfjob {
+	char		*name;
+	int		 fd;
+	uint64_t	 size;
+};
+
+/* ELF members read ahead of the analysis: unpacking the next goes on
+ * while the last is analysed (DWARF sources decompress sections), on
+ * another thread.  At most this many wait, each in memory. */
+#define ELFQ_MAX	2
+
 struct actx {
 	struct scan		*s;
 	const char		*path;
 	struct cache_file	 f;
 	size_t			 self;		/* index in archs, or -1 */
-	int			 tmp;		/* for an ELF member; -1 */
+	pthread_mutex_t		 mu;		/* p, np; the queue */
 	struct pending		*p;
 	size_t			 np, capp;
 	unsigned		 refused;
-	int			 rc;
+	pthread_cond_t		 cv;
+	struct elfjob		 q[ELFQ_MAX];
+	size_t			 qhead, qn;
+	int			 qdone;		/* no job will come */
+	int			 qrc;		/* the analyser's first error */
+	pthread_t		 analyser;
+	int			 analysing;	/* its thread runs */
 };
 
 static int
@@ -524,21 +550,25 @@ pend(struct actx *a, enum cache_kind kind, const unsigned char *id,
     size_t idlen, const char *member, uint64_t size, size_t arch,
     uint32_t quality)
 {
-	struct pending *p;
+	struct pending	*p;
+	int		 rc = -ENOMEM;
 
-	if (array_grow(&a->p, &a->capp, a->np + 1, sizeof(*a->p)) != 0)
-		return -ENOMEM;
-	p = &a->p[a->np];
-	p->kind = kind;
-	memcpy(p->id, id, idlen);
-	p->idlen = idlen;
-	p->size = size;
-	p->arch = arch;
-	p->quality = quality;
-	if ((p->member = strdup(member)) == NULL)
-		return -ENOMEM;
-	a->np++;
-	return 0;
+	pthread_mutex_lock(&a->mu);
+	if (array_grow(&a->p, &a->capp, a->np + 1, sizeof(*a->p)) == 0) {
+		p = &a->p[a->np];
+		p->kind = kind;
+		memcpy(p->id, id, idlen);
+		p->idlen = idlen;
+		p->size = size;
+		p->arch = arch;
+		p->quality = quality;
+		if ((p->member = strdup(member)) != NULL) {
+			a->np++;
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&a->mu);
+	return rc;
 }
 
 /* This archive, in archs (its identity as read now).  pair_mu held. */
@@ -650,53 +680,138 @@ member_sref(void *ctx, const char *name)
 	return rc;
 }
 
+/* What an ELF member provides: records, and the sources it names. */
 static int
-on_member(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
+analyse(struct actx *a, const struct elfjob *j)
 {
-	struct actx	*a = ctx;
-	struct elfinfo	 ei;
-	struct srcref	 sr;
-	unsigned char	 buf[65536];
-	off_t		 off;
-	ssize_t		 n;
-	int		 rc;
+	struct elfinfo	ei;
+	struct srcref	sr;
+	int		rc;
 
-	(void)size;
-	if ((n = pkga_read(m, buf, sizeof(buf))) < 0)
-		return (int)n;
-	if (n < 4 || memcmp(buf, "\177ELF", 4) != 0)
-		return member_source(a, name, size);
-	if (a->tmp < 0 && (a->tmp = open(P_tmpdir, O_TMPFILE | O_RDWR |
-	    O_CLOEXEC, 0600)) < 0)
-		return -errno;
-	if (ftruncate(a->tmp, 0) != 0)
-		return -errno;
-	for (off = 0; n > 0; off += n, n = pkga_read(m, buf, sizeof(buf)))
-		if (pwrite(a->tmp, buf, (size_t)n, off) != n)
-			return errno == ENOSPC ? -ENOSPC : -EIO;
-	if (n < 0)
-		return (int)n;
-	rc = elfinfo_read(a->tmp, &ei);
+	rc = elfinfo_read(j->fd, &ei);
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc < 0 || ei.buildid_len == 0 ||
 	    !(ei.is_executable || ei.is_debuginfo))
 		return 0;	/* an ELF member with nothing to serve */
 	if (ei.is_executable && (rc = pend(a, CACHE_EXECUTABLE, ei.buildid,
-	    ei.buildid_len, name, (uint64_t)off, (size_t)-1,
-	    ei.quality)) < 0)
+	    ei.buildid_len, j->name, j->size, (size_t)-1, ei.quality)) < 0)
 		return rc;
 	if (ei.is_debuginfo) {
 		if ((rc = pend(a, CACHE_DEBUGINFO, ei.buildid, ei.buildid_len,
-		    name, (uint64_t)off, (size_t)-1, ei.quality)) < 0)
+		    j->name, j->size, (size_t)-1, ei.quality)) < 0)
 			return rc;
 		sr.a = a;
 		sr.ei = &ei;
-		if ((rc = elfinfo_sources(a->tmp, member_sref, &sr)) ==
-		    -ENOMEM)
+		if ((rc = elfinfo_sources(j->fd, member_sref, &sr)) == -ENOMEM)
 			return rc;
 	}
 	return 0;
+}
+
+static void *
+analyser(void *arg)
+{
+	struct actx	*a = arg;
+	struct elfjob	 j;
+	int		 rc;
+
+	for (;;) {
+		pthread_mutex_lock(&a->mu);
+		while (a->qn == 0 && !a->qdone)
+			pthread_cond_wait(&a->cv, &a->mu);
+		if (a->qn == 0) {
+			pthread_mutex_unlock(&a->mu);
+			return NULL;
+		}
+		j = a->q[a->qhead];
+		a->qhead = (a->qhead + 1) % ELFQ_MAX;
+		a->qn--;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		rc = analyse(a, &j);
+		close(j.fd);
+		free(j.name);
+		if (rc < 0) {
+			pthread_mutex_lock(&a->mu);
+			if (a->qrc == 0)
+				a->qrc = rc;
+			pthread_mutex_unlock(&a->mu);
+		}
+	}
+}
+
+/* Hand j to the analyser (j is its then), or analyse it here when no
+ * thread can be had.  @return 0, or an error of the analysis. */
+static int
+hand_over(struct actx *a, struct elfjob *j)
+{
+	int rc;
+
+	if (!a->analysing &&
+	    pthread_create(&a->analyser, NULL, analyser, a) == 0)
+		a->analysing = 1;
+	if (!a->analysing) {
+		rc = analyse(a, j);
+		close(j->fd);
+		free(j->name);
+		return rc;
+	}
+	pthread_mutex_lock(&a->mu);
+	while (a->qn == ELFQ_MAX)
+		pthread_cond_wait(&a->cv, &a->mu);
+	a->q[(a->qhead + a->qn) % ELFQ_MAX] = *j;
+	a->qn++;
+	pthread_cond_broadcast(&a->cv);
+	rc = a->qrc;
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
+/* No more jobs: let the analyser finish them, and end. */
+static int
+analysed(struct actx *a)
+{
+	pthread_mutex_lock(&a->mu);
+	a->qdone = 1;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	if (a->analysing)
+		pthread_join(a->analyser, NULL);
+	a->analysing = 0;
+	return a->qrc;
+}
+
+static int
+on_member(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
+{
+	struct actx	*a = ctx;
+	struct elfjob	 j;
+	unsigned char	 buf[65536];
+	off_t		 off;
+	ssize_t		 n;
+
+	if ((n = pkga_read(m, buf, sizeof(buf))) < 0)
+		return (int)n;
+	if (n < 4 || memcmp(buf, "\177ELF", 4) != 0)
+		return member_source(a, name, size);
+	/* In memory (it is read once, soon); a file where memfd is
+	 * missing. */
+	if ((j.fd = memfd_create("member", MFD_CLOEXEC)) < 0 &&
+	    (j.fd = open(P_tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC,
+	    0600)) < 0)
+		return -errno;
+	for (off = 0; n > 0; off += n, n = pkga_read(m, buf, sizeof(buf)))
+		if (pwrite(j.fd, buf, (size_t)n, off) != n) {
+			n = errno == ENOSPC ? -ENOSPC : -EIO;
+			break;
+		}
+	if (n < 0 || (j.name = strdup(name)) == NULL) {
+		close(j.fd);
+		return n < 0 ? (int)n : -ENOMEM;
+	}
+	j.size = (uint64_t)off;
+	return hand_over(a, &j);
 }
 
 static void
@@ -725,69 +840,102 @@ member_key(struct cache_key *mk, const struct cache_key *key,
 	return 0;
 }
 
-/* Put what the walk found, now that the archive is known unchanged. */
+/* Put what the walk found, now that the archive is known unchanged: the
+ * records in one transaction (a package may hold thousands). */
 static int
 apply(struct actx *a, struct keyset *ks, int *new_dbg)
 {
 	struct scan		*s = a->s;
-	struct cache_record	 rec, old;
-	struct cache_key	 key, mk;
-	char			 mbuf[PATH_MAX + 16];
-	size_t			 i;
+	struct cache_record	*recs = NULL, old;
+	struct cache_key	*keys = NULL, key, mk;
+	size_t			*kidx = NULL, capr = 0, capk = 0, capi = 0;
+	char			**paths = NULL, mbuf[PATH_MAX + 16];
+	size_t			 capp = 0, n = 0, i;
 	int			 rc = 0;
 
 	for (i = 0; rc == 0 && i < a->np; i++) {
-		struct pending	*p = &a->p[i];
-		struct arch	 ar = { (char *)a->path, a->f };
+		struct pending		*p = &a->p[i];
+		struct arch		 ar = { (char *)a->path, a->f };
+		struct cache_record	*rec;
 
 		if (p->arch != (size_t)-1) {
 			pthread_mutex_lock(&s->pair_mu);
 			ar = s->archs[p->arch];
 			ar.path = strdup(ar.path);
 			pthread_mutex_unlock(&s->pair_mu);
-			if (ar.path == NULL)
-				return -ENOMEM;
+		} else {
+			ar.path = strdup(a->path);
 		}
+		if (ar.path == NULL ||
+		    array_grow(&recs, &capr, n + 1, sizeof(*recs)) != 0 ||
+		    array_grow(&kidx, &capi, n + 1, sizeof(*kidx)) != 0 ||
+		    array_grow(&paths, &capp, n + 1, sizeof(*paths)) != 0) {
+			free(ar.path);
+			rc = -ENOMEM;
+			break;
+		}
+		paths[n] = ar.path;
 		key.kind = p->kind;
 		key.id = p->id;
 		key.idlen = p->idlen;
 		key.extra = p->kind == CACHE_SOURCE ? p->member : NULL;
-		memset(&rec, 0, sizeof(rec));
-		rec.flags = CACHE_F_EXTERNAL | CACHE_F_MEMBER;
-		rec.quality = p->quality;
-		rec.size = p->size;
-		rec.parent = ar.f.size;
-		rec.dev = ar.f.dev;
-		rec.ino = ar.f.ino;
-		rec.mtime_ns = ar.f.mtime_ns;
-		rec.last_modified = ar.f.mtime_ns / 1000000000;
-		rec.stored = clock_wall_s();
-		rec.path = ar.path;
-		rec.origin = "scan";
-		rec.xfile = p->member;
-		rec.xarchive = ar.path;
+		rec = &recs[n];
+		memset(rec, 0, sizeof(*rec));
+		rec->flags = CACHE_F_EXTERNAL | CACHE_F_MEMBER;
+		rec->quality = p->quality;
+		rec->size = p->size;
+		rec->parent = ar.f.size;
+		rec->dev = ar.f.dev;
+		rec->ino = ar.f.ino;
+		rec->mtime_ns = ar.f.mtime_ns;
+		rec->last_modified = ar.f.mtime_ns / 1000000000;
+		rec->stored = clock_wall_s();
+		rec->path = ar.path;
+		rec->origin = "scan";
+		rec->xfile = p->member;
+		rec->xarchive = ar.path;
+		n++;
 		if (p->kind != CACHE_SOURCE &&
-		    keep_existing(s, &key, a->path, p->quality))
-			goto next;
+		    keep_existing(s, &key, a->path, p->quality)) {
+			free(paths[--n]);
+			continue;
+		}
 		/* A copy extracted from what the archive was is stale. */
 		if ((rc = member_key(&mk, &key, p->member, mbuf,
-		    sizeof(mbuf))) == 0 &&
-		    cache_get(s->c, &mk, clock_wall_s(), &old) == 0) {
-			if (old.parent != cache_fingerprint(&rec))
+		    sizeof(mbuf))) < 0)
+			break;
+		if (cache_get(s->c, &mk, clock_wall_s(), &old) == 0) {
+			if (old.parent != cache_fingerprint(rec))
 				cache_drop(s->c, &mk);
 			cache_record_release(&old);
 		}
-		if (rc == 0 && (rc = cache_put(s->c, &key, &rec)) == 0 &&
-		    (rc = keyset_add(ks, &key, key.extra)) == 0 &&
-		    ar.path == a->path)
+		kidx[n - 1] = ks->n;
+		/* Its extracted copy goes with this package, if it is its. */
+		if ((rc = keyset_add(ks, &key, key.extra)) == 0 &&
+		    strcmp(ar.path, a->path) == 0)
 			rc = keyset_add(ks, &mk, mk.extra);
-		*new_dbg |= rc == 0 && p->kind == CACHE_DEBUGINFO;
-		if (rc == 0 && p->kind == CACHE_DEBUGINFO && s->on_dbg != NULL)
-			s->on_dbg(s->on_dbg_ctx, &key);
-next:
-		if (ar.path != a->path)
-			free(ar.path);
 	}
+	if (rc == 0 && n > 0 &&
+	    array_grow(&keys, &capk, n, sizeof(*keys)) != 0)
+		rc = -ENOMEM;
+	if (rc == 0 && n > 0) {
+		for (i = 0; i < n; i++)
+			keys[i] = ks->k[kidx[i]];
+		rc = cache_put_many(s->c, keys, recs, n);
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (keys[i].kind != CACHE_DEBUGINFO)
+			continue;
+		*new_dbg = 1;
+		if (s->on_dbg != NULL)
+			s->on_dbg(s->on_dbg_ctx, &keys[i]);
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(recs);
+	free(keys);
+	free(kidx);
 	return rc;
 }
 
@@ -801,7 +949,7 @@ index_archive(struct scan *s, const char *path, const struct rule *ru)
 	struct cache_file	 f2;
 	char			 why[PKGA_WHY_MAX];
 	size_t			 i;
-	int			 fd, rc, new_dbg = 0;
+	int			 fd, rc, arc, new_dbg = 0;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
 	    O_NONBLOCK)) < 0) {
@@ -817,10 +965,14 @@ index_archive(struct scan *s, const char *path, const struct rule *ru)
 	a.s = s;
 	a.path = path;
 	a.self = (size_t)-1;
-	a.tmp = -1;
+	pthread_mutex_init(&a.mu, NULL);
+	pthread_cond_init(&a.cv, NULL);
 	ident(&st, &a.f);
 	rc = pkga_walk(fd, path, ru->type, ru->cmd, &s->lim, on_member,
 	    on_refused, &a, why);
+	arc = analysed(&a);
+	if (rc >= 0 && arc < 0)
+		rc = arc;
 	if (a.refused > 10)
 		log_warnx("package %s: %u members skipped in all", path,
 		    a.refused);
@@ -858,8 +1010,8 @@ out:
 	for (i = 0; i < a.np; i++)
 		free(a.p[i].member);
 	free(a.p);
-	if (a.tmp >= 0)
-		close(a.tmp);
+	pthread_mutex_destroy(&a.mu);
+	pthread_cond_destroy(&a.cv);
 	keyset_free(&ks);
 	close(fd);
 	return rc;
@@ -968,7 +1120,6 @@ static int
 walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	struct pass		*p = cur;
-	const struct rule	*ru;
 	struct cache_file	 old, now;
 
 	if (flag == FTW_DNR) {
@@ -989,10 +1140,78 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 		metrics_scan_file(METRICS_SCAN_UNCHANGED);
 		return 0;
 	}
-	if ((ru = rule_for(p->s, path)) != NULL ? index_archive(p->s, path,
-	    ru) > 0 : index_file(p->s, path) > 0)
+	if (rule_for(p->s, path) != NULL) {
+		if (array_grow(&p->todo, &p->captodo, p->ntodo + 1,
+		    sizeof(*p->todo)) != 0)
+			return -1;
+		p->todo[p->ntodo++] = p->seen[p->nseen - 1];
+		return 0;
+	}
+	if (index_file(p->s, path) > 0)
 		p->indexed++;
 	return 0;
+}
+
+static void *
+pkg_worker(void *arg)
+{
+	struct pass		*p = arg;
+	const struct rule	*ru;
+	const char		*path;
+	int			 n;
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		path = p->next < p->ntodo ? p->todo[p->next++] : NULL;
+		pthread_mutex_unlock(&p->mu);
+		if (path == NULL)
+			return NULL;
+		if ((ru = rule_for(p->s, path)) == NULL)
+			continue;
+		n = index_archive(p->s, path, ru);
+		pthread_mutex_lock(&p->mu);
+		p->indexed += n > 0;
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static int
+by_size_desc(const void *a, const void *b)
+{
+	struct stat	x, y;
+	int		hx, hy;
+
+	hx = stat(*(const char *const *)a, &x) == 0;
+	hy = stat(*(const char *const *)b, &y) == 0;
+	if (!hx || !hy)
+		return hy - hx;
+	return x.st_size < y.st_size ? 1 : x.st_size > y.st_size ? -1 : 0;
+}
+
+/* Read the packages the walk found, one a CPU at once. */
+static void
+read_packages(struct pass *p)
+{
+	pthread_t	th[SCAN_PKG_THREADS_MAX];
+	long		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t		n, i, started = 0;
+
+	n = ncpu > 1 ? (size_t)ncpu : 1;
+	if (n > SCAN_PKG_THREADS_MAX)
+		n = SCAN_PKG_THREADS_MAX;
+	if (n > p->ntodo)
+		n = p->ntodo;
+	/* Largest first: the longest one starts at once, the small ones
+	 * fill in around it. */
+	if (p->ntodo > 1)
+		qsort(p->todo, p->ntodo, sizeof(*p->todo), by_size_desc);
+	/* This thread is one of them. */
+	for (i = 1; i < n; i++)
+		if (pthread_create(&th[started], NULL, pkg_worker, p) == 0)
+			started++;
+	pkg_worker(p);
+	for (i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
 }
 
 static int
@@ -1014,15 +1233,22 @@ was_seen(void *ctx, const char *path)
 static int
 pass_once(struct scan *s, int force, int *forgotten)
 {
-	struct pass	p = { s, force, 0, NULL, 0, 0 };
+	struct pass	p;
 	size_t		i;
 	int		rc = 0;
 
+	memset(&p, 0, sizeof(p));
+	p.s = s;
+	p.force = force;
+	pthread_mutex_init(&p.mu, NULL);
 	cur = &p;
 	for (i = 0; i < s->dirs.n; i++)
 		if (nftw(s->dirs.v[i], walk, 32, FTW_PHYS) != 0)
 			log_warn("scanning %s", s->dirs.v[i]);
 	cur = NULL;
+	read_packages(&p);
+	free(p.todo);
+	pthread_mutex_destroy(&p.mu);
 	if (p.nseen > 1)
 		qsort(p.seen, p.nseen, sizeof(char *), cmpstr);
 	*forgotten = cache_file_sweep(s->c, "", was_seen, &p);

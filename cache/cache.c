@@ -2408,6 +2408,51 @@ cache_fileid_get(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
 	return merr(rc);
 }
 
+struct fidpair {
+	unsigned char	fid[CACHE_FILEID_LEN];
+	unsigned char	id[CACHE_ID_MAX];
+	size_t		idlen;
+};
+
+int
+cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx)
+{
+	struct fidpair	*v = NULL;
+	MDB_cursor	*cur = NULL;
+	MDB_txn		*t;
+	MDB_val		 k, d;
+	size_t		 n = 0, cap = 0, i;
+	int		 rc;
+
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->fileids, &cur)) == 0) {
+		for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
+		    rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
+			if (k.mv_size != CACHE_FILEID_LEN || d.mv_size == 0 ||
+			    d.mv_size > CACHE_ID_MAX)
+				continue;	/* not ours: passed over */
+			if (array_grow(&v, &cap, n + 1, sizeof(*v)) != 0) {
+				rc = ENOMEM;	/* merr passes it on */
+				break;
+			}
+			memcpy(v[n].fid, k.mv_data, CACHE_FILEID_LEN);
+			memcpy(v[n].id, d.mv_data, d.mv_size);
+			v[n].idlen = d.mv_size;
+			n++;
+		}
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+		mdb_cursor_close(cur);
+	}
+	rend(c, t);
+	rc = merr(rc);		/* from here on, fn's results */
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = fn(ctx, v[i].fid, v[i].id, v[i].idlen);
+	free(v);
+	return rc;
+}
+
 /*
  * The files table.
  */

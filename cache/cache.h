@@ -365,6 +365,16 @@ int	cache_fileid_get(struct cache *c,
 	    const unsigned char fid[CACHE_FILEID_LEN],
 	    unsigned char id[CACHE_ID_MAX], size_t *idlen);
 
+/* Called by cache_fileid_foreach() with no transaction open.
+ * @return 0 to go on; anything else ends the walk and is returned. */
+typedef int (*cache_fileid_fn)(void *ctx,
+    const unsigned char fid[CACHE_FILEID_LEN], const unsigned char *id,
+    size_t idlen);
+
+/* Call fn for every FileID mapping, in FileID order.
+ * @return 0, fn's non-zero result, or -errno. */
+int	cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx);
+
 /*
  * Files indexed in place.  For each scanned path the cache remembers the
  * file's identity and the keys the file was indexed under, so a rescan can

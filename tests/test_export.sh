@@ -54,6 +54,9 @@ do
 	    [ "$(file_size "$f")" = "$size" ] || echo "$id $k $p"
 done)
 check "every manifest line matches its file's SHA-256 and size" [ -z "$bad" ]
+FID2=$("$SYMHUB" fileid "$tmp/up/prog2")
+check "the FileID map of prog2's upload, in fileids.tsv" \
+    grep -qx "$FID2	$ID2" "$EXP/fileids.tsv"
 check "the manifest keeps origins: scan, and upload by token ci" \
     grep -q "^$ID1	debuginfo	.*	scan	-\$" "$EXP/manifest.tsv" &&
     grep -q "^$ID2	debuginfo	.*	upload:ci	-\$" "$EXP/manifest.tsv"
@@ -154,6 +157,8 @@ import_to "$EXP" "$tmp/store-b"
 check "exit 0, 7 imported" [ $? = 0 ] &&
     grep -q "^7 imported ([0-9]* bytes), 0 already there, 0 refused\$" \
     "$tmp/out/imp"
+check "... and the FileID map" \
+    grep -q "^1 FileID mapping(s) imported\$" "$tmp/out/imp"
 export_to -q "$tmp/store-b" "$tmp/exp-b"
 check "exported again: the same files, hashes and origins" \
     cmp -s <(lines "$EXP/manifest.tsv") <(lines "$tmp/exp-b/manifest.tsv")
@@ -167,6 +172,8 @@ client_file "an offline hub on it: prog2's debuginfo" "$tmp/up/prog2.debug" \
     debuginfod-find debuginfo "$ID2"
 client_file "... prog1's source greet.c" "$tmp/src/greet.c" \
     debuginfod-find source "$ID1" "$tmp/src/greet.c"
+expect_get "... and prog2 by the FileID its upload mapped" \
+    "/fileid/$FID2/debuginfo" 200 "$tmp/up/prog2.debug"
 stop_check "... it stops"
 
 section "import into a running hub's store"
@@ -198,10 +205,13 @@ cp "$tmp/up/prog2.debug" "$tmp/bad/buildid/$FAKE/debuginfo"
 	head -c 20000 /dev/zero | tr '\0' a
 	echo
 } >>"$tmp/bad/manifest.tsv"
+# A FileID line that is none; a FileID of the refused file: not mapped.
+printf 'not-a-fileid\t%s\n0123456789abcdef0123456789abcdef\t%s\n' \
+    "$ID1" "$FAKE" >>"$tmp/bad/fileids.tsv"
 import_to "$tmp/bad" "$tmp/store-d"
 st=$?
-check "exit 1: 5 refused, the 6 good ones imported" [ "$st" = 1 ] &&
-    grep -q "^6 imported ([0-9]* bytes), 0 already there, 5 refused\$" \
+check "exit 1: 6 refused, the 6 good ones imported" [ "$st" = 1 ] &&
+    grep -q "^6 imported ([0-9]* bytes), 0 already there, 6 refused\$" \
     "$tmp/out/imp"
 check "... the flipped byte: its SHA-256 differs" \
     grep -q "^refused  executable .*differs from the manifest" \
@@ -217,6 +227,9 @@ check "... the line that is not one, by its number" \
     "$tmp/out/imp.err"
 check "... the overlong line, without its text" \
     grep -q "^refused  line [0-9]* of the manifest: a line longer than any manifest line\$" \
+    "$tmp/out/imp.err"
+check "... the FileID line that is none" \
+    grep -q "^refused  line [0-9]* of fileids.tsv: not a FileID and a build-id\$" \
     "$tmp/out/imp.err"
 check "... and nothing of them is in the store" \
     [ -z "$(grep -l "$FAKE\|passwd" "$tmp"/store-d/catalog/*/* 2>/dev/null)" ]

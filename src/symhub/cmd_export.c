@@ -184,6 +184,94 @@ save_manifest(struct export *x)
 	return rc;
 }
 
+struct fidctx {
+	FILE		*fp;
+	struct strmap	 ids;		/* build-ids in the manifest */
+	struct strmap	 seen;		/* FileIDs written */
+	uint64_t	 n;
+};
+
+static int
+fid_write(struct fidctx *f, const char *fh, const char *ih)
+{
+	size_t v;
+
+	if (!strmap_get(&f->ids, ih, &v) || strmap_get(&f->seen, fh, &v))
+		return 0;
+	if (strmap_put(&f->seen, fh, 0) != 0)
+		return -ENOMEM;
+	fprintf(f->fp, "%s\t%s\n", fh, ih);
+	f->n++;
+	return 0;
+}
+
+static int
+fid_one(void *ctx, const unsigned char fid[CACHE_FILEID_LEN],
+    const unsigned char *id, size_t idlen)
+{
+	char fh[2 * CACHE_FILEID_LEN + 1], ih[2 * CACHE_ID_MAX + 1];
+
+	hex_encode(fid, CACHE_FILEID_LEN, fh);
+	hex_encode(id, idlen, ih);
+	return fid_write(ctx, fh, ih);
+}
+
+/*
+ * DIR/fileids.tsv: the FileID map of every build-id in the manifest, the
+ * store's first, then what an earlier export wrote (an export adds, it
+ * never deletes).  @return 0 or -errno.
+ */
+static int
+save_fileids(struct export *x)
+{
+	struct fidctx	 f;
+	unsigned char	 fid[CACHE_FILEID_LEN], id[CACHE_ID_MAX];
+	char		 path[PATH_MAX], tmp[PATH_MAX], line[256];
+	char		 fh[2 * CACHE_FILEID_LEN + 1], ih[2 * CACHE_ID_MAX + 1];
+	size_t		 i, idlen;
+	FILE		*old;
+	int		 rc = 0;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; rc == 0 && i < x->nm; i++)
+		rc = strmap_put(&f.ids, x->m[i].id, 0);
+	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_FILEIDS);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.%ld", x->dir, MANIFEST_FILEIDS,
+	    (long)getpid());
+	if (rc == 0 && (f.fp = fopen(tmp, "w")) == NULL)
+		rc = -errno;
+	if (rc == 0) {
+		fprintf(f.fp, "# symhub export 1: FileID, build-id\n");
+		rc = cache_fileid_foreach(x->c, fid_one, &f);
+	}
+	if (rc == 0 && (old = fopen(path, "r")) != NULL) {
+		while (rc == 0 && fgets(line, sizeof(line), old) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			if (manifest_fileid_parse(line, fid, id, &idlen) < 0)
+				continue;	/* not ours: dropped */
+			hex_encode(fid, sizeof(fid), fh);
+			hex_encode(id, idlen, ih);
+			rc = fid_write(&f, fh, ih);
+		}
+		fclose(old);
+	}
+	if (f.fp != NULL) {
+		if (rc == 0 && (fflush(f.fp) != 0 || fsync(fileno(f.fp)) != 0))
+			rc = -errno;
+		if (fclose(f.fp) != 0 && rc == 0)
+			rc = -errno;
+		if (rc == 0 && rename(tmp, path) != 0)
+			rc = -errno;
+		if (rc != 0)
+			unlink(tmp);
+	}
+	if (rc == 0 && f.n > 0 && !x->quiet)
+		printf("%" PRIu64 " FileID mapping(s) in %s\n", f.n, path);
+	strmap_free(&f.ids);
+	strmap_free(&f.seen);
+	return rc;
+}
+
 /*
  * Read fd from its start, hashing it, and write what was read to out
  * unless out is -1.  @return 0 with sha (hex) and *size set, or -errno.
@@ -487,7 +575,8 @@ static const char help[] =
 "usage: symhub export [OPTION...] STORE DIR\n"
 "Write what the store STORE holds (a symhubd --store; it may be running)\n"
 "into DIR as DIR/buildid/ID/{debuginfo,executable,source/PATH} and\n"
-"DIR/manifest.tsv, the tree debuginfod clients read with\n"
+"DIR/manifest.tsv (and the FileID map, DIR/fileids.tsv), the tree\n"
+"debuginfod clients read with\n"
 "DEBUGINFOD_URLS=file://DIR.  Again into the same DIR, only what changed\n"
 "is written.\n"
 "\n"
@@ -590,6 +679,8 @@ cmd_export(int argc, char **argv)
 		rc = cache_foreach(x.c, one, &x, &skipped);
 	if (rc == 0)
 		rc = save_manifest(&x);
+	if (rc == 0)
+		rc = save_fileids(&x);
 	if (rc < 0)
 		fprintf(stderr, "symhub export: %s\n", strerror(-rc));
 	if (skipped > 0)

@@ -33,7 +33,7 @@ struct import {
 	struct cache	*c;
 	const char	*dir;
 	int		 quiet;
-	uint64_t	 imported, present, refused, bytes;
+	uint64_t	 imported, present, refused, bytes, fileids;
 };
 
 static void
@@ -173,6 +173,84 @@ bad_line(void *ctx, unsigned long lineno, const char *line, const char *why)
 	x->refused++;
 }
 
+/* Does the store hold a debuginfo or an executable of id? */
+static int
+has_id(struct import *x, const unsigned char *id, size_t idlen)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	rec;
+	struct cache_key	key = { CACHE_DEBUGINFO, id, idlen, NULL };
+	size_t			i;
+
+	for (i = 0; i < 2; i++) {
+		key.kind = kinds[i];
+		if (cache_get(x->c, &key, clock_wall_s(), &rec) == 0) {
+			cache_record_release(&rec);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * DIR/fileids.tsv, if any: each FileID mapped to its build-id when the
+ * store holds that build-id's files and no other mapping for the FileID.
+ * @return 0, or the store's -errno.
+ */
+static int
+import_fileids(struct import *x)
+{
+	unsigned char	 fid[CACHE_FILEID_LEN], id[CACHE_ID_MAX];
+	unsigned char	 have[CACHE_ID_MAX];
+	char		 path[PATH_MAX], line[256];
+	unsigned long	 lineno = 0;
+	size_t		 idlen, havelen;
+	FILE		*fp;
+	int		 rc = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_FILEIDS);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;	/* an export of nothing uploaded */
+	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
+		lineno++;
+		if (line[strcspn(line, "\n")] != '\n' && !feof(fp)) {
+			int c;
+
+			while ((c = getc(fp)) != EOF && c != '\n')
+				;
+			fprintf(stderr, "refused  line %lu of %s: too long\n",
+			    lineno, MANIFEST_FILEIDS);
+			x->refused++;
+			continue;
+		}
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		if (manifest_fileid_parse(line, fid, id, &idlen) < 0) {
+			fprintf(stderr, "refused  line %lu of %s: not a FileID "
+			    "and a build-id\n", lineno, MANIFEST_FILEIDS);
+			x->refused++;
+			continue;
+		}
+		if (cache_fileid_get(x->c, fid, have, &havelen) == 0) {
+			if (havelen != idlen || memcmp(have, id, idlen) != 0) {
+				fprintf(stderr, "refused  line %lu of %s: the "
+				    "FileID maps to another build-id here\n",
+				    lineno, MANIFEST_FILEIDS);
+				x->refused++;
+			}
+			continue;
+		}
+		if (!has_id(x, id, idlen))
+			continue;	/* its files were refused */
+		if ((rc = cache_fileid_put(x->c, fid, id, idlen)) == 0)
+			x->fileids++;
+	}
+	fclose(fp);
+	return rc;
+}
+
 static const char help[] =
 "usage: symhub import [-q] DIR STORE\n"
 "Load a tree written by symhub export (DIR/buildid/ID/... and\n"
@@ -237,10 +315,14 @@ cmd_import(int argc, char **argv)
 		return 1;
 	}
 	rc = manifest_read(fp, one, bad_line, &x);
+	if (rc == 0)
+		rc = import_fileids(&x);
 	fclose(fp);
 	if (rc < 0)
 		fprintf(stderr, "symhub import: the store: %s\n",
 		    strerror(-rc));
+	if (x.fileids > 0)
+		printf("%" PRIu64 " FileID mapping(s) imported\n", x.fileids);
 	printf("%" PRIu64 " imported (%" PRIu64 " bytes), %" PRIu64
 	    " already there, %" PRIu64 " refused\n", x.imported, x.bytes,
 	    x.present, x.refused);

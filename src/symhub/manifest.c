@@ -142,3 +142,18 @@ manifest_origin_is(const char *origin, const char *family)
 	return origin != NULL && strncmp(origin, family, n) == 0 &&
 	    (origin[n] == '\0' || origin[n] == ':');
 }
+
+int
+manifest_fileid_parse(const char *line, unsigned char fid[16],
+    unsigned char *id, size_t *idlen)
+{
+	const char	*tab = strchr(line, '\t');
+	int		 n;
+
+	if (tab == NULL || tab - line != 32 ||
+	    hex_decode(line, 32, fid) != 16 ||
+	    (n = webapi_parse_hexid(tab + 1, strlen(tab + 1), id)) <= 0)
+		return -EINVAL;
+	*idlen = (size_t)n;
+	return 0;
+}

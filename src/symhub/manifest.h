@@ -57,6 +57,17 @@ void	manifest_write(FILE *fp, const char *idhex, const char *kindname,
 	    uint64_t size, const char *sha, const char *origin,
 	    const char *path);
 
+/*
+ * DIR/fileids.tsv: the FileID map (doc/protocol.md, "Keys") of what was
+ * exported, one line a mapping: FILEID (32 hex digits) \t BUILDID (hex).
+ */
+#define MANIFEST_FILEIDS	"fileids.tsv"
+
+/* Parse one such line (NUL-terminated, without its newline).
+ * @return 0 with fid, id and *idlen set, or -EINVAL. */
+int	manifest_fileid_parse(const char *line, unsigned char fid[16],
+	    unsigned char *id, size_t *idlen);
+
 /* Is origin of the family `family`: "upload" is "upload" and
  * "upload:NAME" (uploads by NAME's token). */
 int	manifest_origin_is(const char *origin, const char *family);

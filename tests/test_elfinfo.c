@@ -189,6 +189,41 @@ sources(const char *name, struct srcs *s, int stop_after)
 	return rc;
 }
 
+static int
+sources_how(const char *name, int how, struct srcs *s)
+{
+	int	fd, rc;
+
+	memset(s, 0, sizeof(*s));
+	if ((fd = openf(name)) == -1)
+		return -errno;
+	rc = elfinfo_sources_how(fd, how, srccb, s);
+	close(fd);
+	return rc;
+}
+
+static int
+cmpstrp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Do two lists hold the same names? */
+static int
+srcs_same(struct srcs *a, struct srcs *b)
+{
+	int i;
+
+	if (a->n != b->n)
+		return 0;
+	qsort(a->v, (size_t)a->n, sizeof(a->v[0]), cmpstrp);
+	qsort(b->v, (size_t)b->n, sizeof(b->v[0]), cmpstrp);
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 0;
+	return 1;
+}
+
 static void
 srcs_free(struct srcs *s)
 {
@@ -645,6 +680,39 @@ test_mutations(void)
 	free(orig);
 }
 
+/* The DWARF 5 line tables alone give what libdw gives. */
+static void
+test_sources_lines(void)
+{
+	static const char *const v5[] = { "prog.debug", "prog", "prog.gz",
+	    "prog2" };
+	struct srcs	a, b;
+	size_t		i;
+	int		ra, rb;
+
+	for (i = 0; i < sizeof(v5) / sizeof(v5[0]); i++) {
+		ra = sources_how(v5[i], ELFINFO_SOURCES_LIBDW, &a);
+		rb = sources_how(v5[i], ELFINFO_SOURCES_LINES, &b);
+		ok(ra == 0 && rb == 0 && a.n > 0 && srcs_same(&a, &b),
+		    "%s: line tables alone give libdw's %d sources (%d)",
+		    v5[i], a.n, b.n);
+		srcs_free(&a);
+		srcs_free(&b);
+	}
+	rb = sources_how("prog4", ELFINFO_SOURCES_LINES, &b);
+	ok(rb == -ENOTSUP, "DWARF 4: the line tables alone say no (%d)", rb);
+	srcs_free(&b);
+	/* A unit of each: the line tables give some, libdw the rest, none
+	 * twice. */
+	ra = sources_how("prog45", ELFINFO_SOURCES_LIBDW, &a);
+	rb = sources_how("prog45", 0, &b);
+	ok(ra == 0 && rb == 0 && a.n > 0 && srcs_same(&a, &b) &&
+	    srcs_alldistinct_abs(&b),
+	    "DWARF 4 and 5 units: libdw's %d sources, each once", a.n);
+	srcs_free(&a);
+	srcs_free(&b);
+}
+
 static int
 build(void)
 {
@@ -666,6 +734,8 @@ build(void)
 	    "gcc -g -O0 -c prog.c -o a.o && "
 	    "gcc -g -O0 -Dmain=main2 -Dcounter=counter2 -c prog.c -o b.o && "
 	    "gcc -g a.o b.o -o prog2 && "
+	    "gcc -g -gdwarf-4 -O0 -Dmain=main2 -Dcounter=counter2 -c prog.c "
+	    "-o b4.o && gcc -g a.o b4.o -o prog45 && "
 	    "objcopy -O binary --only-section=.text prog prog.text && "
 	    "gcc -O0 big.c -o big && "
 	    "objcopy -O binary --only-section=.rodata big big.rodata",
@@ -700,6 +770,7 @@ main(void)
 	test_read();
 	test_section();
 	test_sources();
+	test_sources_lines();
 	test_bad();
 	test_mutations();
 

@@ -99,6 +99,17 @@ int	elfinfo_sources(int fd,
 	    int (*cb)(void *ctx, const char *path), void *ctx);
 
 /*
+ * elfinfo_sources(), told how (for tests): 0 as it does (the DWARF 5 line
+ * tables alone, which decompress no .debug_info, and libdw for the
+ * older); ELFINFO_SOURCES_LIBDW through libdw only; ELFINFO_SOURCES_LINES
+ * through the line tables only (-ENOTSUP where they do not say all).
+ */
+#define ELFINFO_SOURCES_LIBDW	1
+#define ELFINFO_SOURCES_LINES	2
+int	elfinfo_sources_how(int fd, int how,
+	    int (*cb)(void *ctx, const char *path), void *ctx);
+
+/*
  * FileID (doc/protocol.md, "Keys"): SHA-256 over the first min(N,4096)
  * bytes, the last min(N,4096) bytes, then N as a big-endian u64; first 16
  * bytes.

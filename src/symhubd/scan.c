@@ -1046,11 +1046,11 @@ scan_member_open(struct scan *s, const struct cache_key *key,
 	if (cache_get(s->c, &mk, clock_wall_s(), &got) == 0) {
 		rc = got.parent == cache_fingerprint(rec) ?
 		    cache_open_data(s->c, &got, fd) : -ESTALE;
-		cache_record_release(&got);
-		if (rc == 0) {
+		if (rc == 0)	/* for eviction: the copy is in use */
 			cache_touch(s->c, &mk, &got, clock_wall_s());
+		cache_record_release(&got);
+		if (rc == 0)
 			return 0;
-		}
 		cache_drop(s->c, &mk);
 	}
 	if ((afd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)

@@ -1340,6 +1340,43 @@ cache_record_release(struct cache_record *rec)
 }
 
 int
+cache_external_same(const struct cache_record *rec, int fd)
+{
+	struct stat	st;
+	uint64_t	size;
+
+	if (fd >= 0 ? fstat(fd, &st) != 0 : rec->path == NULL ||
+	    lstat(rec->path, &st) != 0)
+		return 0;
+	size = rec->flags & CACHE_F_MEMBER ? rec->parent : rec->size;
+	return S_ISREG(st.st_mode) && (uint64_t)st.st_size == size &&
+	    (uint64_t)st.st_dev == rec->dev && (uint64_t)st.st_ino == rec->ino &&
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
+	    rec->mtime_ns;
+}
+
+int
+cache_open_external(const struct cache_record *rec, int *fdp)
+{
+	int fd;
+
+	*fdp = -1;
+	if (!(rec->flags & CACHE_F_EXTERNAL) || rec->path == NULL)
+		return -EINVAL;
+	/* The path was resolved when indexed: a symlink there now is a
+	 * different file, never followed. */
+	if ((fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ?
+		    -ESTALE : -errno;
+	if (!cache_external_same(rec, fd)) {
+		close(fd);
+		return -ESTALE;
+	}
+	*fdp = fd;
+	return 0;
+}
+
+int
 cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 {
 	struct stat	st;
@@ -1349,33 +1386,20 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 	*fdp = -1;
 	if (rec->flags & CACHE_F_MEMBER)
 		return -EMEDIUMTYPE;
-	if (rec->flags & CACHE_F_EXTERNAL) {
-		if (rec->path == NULL)
-			return -EINVAL;
-		/* The path was resolved when indexed: a symlink there now is
-		 * a different file, never followed. */
-		if ((fd = open(rec->path, O_RDONLY | O_CLOEXEC |
-		    O_NOFOLLOW)) < 0)
-			return errno == ENOENT || errno == ENOTDIR ||
-			    errno == ELOOP ? -ESTALE : -errno;
-	} else {
-		if ((rc = blob_path(c, rec->digest, path, 0)) < 0)
-			return rc;
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			return -errno;
-	}
+	if (rec->flags & CACHE_F_EXTERNAL)
+		return cache_open_external(rec, fdp);
+	if ((rc = blob_path(c, rec->digest, path, 0)) < 0)
+		return rc;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
 	if (fstat(fd, &st) != 0) {
 		rc = -errno;
 		close(fd);
 		return rc;
 	}
-	if ((uint64_t)st.st_size != rec->size || ((rec->flags &
-	    CACHE_F_EXTERNAL) && ((uint64_t)st.st_dev != rec->dev ||
-	    (uint64_t)st.st_ino != rec->ino ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
-	    rec->mtime_ns))) {
+	if ((uint64_t)st.st_size != rec->size) {
 		close(fd);
-		return rec->flags & CACHE_F_EXTERNAL ? -ESTALE : -EIO;
+		return -EIO;
 	}
 	*fdp = fd;
 	return 0;

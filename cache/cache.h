@@ -194,6 +194,23 @@ void	cache_record_release(struct cache_record *rec);
 int	cache_open_data(struct cache *c, const struct cache_record *rec,
 	    int *fd);
 
+/*
+ * Is the file rec (CACHE_F_EXTERNAL) refers to still the one it was
+ * indexed from: device, inode, size (a member's: its archive's, in
+ * rec->parent) and mtime?  fd: the file open, or -1 to look at
+ * rec->path itself (a symbolic link there is another file).
+ * @return 1 or 0.
+ */
+int	cache_external_same(const struct cache_record *rec, int fd);
+
+/*
+ * Open the file rec (CACHE_F_EXTERNAL) refers to, a package for a member,
+ * checked with cache_external_same().
+ * @return 0 with *fd (the caller's); -ESTALE when it changed or vanished;
+ *         -errno.
+ */
+int	cache_open_external(const struct cache_record *rec, int *fd);
+
 /* A 64-bit fingerprint of what rec's bytes are: the digest of a blob, or
  * the path and identity of an external file.  For CACHE_F_DERIVED. */
 uint64_t cache_fingerprint(const struct cache_record *rec);

@@ -392,23 +392,14 @@ static int
 open_member(struct export *x, const struct cache_record *rec, int *fd)
 {
 	struct pkga_limits	 lim = { 0, PKGA_RATIO_DEFAULT };
-	struct stat		 st;
 	char			 why[PKGA_WHY_MAX];
 	uint64_t		 size;
 	int			 afd, rc;
 
 	if (rec->path == NULL || rec->xfile == NULL)
 		return -ESTALE;
-	if ((afd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		return -ESTALE;
-	if (fstat(afd, &st) != 0 || (uint64_t)st.st_dev != rec->dev ||
-	    (uint64_t)st.st_ino != rec->ino ||
-	    (uint64_t)st.st_size != rec->parent ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec !=
-	    rec->mtime_ns) {
-		close(afd);
-		return -ESTALE;
-	}
+	if ((rc = cache_open_external(rec, &afd)) < 0)
+		return rc;
 	if ((*fd = open(x->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0) {
 		rc = -errno;
 		close(afd);
@@ -416,6 +407,8 @@ open_member(struct export *x, const struct cache_record *rec, int *fd)
 	}
 	rc = pkga_extract(afd, rec->path, PKGA_AUTO, NULL, &lim, rec->xfile,
 	    to_fd, fd, &size, why);
+	if (rc == 0 && !cache_external_same(rec, afd))
+		rc = -ESTALE;	/* rewritten while read */
 	close(afd);
 	if (rc == 0 && size != rec->size)
 		rc = -ESTALE;

@@ -90,7 +90,10 @@ struct pass {
 	size_t		 nseen, cap;
 	/* Packages to read, after the walk, on several threads: reading
 	 * one is mostly decompression, one core's work. */
-	const char	**todo;		/* paths in seen */
+	struct todo {
+		const char	*path;	/* in seen */
+		uint64_t	 size;	/* as the walk saw it */
+	}		*todo;
 	size_t		 ntodo, captodo, next;
 	pthread_mutex_t	 mu;		/* next, indexed */
 };
@@ -365,21 +368,6 @@ out:
 	return rc;
 }
 
-/* Is the archive rec (CACHE_F_MEMBER) is a member of as it was indexed? */
-static int
-archive_alive(const struct cache_record *rec)
-{
-	struct cache_file	f;
-	struct stat		st;
-
-	if (rec->path == NULL || lstat(rec->path, &st) != 0 ||
-	    !S_ISREG(st.st_mode))
-		return 0;
-	ident(&st, &f);
-	return f.dev == rec->dev && f.ino == rec->ino &&
-	    f.size == rec->parent && f.mtime_ns == rec->mtime_ns;
-}
-
 /*
  * Is there a record for key already that is better than one for path?
  * An upload (pinned) also stays against a scanned file only as good.
@@ -399,13 +387,33 @@ keep_existing(struct scan *s, const struct cache_key *key, const char *path,
 	keep = (old > new || (rec.flags & CACHE_F_PINNED && old >= new)) &&
 	    !(rec.path != NULL && strcmp(rec.path, path) == 0);
 	if (keep && rec.flags & CACHE_F_MEMBER)
-		keep = archive_alive(&rec);
+		keep = cache_external_same(&rec, -1);
 	else if (keep && cache_open_data(s->c, &rec, &fd) == 0)
 		close(fd);
 	else
 		keep = 0;
 	cache_record_release(&rec);
 	return keep;
+}
+
+/* path opened for indexing, a regular file (with *st), or -1: skipped
+ * (logged when it could not be opened). */
+static int
+open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK)) < 0) {
+		log_warn("skipping %s", path);
+		metrics_scan_file(METRICS_SCAN_SKIPPED);
+		return -1;
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* (Re)index one regular file; st is its lstat(). */
@@ -424,16 +432,8 @@ index_file(struct scan *s, const char *path)
 	size_t			 i;
 	int			 fd, rc, has, new_dbg = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) < 0) {
-		log_warn("skipping %s", path);
-		metrics_scan_file(METRICS_SCAN_SKIPPED);
+	if ((fd = open_regular(path, &st)) < 0)
 		return 0;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
 	ident(&st, &f);
 	rc = elfinfo_read(fd, &ei);
 	if (rc < 0 || ei.buildid_len == 0 ||
@@ -951,16 +951,8 @@ index_archive(struct scan *s, const char *path, const struct rule *ru)
 	size_t			 i;
 	int			 fd, rc, arc, new_dbg = 0;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NONBLOCK)) < 0) {
-		log_warn("skipping %s", path);
-		metrics_scan_file(METRICS_SCAN_SKIPPED);
+	if ((fd = open_regular(path, &st)) < 0)
 		return 0;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
 	memset(&a, 0, sizeof(a));
 	a.s = s;
 	a.path = path;
@@ -1032,8 +1024,6 @@ scan_member_open(struct scan *s, const struct cache_key *key,
 	struct cache_key	 mk;
 	struct elfinfo		 ei;
 	const struct rule	*ru;
-	struct stat		 st;
-	struct cache_file	 f;
 	char			 mbuf[PATH_MAX + 16], why[PKGA_WHY_MAX];
 	uint64_t		 size;
 	int			 afd, rc;
@@ -1053,15 +1043,10 @@ scan_member_open(struct scan *s, const struct cache_key *key,
 			return 0;
 		cache_drop(s->c, &mk);
 	}
-	if ((afd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	if ((ru = rule_for(s, rec->path)) == NULL)
 		return -ESTALE;
-	if (fstat(afd, &st) != 0 || (ident(&st, &f), f.dev != rec->dev ||
-	    f.ino != rec->ino || f.size != rec->parent ||
-	    f.mtime_ns != rec->mtime_ns) ||
-	    (ru = rule_for(s, rec->path)) == NULL) {
-		close(afd);
-		return -ESTALE;
-	}
+	if ((rc = cache_open_external(rec, &afd)) < 0)
+		return rc;
 	if ((rc = cache_blob_create(s->c, &b)) < 0) {
 		close(afd);
 		return rc;
@@ -1069,9 +1054,7 @@ scan_member_open(struct scan *s, const struct cache_key *key,
 	rc = pkga_extract(afd, rec->path, ru->type, ru->cmd, &s->lim,
 	    rec->xfile, to_blob, b, &size, why);
 	/* Changed while read: not what was indexed. */
-	if (rc == 0 && (fstat(afd, &st) != 0 || (ident(&st, &f),
-	    f.dev != rec->dev || f.ino != rec->ino || f.size != rec->parent ||
-	    f.mtime_ns != rec->mtime_ns)))
+	if (rc == 0 && !cache_external_same(rec, afd))
 		rc = -ESTALE;
 	close(afd);
 	if (rc == 0 && size != rec->size)
@@ -1144,7 +1127,8 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 		if (array_grow(&p->todo, &p->captodo, p->ntodo + 1,
 		    sizeof(*p->todo)) != 0)
 			return -1;
-		p->todo[p->ntodo++] = p->seen[p->nseen - 1];
+		p->todo[p->ntodo].path = p->seen[p->nseen - 1];
+		p->todo[p->ntodo++].size = (uint64_t)st->st_size;
 		return 0;
 	}
 	if (index_file(p->s, path) > 0)
@@ -1162,7 +1146,7 @@ pkg_worker(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&p->mu);
-		path = p->next < p->ntodo ? p->todo[p->next++] : NULL;
+		path = p->next < p->ntodo ? p->todo[p->next++].path : NULL;
 		pthread_mutex_unlock(&p->mu);
 		if (path == NULL)
 			return NULL;
@@ -1178,14 +1162,9 @@ pkg_worker(void *arg)
 static int
 by_size_desc(const void *a, const void *b)
 {
-	struct stat	x, y;
-	int		hx, hy;
+	const struct todo *x = a, *y = b;
 
-	hx = stat(*(const char *const *)a, &x) == 0;
-	hy = stat(*(const char *const *)b, &y) == 0;
-	if (!hx || !hy)
-		return hy - hx;
-	return x.st_size < y.st_size ? 1 : x.st_size > y.st_size ? -1 : 0;
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
 }
 
 /* Read the packages the walk found, one a CPU at once. */

@@ -16,7 +16,7 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need gcc objcopy strip curl debuginfod debuginfod-find gdb dpkg-deb \
-    rpmbuild bsdtar tar gzip xz bzip2 zstd zstdcat zip python3
+    rpmbuild bsdtar tar gzip xz bzip2 zstd zstdcat zip python3 truncate
 
 section 'fixtures: six programs, packaged six ways'
 mkdir -p "$tmp"/{src,b,repo,bad,out,stage}
@@ -128,8 +128,9 @@ head -c "$(($(file_size "$tmp/repo/hello_1.0_amd64.deb") / 2))" \
     "$tmp/repo/hello_1.0_amd64.deb" >"$tmp/bad/truncated_1.0_amd64.deb"
 head -c 4096 /dev/urandom >"$tmp/bad/random.rpm"
 # 256 MiB of zeros in a few KiB: a decompression bomb, through a command.
+# (A sparse file: nothing is written to disk to make it.)
 mkdir -p "$S/bomb"
-head -c 256M /dev/zero >"$S/bomb/zeros" &&
+truncate -s 256M "$S/bomb/zeros" &&
     tar -C "$S/bomb" -c zeros | zstd -q -19 >"$tmp/bad/bomb.tar.zst" &&
     rm "$S/bomb/zeros" || exit 99
 # A package rewritten while it is read: its command touches it first.

@@ -649,7 +649,9 @@ lrd_format(struct lrd *r, struct lfmt *f)
 	size_t i;
 
 	f->n = (size_t)lrd_u(r, 1);
-	if (f->n > LINES_FORMATS_MAX)
+	/* No field: entries of no bytes, as many as a count says (work
+	 * unbounded by the section); leave such a table to libdw. */
+	if (f->n == 0 || f->n > LINES_FORMATS_MAX)
 		return -ENOTSUP;
 	for (i = 0; i < f->n; i++) {
 		f->content[i] = lrd_uleb(r);

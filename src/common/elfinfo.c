@@ -19,6 +19,7 @@
 #include <openssl/evp.h>
 
 #include "base/buf.h"
+#include "dwline.h"
 #include "elfinfo.h"
 
 /* Largest piece handed to a section sink at once. */
@@ -488,7 +489,7 @@ unitsrcs(Dwarf_Die *cudie, struct strset *set, char **buf, size_t *bufsz,
 /* A section's bytes, decompressed if need be.  @return 0, or -ENOENT. */
 static int
 lines_section(Elf *elf, size_t strndx, const char *name,
-    const unsigned char **p, size_t *len)
+    struct dwline_sect *out)
 {
 	Elf_Scn		*scn = NULL;
 	Elf_Data	*d;
@@ -507,276 +508,56 @@ lines_section(Elf *elf, size_t strndx, const char *name,
 			return -ENOENT;
 		if ((d = elf_getdata(scn, NULL)) == NULL || d->d_buf == NULL)
 			return -ENOENT;
-		*p = d->d_buf;
-		*len = d->d_size;
+		out->p = d->d_buf;
+		out->len = d->d_size;
 		return 0;
 	}
 	return -ENOENT;
 }
 
-struct lrd {
-	const unsigned char	*p, *end;
-	int			 swap;		/* big-endian file */
-	int			 bad;
-};
-
-static uint64_t
-lrd_u(struct lrd *r, size_t n)
-{
-	uint64_t	v = 0;
-	size_t		i;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)r->p[r->swap ? n - 1 - i : i] << (8 * i);
-	r->p += n;
-	return v;
-}
-
-static uint64_t
-lrd_uleb(struct lrd *r)
-{
-	uint64_t	v = 0;
-	unsigned	shift = 0;
-	unsigned char	b;
-
-	do {
-		if (r->bad || r->p >= r->end || shift > 63) {
-			r->bad = 1;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	return v;
-}
-
-/* The string at off in sec, or NULL. */
-static const char *
-lrd_str(const unsigned char *sec, size_t len, uint64_t off)
-{
-	if (sec == NULL || off >= len ||
-	    memchr(sec + off, '\0', len - off) == NULL)
-		return NULL;
-	return (const char *)sec + off;
-}
-
-struct lsecs {
-	const unsigned char	*str, *line_str;
-	size_t			 strlen, line_strlen;
-};
-
-/*
- * One attribute of a directory or file entry, of form `form`: its string
- * (DW_LNCT_path) or number (DW_LNCT_directory_index).
- * @return 0, or -ENOTSUP for a form this reader does not know (the caller
- *         falls back to libdw).
- */
-static int
-lrd_value(struct lrd *r, const struct lsecs *sec, uint64_t form, int off8,
-    const char **str, uint64_t *num)
-{
-	const unsigned char	*s;
-
-	*str = NULL;
-	*num = 0;
-	switch (form) {
-	case DW_FORM_string:
-		s = r->p;
-		if (r->bad || (s = memchr(r->p, '\0',
-		    (size_t)(r->end - r->p))) == NULL) {
-			r->bad = 1;
-			return 0;
-		}
-		*str = (const char *)r->p;
-		r->p = s + 1;
-		return 0;
-	case DW_FORM_line_strp:
-	case DW_FORM_strp:
-		*num = lrd_u(r, off8 ? 8 : 4);
-		*str = form == DW_FORM_strp ?
-		    lrd_str(sec->str, sec->strlen, *num) :
-		    lrd_str(sec->line_str, sec->line_strlen, *num);
-		if (*str == NULL)
-			r->bad = 1;
-		return 0;
-	case DW_FORM_udata:
-		*num = lrd_uleb(r);
-		return 0;
-	case DW_FORM_data1:
-		*num = lrd_u(r, 1);
-		return 0;
-	case DW_FORM_data2:
-		*num = lrd_u(r, 2);
-		return 0;
-	case DW_FORM_data4:
-		*num = lrd_u(r, 4);
-		return 0;
-	case DW_FORM_data8:
-		*num = lrd_u(r, 8);
-		return 0;
-	case DW_FORM_data16:
-		(void)lrd_u(r, 8);
-		(void)lrd_u(r, 8);
-		return 0;
-	case DW_FORM_block:
-		*num = lrd_uleb(r);
-		if (!r->bad && *num > (uint64_t)(r->end - r->p))
-			r->bad = 1;
-		else if (!r->bad)
-			r->p += *num;
-		return 0;
-	default:
-		return -ENOTSUP;
-	}
-}
-
-#define LINES_FORMATS_MAX	16
-
-/* An entry format: pairs of (content type, form). */
-struct lfmt {
-	uint64_t	content[LINES_FORMATS_MAX], form[LINES_FORMATS_MAX];
-	size_t		n;
-};
-
-static int
-lrd_format(struct lrd *r, struct lfmt *f)
-{
-	size_t i;
-
-	f->n = (size_t)lrd_u(r, 1);
-	/* No field: entries of no bytes, as many as a count says (work
-	 * unbounded by the section); leave such a table to libdw. */
-	if (f->n == 0 || f->n > LINES_FORMATS_MAX)
-		return -ENOTSUP;
-	for (i = 0; i < f->n; i++) {
-		f->content[i] = lrd_uleb(r);
-		f->form[i] = lrd_uleb(r);
-	}
-	return 0;
-}
-
-/* One entry: its path and directory index. */
-static int
-lrd_entry(struct lrd *r, const struct lsecs *sec, const struct lfmt *f,
-    int off8, const char **path, uint64_t *dir)
-{
-	const char	*str;
-	uint64_t	 num;
-	size_t		 i;
-	int		 rc;
-
-	*path = NULL;
-	*dir = 0;
-	for (i = 0; i < f->n; i++) {
-		if ((rc = lrd_value(r, sec, f->form[i], off8, &str, &num)) < 0)
-			return rc;
-		if (f->content[i] == DW_LNCT_path) {
-			if (str == NULL)
-				return -ENOTSUP;	/* a path not a string */
-			*path = str;
-		} else if (f->content[i] == DW_LNCT_directory_index) {
-			*dir = num;
-		}
-	}
-	return 0;
-}
-
 /*
  * The sources of every unit, as unitsrcs() gives them through libdw.
- * @return 0; -ENOTSUP when a unit is not DWARF 5, or uses a form or a
- *         layout this reader does not take (then libdw reads them all);
- *         -ENOEXEC for a line table that ends early; -ENOMEM; cb's value.
+ * @return 0; -ENOTSUP when a unit is not DWARF 5 (then libdw reads them
+ *         all); -EINVAL for a header dwline cannot read (libdw too);
+ *         -ENOMEM; cb's value.
  */
 static int
 lines5_sources(Elf *elf, size_t strndx, struct strset *set, char **buf,
     size_t *bufsz, int (*cb)(void *, const char *), void *ctx)
 {
-	const unsigned char	*line, *uend;
-	const char		**dirs = NULL, *name, *dir, *comp, *path;
-	struct lsecs		 sec;
-	struct lfmt		 df, ff;
-	struct lrd		 r;
+	struct dwline_sects	 ls;
+	struct dwline		 t;
 	GElf_Ehdr		 eh;
-	uint64_t		 ulen, hlen, ndirs, nfiles, i, di;
-	size_t			 linelen, dcap = 0, dlen, clen, nlen, need;
-	int			 off8, rc = 0;
+	const char		*name, *dir, *comp, *path;
+	uint64_t		 off;
+	size_t			 i, clen, need;
+	int			 rc = 0;
 
-	memset(&sec, 0, sizeof(sec));
+	memset(&ls, 0, sizeof(ls));
+	memset(&t, 0, sizeof(t));
 	if (gelf_getehdr(elf, &eh) == NULL ||
-	    lines_section(elf, strndx, ".debug_line", &line, &linelen) < 0)
+	    lines_section(elf, strndx, ".debug_line", &ls.line) < 0)
 		return -ENOTSUP;
-	(void)lines_section(elf, strndx, ".debug_line_str", &sec.line_str,
-	    &sec.line_strlen);
-	(void)lines_section(elf, strndx, ".debug_str", &sec.str, &sec.strlen);
-	r.p = line;
-	r.end = line + linelen;
-	r.swap = eh.e_ident[EI_DATA] == ELFDATA2MSB;
-	r.bad = 0;
-	while (rc == 0 && r.p < r.end) {
-		ulen = lrd_u(&r, 4);
-		off8 = ulen == 0xffffffffu;
-		if (off8)
-			ulen = lrd_u(&r, 8);
-		else if (ulen >= 0xfffffff0u) {
-			rc = -ENOTSUP;
+	(void)lines_section(elf, strndx, ".debug_line_str", &ls.line_str);
+	(void)lines_section(elf, strndx, ".debug_str", &ls.str);
+	ls.big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	for (off = 0; rc == 0 && off < ls.line.len; off = t.next) {
+		if ((rc = dwline_header(&ls, off, &t)) < 0)
 			break;
-		}
-		if (r.bad || ulen > (uint64_t)(r.end - r.p)) {
-			rc = -ENOEXEC;
-			break;
-		}
-		uend = r.p + ulen;
-		if (lrd_u(&r, 2) != 5) {
+		if (t.version != 5 || t.ndirs == 0) {
 			rc = -ENOTSUP;	/* DWARF 2 to 4: libdw */
 			break;
 		}
-		(void)lrd_u(&r, 2);	/* address and selector sizes */
-		hlen = lrd_u(&r, off8 ? 8 : 4);
-		if (r.bad || hlen > (uint64_t)(uend - r.p)) {
-			rc = -ENOEXEC;
-			break;
-		}
-		r.end = r.p + hlen;	/* the header, for the tables */
-		(void)lrd_u(&r, 5);	/* min length .. line range */
-		i = lrd_u(&r, 1);	/* opcode_base */
-		if (i > 0 && (size_t)(r.end - r.p) >= i - 1)
-			r.p += i - 1;
-		else if (i > 0)
-			r.bad = 1;
-		if ((rc = lrd_format(&r, &df)) < 0)
-			break;
-		ndirs = lrd_uleb(&r);
-		if (r.bad || ndirs == 0 || ndirs > (uint64_t)(r.end - r.p)) {
-			rc = r.bad || ndirs > 0 ? -ENOEXEC : -ENOTSUP;
-			break;
-		}
-		if (array_grow(&dirs, &dcap, (size_t)ndirs, sizeof(*dirs))) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (i = 0; rc == 0 && i < ndirs; i++)
-			rc = lrd_entry(&r, &sec, &df, off8, &dirs[i], &di);
-		if (rc == 0)
-			rc = lrd_format(&r, &ff);
-		nfiles = rc == 0 ? lrd_uleb(&r) : 0;
-		comp = dirs[0];
+		comp = t.dirs[0];	/* version 5: the unit's directory */
 		clen = comp != NULL ? strlen(comp) : 0;
-		for (i = 0; rc == 0 && !r.bad && i < nfiles; i++) {
-			if ((rc = lrd_entry(&r, &sec, &ff, off8, &name,
-			    &di)) < 0 || r.bad)
-				break;
-			if (name == NULL || di >= ndirs)
+		for (i = 0; rc == 0 && i < t.nfiles; i++) {
+			name = t.files[i].name;
+			if (name == NULL || t.files[i].dir >= t.ndirs)
 				continue;
 			/* libdw: the directory's path, then the name. */
-			dir = name[0] != '/' ? dirs[di] : NULL;
-			dlen = dir != NULL ? strlen(dir) : 0;
-			nlen = strlen(name);
-			need = clen + dlen + nlen + 3;
+			dir = name[0] != '/' ? t.dirs[t.files[i].dir] : NULL;
+			need = clen + (dir != NULL ? strlen(dir) : 0) +
+			    strlen(name) + 3;
 			if (array_grow(buf, bufsz, need, 1) != 0) {
 				rc = -ENOMEM;
 				break;
@@ -785,13 +566,12 @@ lines5_sources(Elf *elf, size_t strndx, struct strset *set, char **buf,
 				snprintf(*buf, need, "%s/%s", dir, name);
 			else
 				snprintf(*buf, need, "%s", name);
-			path = *buf;
-			if (*path == '\0' || strcmp(path, "<built-in>") == 0 ||
-			    strcmp(path, "???") == 0)
+			if (**buf == '\0' || strcmp(*buf, "<built-in>") == 0 ||
+			    strcmp(*buf, "???") == 0)
 				continue;
 			/* unitsrcs: a relative one under the unit's
 			 * compilation directory. */
-			if (*path != '/') {
+			if (**buf != '/') {
 				if (clen == 0)
 					continue;
 				memmove(*buf + clen + 1, *buf,
@@ -799,18 +579,11 @@ lines5_sources(Elf *elf, size_t strndx, struct strset *set, char **buf,
 				memcpy(*buf, comp, clen);
 				(*buf)[clen] = '/';
 			}
-			if ((rc = strset_add(set, *buf, &path)) < 0)
-				break;
-			if (rc == 1 && (rc = cb(ctx, path)) != 0)
-				break;
-			rc = 0;
+			if ((rc = strset_add(set, *buf, &path)) == 1)
+				rc = cb(ctx, path);
 		}
-		if (rc == 0 && r.bad)
-			rc = -ENOEXEC;
-		r.p = uend;
-		r.end = line + linelen;
 	}
-	free(dirs);
+	dwline_free(&t);
 	return rc;
 }
 
@@ -846,9 +619,9 @@ elfinfo_sources_how(int fd, int how, int (*cb)(void *ctx, const char *path),
 	 * given is not given again by libdw (the same set). */
 	if (how != ELFINFO_SOURCES_LIBDW) {
 		rc = lines5_sources(elf, strndx, &set, &buf, &bufsz, cb, ctx);
-		/* Not all DWARF 5, or a table this reader does not take:
-		 * libdw reads them all (what was given is not given twice). */
-		if ((rc != -ENOTSUP && rc != -ENOEXEC) ||
+		/* Not all DWARF 5, or a table dwline does not take: libdw
+		 * reads them all (what was given is not given twice). */
+		if ((rc != -ENOTSUP && rc != -EINVAL) ||
 		    how == ELFINFO_SOURCES_LINES)
 			goto out;
 	}

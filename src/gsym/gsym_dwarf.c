@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/rd.h"
+#include "common/dwline.h"
 #include "common/elfinfo.h"
 #include "dwimage.h"
 #include "gsym_dwarf.h"
@@ -28,111 +30,7 @@
 
 /* ---- raw section data ---- */
 
-struct sect {
-	const unsigned char	*p;
-	size_t			 len;
-};
 
-struct rd {
-	const unsigned char	*p, *end;
-	int			 bad;
-	int			 big;		/* byte order of the file */
-};
-
-static uint64_t
-rd_fixed(struct rd *r, size_t n)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		r->p = r->end;
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * (r->big ? n - 1 - i : i));
-	r->p += n;
-	return v;
-}
-
-static uint64_t
-rd_uleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		unsigned char c = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-		if (!(c & 0x80))
-			return v;
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static int64_t
-rd_sleb(struct rd *r)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		unsigned char c = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-		if (!(c & 0x80)) {
-			if (shift < 64 && (c & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	r->bad = 1;
-	return 0;
-}
-
-static const char *
-rd_cstr(struct rd *r)
-{
-	const unsigned char *nul;
-	const char *s;
-
-	if (r->bad || (nul = memchr(r->p, 0, (size_t)(r->end - r->p))) ==
-	    NULL) {
-		r->bad = 1;
-		r->p = r->end;
-		return NULL;
-	}
-	s = (const char *)r->p;
-	r->p = nul + 1;
-	return s;
-}
-
-static void
-rd_skip(struct rd *r, uint64_t n)
-{
-	if (r->bad || (uint64_t)(r->end - r->p) < n) {
-		r->bad = 1;
-		r->p = r->end;
-		return;
-	}
-	r->p += n;
-}
-
-static const char *
-sect_str(const struct sect *s, uint64_t off)
-{
-	if (s->p == NULL || off >= s->len ||
-	    memchr(s->p + off, 0, s->len - off) == NULL)
-		return NULL;
-	return (const char *)s->p + off;
-}
 
 /* ---- one unit's line table, as LLVM's DWARFDebugLine sees it ---- */
 
@@ -148,24 +46,15 @@ struct lseq {
 	uint32_t	order;
 };
 
-struct lfile {
-	const char	*name;
-	uint64_t	 dir;
-};
-
 struct ltable {
 	int		 ok;		/* parsed */
-	int		 version;
+	struct dwline	 hdr;		/* version, directories, files */
 	struct lrow	*rows;
 	size_t		 nrows, caprows;
 	unsigned char	*endseq;	/* per row: 1 for an end_sequence */
 	size_t		 capendseq;
 	struct lseq	*seqs;
 	size_t		 nseqs, capseqs;
-	const char	**dirs;
-	size_t		 ndirs, capdirs;
-	struct lfile	*files;
-	size_t		 nfiles, capfiles;
 	uint32_t	*gfile;		/* DWARF file index -> builder id + 1;
 					 * 0 not yet, UINT32_MAX invalid */
 	size_t		 capgfile;
@@ -177,8 +66,7 @@ ltable_free(struct ltable *t)
 	free(t->rows);
 	free(t->endseq);
 	free(t->seqs);
-	free(t->dirs);
-	free(t->files);
+	dwline_free(&t->hdr);
 	free(t->gfile);
 }
 
@@ -191,7 +79,7 @@ struct cvt {
 	Dwarf			*dbg;
 	struct gsym_builder	*b;
 	int			 big;
-	struct sect		 info, line, line_str, str;
+	struct dwline_sect		 info, line, line_str, str;
 	struct ltable		 lt;
 	/* the unit being converted */
 	const char		*comp_dir;
@@ -322,93 +210,6 @@ em_add(struct cvt *cv, uint64_t lo, uint64_t hi, uint32_t name,
 	return 0;
 }
 
-static const char *
-entry_form(struct cvt *cv, struct rd *r, uint64_t form, size_t offsize,
-    uint64_t *num)
-{
-	*num = 0;
-	switch (form) {
-	case DW_FORM_string:
-		return rd_cstr(r);
-	case DW_FORM_line_strp:
-		return sect_str(&cv->line_str, rd_fixed(r, offsize));
-	case DW_FORM_strp:
-		return sect_str(&cv->str, rd_fixed(r, offsize));
-	case DW_FORM_udata:
-		*num = rd_uleb(r);
-		return NULL;
-	case DW_FORM_data1:
-		*num = rd_fixed(r, 1);
-		return NULL;
-	case DW_FORM_data2:
-		*num = rd_fixed(r, 2);
-		return NULL;
-	case DW_FORM_data4:
-		*num = rd_fixed(r, 4);
-		return NULL;
-	case DW_FORM_data8:
-		*num = rd_fixed(r, 8);
-		return NULL;
-	case DW_FORM_data16:
-		rd_skip(r, 16);
-		return NULL;
-	case DW_FORM_block:
-		rd_skip(r, rd_uleb(r));
-		return NULL;
-	default:
-		r->bad = 1;	/* strx needs the unit's str_offsets_base */
-		return NULL;
-	}
-}
-
-/* A DWARF 5 directory or file table. */
-static int
-v5_entries(struct cvt *cv, struct rd *r, size_t offsize, int files)
-{
-	struct ltable *t = &cv->lt;
-	uint64_t fmt[2 * 16], n, i, k;
-	unsigned nfmt = (unsigned)rd_fixed(r, 1);
-
-	if (nfmt > 16)
-		return -EINVAL;
-	for (k = 0; k < nfmt; k++) {
-		fmt[2 * k] = rd_uleb(r);
-		fmt[2 * k + 1] = rd_uleb(r);
-	}
-	n = rd_uleb(r);
-	if (r->bad || n > (uint64_t)(r->end - r->p))
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		const char *path = NULL;
-		uint64_t dir = 0, num;
-
-		for (k = 0; k < nfmt; k++) {
-			const char *s = entry_form(cv, r, fmt[2 * k + 1],
-			    offsize, &num);
-
-			if (fmt[2 * k] == DW_LNCT_path)
-				path = s;
-			else if (fmt[2 * k] == DW_LNCT_directory_index)
-				dir = num;
-		}
-		if (r->bad)
-			return -EINVAL;
-		if (files) {
-			if (array_grow(&t->files, &t->capfiles,
-			    t->nfiles + 1, sizeof(*t->files)) < 0)
-				return -ENOMEM;
-			t->files[t->nfiles].name = path;
-			t->files[t->nfiles++].dir = dir;
-		} else {
-			if (array_grow(&t->dirs, &t->capdirs, t->ndirs + 1,
-			    sizeof(*t->dirs)) < 0)
-				return -ENOMEM;
-			t->dirs[t->ndirs++] = path;
-		}
-	}
-	return 0;
-}
-
 static int
 add_row(struct ltable *t, uint64_t addr, uint32_t file, uint32_t line,
     int end)
@@ -449,79 +250,27 @@ static int
 parse_lines(struct cvt *cv, uint64_t off)
 {
 	struct ltable *t = &cv->lt;
-	struct rd r = { 0 }, h;
-	uint64_t unit_len, hdr_len, addr = 0;
-	size_t offsize = 4;
-	unsigned minlen, maxops, line_range, opbase, i;
-	unsigned char oplen[256];
+	struct dwline_sects ls = { cv->line, cv->line_str, cv->str, cv->big };
+	struct rd r = { 0 };
+	uint64_t addr = 0;
+	unsigned minlen, line_range, opbase, i;
+	const unsigned char *oplen;
 	int line_base, rc, tombstoned = 0, seq_empty = 1;
 	uint32_t file = 1, line = 1, seq_first = 0;
 	uint64_t seq_low = 0;
 
 	t->ok = 0;
-	t->nrows = t->nseqs = t->ndirs = t->nfiles = 0;
-	if (cv->line.p == NULL || off >= cv->line.len)
-		return -EINVAL;
-	r.p = cv->line.p + off;
-	r.end = cv->line.p + cv->line.len;
+	t->nrows = t->nseqs = 0;
+	if ((rc = dwline_header(&ls, off, &t->hdr)) < 0)
+		return rc;
+	r.p = t->hdr.prog;	/* the program */
+	r.end = t->hdr.end;
 	r.big = cv->big;
-	unit_len = rd_fixed(&r, 4);
-	if (unit_len == 0xffffffffu) {
-		offsize = 8;
-		unit_len = rd_fixed(&r, 8);
-	}
-	if (r.bad || unit_len > (uint64_t)(r.end - r.p))
-		return -EINVAL;
-	r.end = r.p + unit_len;
-	t->version = (int)rd_fixed(&r, 2);
-	if (t->version < 2 || t->version > 5)
-		return -EINVAL;
-	if (t->version >= 5)	/* address and segment selector sizes: the
-				 * set_address operand says the width */
-		rd_skip(&r, 2);
-	hdr_len = rd_fixed(&r, offsize);
-	if (r.bad || hdr_len > (uint64_t)(r.end - r.p))
-		return -EINVAL;
-	h = r;
-	r.p += hdr_len;		/* the program */
-	h.end = r.p;
-	minlen = (unsigned)rd_fixed(&h, 1);
-	maxops = t->version >= 4 ? (unsigned)rd_fixed(&h, 1) : 1;
-	(void)maxops;
-	(void)rd_fixed(&h, 1);	/* default_is_stmt */
-	line_base = (int8_t)rd_fixed(&h, 1);
-	line_range = (unsigned)rd_fixed(&h, 1);
-	opbase = (unsigned)rd_fixed(&h, 1);
-	memset(oplen, 0, sizeof(oplen));
-	for (i = 1; i < opbase; i++)
-		oplen[i] = (unsigned char)rd_fixed(&h, 1);
-	if (h.bad || line_range == 0 || opbase == 0)
-		return -EINVAL;
-	if (t->version >= 5) {
-		if ((rc = v5_entries(cv, &h, offsize, 0)) < 0 ||
-		    (rc = v5_entries(cv, &h, offsize, 1)) < 0)
-			return rc;
-	} else {
-		const char *s;
-
-		while ((s = rd_cstr(&h)) != NULL && *s) {
-			if (array_grow(&t->dirs, &t->capdirs,
-			    t->ndirs + 1, sizeof(*t->dirs)) < 0)
-				return -ENOMEM;
-			t->dirs[t->ndirs++] = s;
-		}
-		while ((s = rd_cstr(&h)) != NULL && *s) {
-			if (array_grow(&t->files, &t->capfiles,
-			    t->nfiles + 1, sizeof(*t->files)) < 0)
-				return -ENOMEM;
-			t->files[t->nfiles].name = s;
-			t->files[t->nfiles++].dir = rd_uleb(&h);
-			(void)rd_uleb(&h);
-			(void)rd_uleb(&h);
-		}
-		if (h.bad)
-			return -EINVAL;
-	}
+	minlen = t->hdr.minlen;
+	line_base = t->hdr.line_base;
+	line_range = t->hdr.line_range;
+	opbase = t->hdr.opbase;
+	oplen = t->hdr.oplen;
 
 #define EMIT(end) do {							\
 	if (!tombstoned) {						\
@@ -619,10 +368,10 @@ parse_lines(struct cvt *cv, uint64_t off)
 	/* Sequences by low address; equal ones keep program order. */
 	if (t->nseqs > 1)
 		qsort(t->seqs, t->nseqs, sizeof(*t->seqs), cmp_seq);
-	if (array_grow(&t->gfile, &t->capgfile, t->nfiles + 1,
+	if (array_grow(&t->gfile, &t->capgfile, t->hdr.nfiles + 1,
 	    sizeof(*t->gfile)) < 0)
 		return -ENOMEM;
-	memset(t->gfile, 0, (t->nfiles + 1) * sizeof(*t->gfile));
+	memset(t->gfile, 0, (t->hdr.nfiles + 1) * sizeof(*t->gfile));
 	t->ok = 1;
 	return 0;
 }
@@ -657,7 +406,7 @@ static int
 file_id(struct cvt *cv, uint64_t idx, uint32_t *out)
 {
 	struct ltable *t = &cv->lt;
-	const struct lfile *f;
+	const struct dwline_file *f;
 	const char *dir = NULL;
 	char path[8192];
 	size_t len = 0;
@@ -665,34 +414,34 @@ file_id(struct cvt *cv, uint64_t idx, uint32_t *out)
 
 	if (!t->ok)
 		return 0;
-	if (t->version >= 5) {
-		if (idx >= t->nfiles)
+	if (t->hdr.version >= 5) {
+		if (idx >= t->hdr.nfiles)
 			return 0;
-		f = &t->files[idx];
+		f = &t->hdr.files[idx];
 	} else {
-		if (idx == 0 || idx > t->nfiles)
+		if (idx == 0 || idx > t->hdr.nfiles)
 			return 0;
-		f = &t->files[idx - 1];
+		f = &t->hdr.files[idx - 1];
 	}
-	if (t->gfile[f - t->files] == UINT32_MAX)
+	if (t->gfile[f - t->hdr.files] == UINT32_MAX)
 		return 0;
-	if (t->gfile[f - t->files] != 0) {
-		*out = t->gfile[f - t->files] - 1;
+	if (t->gfile[f - t->hdr.files] != 0) {
+		*out = t->gfile[f - t->hdr.files] - 1;
 		return 1;
 	}
 	if (f->name == NULL) {
-		t->gfile[f - t->files] = UINT32_MAX;
+		t->gfile[f - t->hdr.files] = UINT32_MAX;
 		return 0;
 	}
 	path[0] = '\0';
 	if (f->name[0] != '/') {
-		if (t->version >= 5) {
-			if (f->dir < t->ndirs)
-				dir = t->dirs[f->dir];
-		} else if (f->dir > 0 && f->dir <= t->ndirs) {
-			dir = t->dirs[f->dir - 1];
+		if (t->hdr.version >= 5) {
+			if (f->dir < t->hdr.ndirs)
+				dir = t->hdr.dirs[f->dir];
+		} else if (f->dir > 0 && f->dir <= t->hdr.ndirs) {
+			dir = t->hdr.dirs[f->dir - 1];
 		}
-		if ((t->version < 5 || f->dir != 0) && cv->comp_dir &&
+		if ((t->hdr.version < 5 || f->dir != 0) && cv->comp_dir &&
 		    *cv->comp_dir && !(dir && dir[0] == '/'))
 			path_append(path, sizeof(path), &len, cv->comp_dir);
 		path_append(path, sizeof(path), &len, dir);
@@ -702,7 +451,7 @@ file_id(struct cvt *cv, uint64_t idx, uint32_t *out)
 		cv->err = -ENOMEM;
 		return 0;
 	}
-	t->gfile[f - t->files] = id + 1;
+	t->gfile[f - t->hdr.files] = id + 1;
 	*out = id;
 	return 1;
 }
@@ -2020,7 +1769,7 @@ convert_symtab(struct cvt *cv, size_t *count)
 
 /* The data of the first section called name (decompressed). */
 static void
-find_sect(Elf *elf, size_t shstrndx, const char *name, struct sect *out)
+find_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
 {
 	Elf_Scn *scn = NULL;
 

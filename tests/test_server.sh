@@ -304,8 +304,11 @@ hops7=${hops8%,*}
 # that no upstream is asked past the limit.
 expect_get "X-Forwarded-For with 8 hops: a stored hit is still 200" \
     "/buildid/$ID/debuginfo" 200 "$DBG" -H "X-Forwarded-For: $hops8"
+# Another id: the last byte changed (one id in 256 ends in 00 already).
+OTHER=${ID%??}00
+[ "$OTHER" != "$ID" ] || OTHER=${ID%??}ff
 expect_get "X-Forwarded-For with 8 hops: a miss is 404" \
-    "/buildid/${ID%??}00/debuginfo" 404 "" -H "X-Forwarded-For: $hops8"
+    "/buildid/$OTHER/debuginfo" 404 "" -H "X-Forwarded-For: $hops8"
 expect_get "X-Forwarded-For with 7 hops -> 200" "/buildid/$ID/debuginfo" 200 \
     "$DBG" -H "X-Forwarded-For: $hops7"
 expect_get "X-Forwarded-For with 2 hops -> 200" "/buildid/$ID/debuginfo" 200 \

@@ -216,6 +216,16 @@ fid_one(void *ctx, const unsigned char fid[CACHE_FILEID_LEN],
 	return fid_write(ctx, fh, ih);
 }
 
+static void
+fid_dropped(void *ctx, unsigned long lineno, const char *line,
+    const char *why)
+{
+	(void)ctx;
+	(void)lineno;
+	(void)line;
+	(void)why;
+}
+
 /*
  * DIR/fileids.tsv: the FileID map of every build-id in the manifest, the
  * store's first, then what an earlier export wrote (an export adds, it
@@ -225,10 +235,8 @@ static int
 save_fileids(struct export *x)
 {
 	struct fidctx	 f;
-	unsigned char	 fid[CACHE_FILEID_LEN], id[CACHE_ID_MAX];
-	char		 path[PATH_MAX], tmp[PATH_MAX], line[256];
-	char		 fh[2 * CACHE_FILEID_LEN + 1], ih[2 * CACHE_ID_MAX + 1];
-	size_t		 i, idlen;
+	char		 path[PATH_MAX], tmp[PATH_MAX];
+	size_t		 i;
 	FILE		*old;
 	int		 rc = 0;
 
@@ -245,14 +253,8 @@ save_fileids(struct export *x)
 		rc = cache_fileid_foreach(x->c, fid_one, &f);
 	}
 	if (rc == 0 && (old = fopen(path, "r")) != NULL) {
-		while (rc == 0 && fgets(line, sizeof(line), old) != NULL) {
-			line[strcspn(line, "\n")] = '\0';
-			if (manifest_fileid_parse(line, fid, id, &idlen) < 0)
-				continue;	/* not ours: dropped */
-			hex_encode(fid, sizeof(fid), fh);
-			hex_encode(id, idlen, ih);
-			rc = fid_write(&f, fh, ih);
-		}
+		/* Lines not ours are dropped. */
+		rc = manifest_fileids_read(old, fid_one, fid_dropped, &f);
 		fclose(old);
 	}
 	if (f.fp != NULL) {

@@ -193,60 +193,56 @@ has_id(struct import *x, const unsigned char *id, size_t idlen)
 	return 0;
 }
 
-/*
- * DIR/fileids.tsv, if any: each FileID mapped to its build-id when the
- * store holds that build-id's files and no other mapping for the FileID.
- * @return 0, or the store's -errno.
- */
+/* A FileID mapping of DIR/fileids.tsv: mapped when the store holds
+ * that build-id's files and no other mapping for the FileID. */
+static int
+fileid_one(void *ctx, const unsigned char fid[16], const unsigned char *id,
+    size_t idlen)
+{
+	struct import	*x = ctx;
+	unsigned char	 have[CACHE_ID_MAX];
+	size_t		 havelen;
+	int		 rc;
+
+	if (cache_fileid_get(x->c, fid, have, &havelen) == 0) {
+		if (havelen != idlen || memcmp(have, id, idlen) != 0) {
+			fprintf(stderr, "refused  a line of %s: the FileID "
+			    "maps to another build-id here\n",
+			    MANIFEST_FILEIDS);
+			x->refused++;
+		}
+		return 0;
+	}
+	if (!has_id(x, id, idlen))
+		return 0;	/* its files were refused */
+	if ((rc = cache_fileid_put(x->c, fid, id, idlen)) == 0)
+		x->fileids++;
+	return rc;
+}
+
+static void
+fileid_bad(void *ctx, unsigned long lineno, const char *line, const char *why)
+{
+	struct import *x = ctx;
+
+	(void)line;
+	fprintf(stderr, "refused  line %lu of %s: %s\n", lineno,
+	    MANIFEST_FILEIDS, why);
+	x->refused++;
+}
+
+/* DIR/fileids.tsv, if any.  @return 0, or the store's -errno. */
 static int
 import_fileids(struct import *x)
 {
-	unsigned char	 fid[CACHE_FILEID_LEN], id[CACHE_ID_MAX];
-	unsigned char	 have[CACHE_ID_MAX];
-	char		 path[PATH_MAX], line[256];
-	unsigned long	 lineno = 0;
-	size_t		 idlen, havelen;
-	FILE		*fp;
-	int		 rc = 0;
+	char	 path[PATH_MAX];
+	FILE	*fp;
+	int	 rc;
 
 	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_FILEIDS);
 	if ((fp = fopen(path, "r")) == NULL)
 		return 0;	/* an export of nothing uploaded */
-	while (rc == 0 && fgets(line, sizeof(line), fp) != NULL) {
-		lineno++;
-		if (line[strcspn(line, "\n")] != '\n' && !feof(fp)) {
-			int c;
-
-			while ((c = getc(fp)) != EOF && c != '\n')
-				;
-			fprintf(stderr, "refused  line %lu of %s: too long\n",
-			    lineno, MANIFEST_FILEIDS);
-			x->refused++;
-			continue;
-		}
-		line[strcspn(line, "\n")] = '\0';
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		if (manifest_fileid_parse(line, fid, id, &idlen) < 0) {
-			fprintf(stderr, "refused  line %lu of %s: not a FileID "
-			    "and a build-id\n", lineno, MANIFEST_FILEIDS);
-			x->refused++;
-			continue;
-		}
-		if (cache_fileid_get(x->c, fid, have, &havelen) == 0) {
-			if (havelen != idlen || memcmp(have, id, idlen) != 0) {
-				fprintf(stderr, "refused  line %lu of %s: the "
-				    "FileID maps to another build-id here\n",
-				    lineno, MANIFEST_FILEIDS);
-				x->refused++;
-			}
-			continue;
-		}
-		if (!has_id(x, id, idlen))
-			continue;	/* its files were refused */
-		if ((rc = cache_fileid_put(x->c, fid, id, idlen)) == 0)
-			x->fileids++;
-	}
+	rc = manifest_fileids_read(fp, fileid_one, fileid_bad, x);
 	fclose(fp);
 	return rc;
 }

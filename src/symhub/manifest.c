@@ -87,18 +87,20 @@ manifest_parse(char *line, struct manifest_line *out, const char **why)
 	return 0;
 }
 
-int
-manifest_read(FILE *fp, int (*fn)(void *ctx, const struct manifest_line *l),
-    void (*bad)(void *ctx, unsigned long lineno, const char *line,
-    const char *why), void *ctx)
+/*
+ * The lines of fp, at most MANIFEST_LINE_MAX bytes each, without their
+ * newline; comments and empty lines passed over.  A longer one is
+ * skipped (never held whole) and given to fn as NULL.
+ * @return 0, or fn's first non-zero result.
+ */
+static int
+lines(FILE *fp, int (*fn)(void *ctx, unsigned long lineno, char *line),
+    void *ctx)
 {
-	struct manifest_line	 l;
-	const char		*why;
-	char			 buf[MANIFEST_LINE_MAX + 2];
-	char			 raw[MANIFEST_LINE_MAX + 2];
-	unsigned long		 lineno = 0;
-	size_t			 n;
-	int			 rc, c;
+	char		buf[MANIFEST_LINE_MAX + 2];
+	unsigned long	lineno = 0;
+	size_t		n;
+	int		rc, c;
 
 	while (fgets(buf, sizeof(buf), fp) != NULL) {
 		lineno++;
@@ -109,21 +111,84 @@ manifest_read(FILE *fp, int (*fn)(void *ctx, const struct manifest_line *l),
 			/* Longer than any line of ours: skip the rest. */
 			while ((c = getc(fp)) != EOF && c != '\n')
 				;
-			bad(ctx, lineno, NULL,
-			    "a line longer than any manifest line");
+			if ((rc = fn(ctx, lineno, NULL)) != 0)
+				return rc;
 			continue;
 		}
 		if (n == 0 || buf[0] == '#')
 			continue;
-		memcpy(raw, buf, n + 1);	/* parsing cuts buf up */
-		if (manifest_parse(buf, &l, &why) < 0) {
-			bad(ctx, lineno, raw, why);
-			continue;
-		}
-		if ((rc = fn(ctx, &l)) != 0)
+		if ((rc = fn(ctx, lineno, buf)) != 0)
 			return rc;
 	}
 	return 0;
+}
+
+struct readctx {
+	int	(*fn)(void *, const struct manifest_line *);
+	int	(*fidfn)(void *, const unsigned char *, const unsigned char *,
+		    size_t);
+	void	(*bad)(void *, unsigned long, const char *, const char *);
+	void	*ctx;
+};
+
+static int
+manifest_one(void *ctx, unsigned long lineno, char *line)
+{
+	struct readctx		*r = ctx;
+	struct manifest_line	 l;
+	const char		*why;
+	char			 raw[MANIFEST_LINE_MAX + 2];
+
+	if (line == NULL) {
+		r->bad(r->ctx, lineno, NULL,
+		    "a line longer than any manifest line");
+		return 0;
+	}
+	snprintf(raw, sizeof(raw), "%s", line);	/* parsing cuts line up */
+	if (manifest_parse(line, &l, &why) < 0) {
+		r->bad(r->ctx, lineno, raw, why);
+		return 0;
+	}
+	return r->fn(r->ctx, &l);
+}
+
+int
+manifest_read(FILE *fp, int (*fn)(void *ctx, const struct manifest_line *l),
+    void (*bad)(void *ctx, unsigned long lineno, const char *line,
+    const char *why), void *ctx)
+{
+	struct readctx r = { fn, NULL, bad, ctx };
+
+	return lines(fp, manifest_one, &r);
+}
+
+static int
+fileid_one(void *ctx, unsigned long lineno, char *line)
+{
+	struct readctx	*r = ctx;
+	unsigned char	 fid[16], id[WEBAPI_ID_HEX_MAX / 2];
+	size_t		 idlen;
+
+	if (line == NULL) {
+		r->bad(r->ctx, lineno, NULL, "a line too long");
+		return 0;
+	}
+	if (manifest_fileid_parse(line, fid, id, &idlen) < 0) {
+		r->bad(r->ctx, lineno, line, "not a FileID and a build-id");
+		return 0;
+	}
+	return r->fidfn(r->ctx, fid, id, idlen);
+}
+
+int
+manifest_fileids_read(FILE *fp, int (*fn)(void *ctx,
+    const unsigned char fid[16], const unsigned char *id, size_t idlen),
+    void (*bad)(void *ctx, unsigned long lineno, const char *line,
+    const char *why), void *ctx)
+{
+	struct readctx r = { NULL, fn, bad, ctx };
+
+	return lines(fp, fileid_one, &r);
 }
 
 void

@@ -68,6 +68,14 @@ void	manifest_write(FILE *fp, const char *idhex, const char *kindname,
 int	manifest_fileid_parse(const char *line, unsigned char fid[16],
 	    unsigned char *id, size_t *idlen);
 
+/* manifest_read() for a fileids.tsv: fn for each mapping, bad for each
+ * line that is none. */
+int	manifest_fileids_read(FILE *fp, int (*fn)(void *ctx,
+	    const unsigned char fid[16], const unsigned char *id,
+	    size_t idlen),
+	    void (*bad)(void *ctx, unsigned long lineno, const char *line,
+	    const char *why), void *ctx);
+
 /* Is origin of the family `family`: "upload" is "upload" and
  * "upload:NAME" (uploads by NAME's token). */
 int	manifest_origin_is(const char *origin, const char *family);

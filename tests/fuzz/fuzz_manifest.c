@@ -1,6 +1,7 @@
-/* Fuzz the export manifest reader: manifest_read() over any bytes (as
- * `symhub import` reads a tree it does not trust), and manifest_parse()
- * on the whole input as one line. */
+/* Fuzz the export manifest reader: manifest_read() and
+ * manifest_fileids_read() over any bytes (as `symhub import` reads a tree
+ * it does not trust), and manifest_parse() on the whole input as one
+ * line. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,16 @@ bad(void *ctx, unsigned long lineno, const char *raw, const char *why)
 	*n += lineno + strlen(why) + (raw != NULL ? strlen(raw) : 0);
 }
 
+static int
+fileid(void *ctx, const unsigned char fid[16], const unsigned char *id,
+    size_t idlen)
+{
+	size_t *n = ctx;
+
+	*n += fid[0] + id[idlen - 1];
+	return 0;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,6 +50,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 0 && (fp = fmemopen((void *)data, size, "r")) != NULL) {
 		(void)manifest_read(fp, line, bad, &n);
+		fclose(fp);
+	}
+	if (size > 0 && (fp = fmemopen((void *)data, size, "r")) != NULL) {
+		(void)manifest_fileids_read(fp, fileid, bad, &n);
 		fclose(fp);
 	}
 	if ((s = malloc(size + 1)) == NULL)

@@ -16,8 +16,9 @@
  *               (upstreams recently said "not found").
  *   -EINVAL     malformed input from whoever called: a client's URL or
  *               body, a configuration value, an argument out of range.
- *   -ENOEXEC    a file that should be ELF is not, or its ELF or DWARF is
- *               corrupt (foreign input).
+ *   -ENOEXEC    a file that should be ELF (or a perf.data profile) is
+ *               not, or its ELF, DWARF or profile is corrupt (foreign
+ *               input).
  *   -EBADMSG    a file in a format of our own is corrupt: a GSYM file, a
  *               store record, a catalog entry.
  *   -EPROTONOSUPPORT  a GSYM file of a version or byte order not read.

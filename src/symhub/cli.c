@@ -3,6 +3,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,4 +66,35 @@ cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
 		free(ents[i]);
 	free(ents);
 	return rc;
+}
+
+void
+cli_line(FILE *fp, int bar, const char *label, const char *kind,
+    const char *id, const char *name, const char *detail)
+{
+	if (bar)
+		fputs("\r\033[K", stderr);
+	fprintf(fp, "%-8s %-10s %s  %s%s%s\n", label, kind, id, name,
+	    detail != NULL ? "  " : "", detail != NULL ? detail : "");
+	fflush(fp);
+}
+
+void
+cli_bar(size_t done, size_t total, const char *fmt, ...)
+{
+	va_list	ap;
+	char	bar[31];
+	size_t	fill;
+
+	if (total == 0)
+		return;
+	fill = (done > total ? total : done) * 30 / total;
+	memset(bar, '=', fill);
+	memset(bar + fill, ' ', 30 - fill);
+	bar[30] = '\0';
+	fprintf(stderr, "\r\033[K[%s] %zu/%zu  ", bar, done, total);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
 }

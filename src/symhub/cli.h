@@ -4,7 +4,25 @@
 #ifndef SYMHUB_CLI_H
 #define SYMHUB_CLI_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #define CLI_JOBS_MAX	64
+
+/*
+ * One result line, "LABEL KIND ID  NAME[  DETAIL]" in aligned columns, as
+ * prefetch and perf print them; a progress bar on stderr (bar != 0) is
+ * cleared first so that the line does not mix with it.  Flushes fp.
+ */
+void	cli_line(FILE *fp, int bar, const char *label, const char *kind,
+	    const char *id, const char *name, const char *detail);
+
+/*
+ * Redraw the progress bar on stderr: "[===   ] DONE/TOTAL" and then what
+ * fmt says.  Nothing when total is 0.
+ */
+void	cli_bar(size_t done, size_t total, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 /*
  * Parse a -j/--jobs argument: a decimal number from 1 to CLI_JOBS_MAX.

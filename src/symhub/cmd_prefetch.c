@@ -78,28 +78,15 @@ static void
 line(struct prefetch *p, FILE *fp, const char *label, const char *kind,
     const char *id, const char *from, const char *detail)
 {
-	if (p->bar)
-		fputs("\r\033[K", stderr);
-	fprintf(fp, "%-8s %-10s %s  %s%s%s\n", label, kind, id, from,
-	    detail != NULL ? "  " : "", detail != NULL ? detail : "");
-	fflush(fp);
+	cli_line(fp, p->bar, label, kind, id, from, detail);
 }
 
 static void
 progress(struct prefetch *p)
 {
-	char	bar[31];
-	size_t	fill;
-
-	if (!p->bar || p->n == 0)
-		return;
-	fill = (size_t)p->done * 30 / p->n;
-	memset(bar, '=', fill);
-	memset(bar + fill, ' ', 30 - fill);
-	bar[30] = '\0';
-	fprintf(stderr, "\r\033[K[%s] %u/%zu  %u found, %u missing, %u failed",
-	    bar, p->done, p->n, p->found, p->missing, p->failed);
-	fflush(stderr);
+	if (p->bar)
+		cli_bar(p->done, p->n, "%u found, %u missing, %u failed",
+		    p->found, p->missing, p->failed);
 }
 
 static int

@@ -17,6 +17,7 @@
 #include "cmd_export.h"
 #include "cmd_gsym.h"
 #include "cmd_import.h"
+#include "cmd_perf.h"
 #include "cmd_prefetch.h"
 #include "cmd_store.h"
 #include "common/auth.h"
@@ -39,6 +40,7 @@ usage(FILE *fp)
 	    "[-d SYMBOLS]\n"
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
+	    "       symhub perf [--url URL] [OPTION...] [PERF.DATA]\n"
 	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
@@ -405,6 +407,8 @@ main(int argc, char **argv)
 		return cmd_store(argc - 1, argv + 1);
 	if (strcmp(argv[1], "prefetch") == 0)
 		return cmd_prefetch(argc - 1, argv + 1);
+	if (strcmp(argv[1], "perf") == 0)
+		return cmd_perf(argc - 1, argv + 1);
 	if (strcmp(argv[1], "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(argv[1], "import") == 0)

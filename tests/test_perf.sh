@@ -267,6 +267,23 @@ check "a download cut short fails" grep -q "^failed  *debuginfo  *$ID_LIB " \
     "$tmp/out/run10.err"
 check "and leaves nothing" eval "[ -z \"\$(find '$tmp/c10' -mindepth 1)\" ]"
 
+start_badupstream trickle trickle "$tmp/hubfiles/libspin.so.debug" ||
+    fail "badupstream.py trickle starts"
+"$SYMHUB" perf -i "$tmp/p1.data" --url "$BURL" --buildid-dir "$tmp/c11" \
+    >"$tmp/out/run11k" 2>&1 &
+kpid=$!
+PIDS+=("$kpid")
+# The download is under way once its unnamed file is open.
+if wait_until 30 eval "ls -l /proc/$kpid/fd 2>/dev/null | grep -q \
+    '$tmp/c11/#'"; then
+	kill -KILL "$kpid"
+	wait_exit "$kpid" 10
+	check "killed mid-download: no file in the cache" eval "[ -z \
+	    \"\$(find '$tmp/c11' -mindepth 1 -not -type d)\" ]"
+else
+	fail "the download starts" "$(cat "$tmp/out/run11k")"
+fi
+
 section 'a cache that cannot be written'
 echo file >"$tmp/afile"
 "$SYMHUB" perf -i "$tmp/p1.data" --url "$HUB" --buildid-dir "$tmp/afile/c" \

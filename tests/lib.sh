@@ -463,14 +463,17 @@ start_symhubd_at() {
 # (retried should someone take it).  Database $tmp/NAME.sqlite, output
 # $tmp/NAME.log (one line per request).  Waits until /metrics answers;
 # indexing may still be under way.  Sets DPORT, DURL, DPID.
+# With DEBUGINFOD_FED=URLS it federates to them (else to nothing).
 start_debuginfod() {
 	local name=$1 want=$2 try n
 	shift 2
 	for try in 1 2 3 4 5; do
 		DPORT=${want:-$(free_port)}
 		DURL=http://127.0.0.1:$DPORT
-		# Without -U it would federate to DEBUGINFOD_URLS itself.
-		env -u DEBUGINFOD_URLS debuginfod -F -t 0 -g 0 -p "$DPORT" \
+		# It federates to DEBUGINFOD_URLS: to $DEBUGINFOD_FED only.
+		env -u DEBUGINFOD_URLS \
+		    ${DEBUGINFOD_FED:+DEBUGINFOD_URLS="$DEBUGINFOD_FED"} \
+		    debuginfod -F -t 0 -g 0 -p "$DPORT" \
 		    -d "$tmp/$name.sqlite" "$@" >>"$tmp/$name.log" 2>&1 &
 		DPID=$!
 		PIDS+=("$DPID")

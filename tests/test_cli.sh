@@ -317,10 +317,18 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
 print("ready", flush=True)
 s.serve_forever()
 EOF
-RPORT=$(free_port)
-python3 "$tmp/rec/rec.py" "$RPORT" "$tmp/rec/puts" >"$tmp/rec/ready" 2>&1 &
-PIDS+=($!)
-if wait_until 10 grep -qx ready "$tmp/rec/ready"; then
+# Another port when someone took this one between free_port and bind.
+for try in 1 2 3 4 5; do
+	RPORT=$(free_port)
+	python3 "$tmp/rec/rec.py" "$RPORT" "$tmp/rec/puts" \
+	    >"$tmp/rec/ready" 2>&1 &
+	rpid=$!
+	PIDS+=("$rpid")
+	wait_until 10 eval "grep -qx ready '$tmp/rec/ready' || ! alive $rpid"
+	grep -qx ready "$tmp/rec/ready" && break
+	grep -q 'Address already in use' "$tmp/rec/ready" || break
+done
+if grep -qx ready "$tmp/rec/ready"; then
 	timeout 30 "$SYMHUB" upload --url "http://127.0.0.1:$RPORT/" \
 	    --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello" \
 	    >"$tmp/out/rec.out" 2>&1

@@ -79,11 +79,19 @@ client_file "llvm-debuginfod-find-19: prog1 source hello.c" \
     "$ID1"
 
 section 'a static web server serves it'
-WPORT=$(free_port)
-(cd "$EXP" && exec python3 -m http.server --bind 127.0.0.1 "$WPORT") \
-    >"$tmp/web.log" 2>&1 &
-WPID=$!
-PIDS+=("$WPID")
+# Another port when someone took this one between free_port and bind.
+for try in 1 2 3 4 5; do
+	WPORT=$(free_port)
+	(cd "$EXP" && exec python3 -m http.server --bind 127.0.0.1 "$WPORT") \
+	    >"$tmp/web.log" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	wait_until 20 eval "[ \"\$(http_code \
+	    'http://127.0.0.1:$WPORT/manifest.tsv')\" = 200 ] || ! alive $WPID"
+	alive "$WPID" || ! grep -q 'Address already in use' "$tmp/web.log" ||
+	    continue
+	break
+done
 if wait_http 20 "http://127.0.0.1:$WPORT/manifest.tsv" 200; then
 	client_env
 	export DEBUGINFOD_URLS=http://127.0.0.1:$WPORT

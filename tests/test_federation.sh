@@ -865,8 +865,9 @@ else
 	    "status $code; log: $(tail -2 "$clog")"
 fi
 v=$(upheader User-Agent)
-check "hygiene: the client's User-Agent is forwarded ($v)" \
-    test "$v" = "fedtest-agent/1.0"
+# With this hub's mark, which survives a hop through elfutils' debuginfod.
+check "hygiene: the client's User-Agent is forwarded, marked ($v)" \
+    eval "[[ '$v' =~ ^fedtest-agent/1.0\ symhub-via/[0-9a-f]{32}\$ ]]"
 v=$(upheader X-Forwarded-For)
 check "hygiene: X-Forwarded-For ends with the client, 127.0.0.1 ($v)" \
     eval '[[ "$v" == *127.0.0.1 ]]'
@@ -939,6 +940,50 @@ if start_symhubd_at "$PA" -d "$tmp/store-a" -u "http://127.0.0.1:$PB name=b" \
 	stop_symhubd "$A_PID"
 else
 	fail "hub A starts on port $PA" "$(tail -n 3 "$tmp/symhubd.out")"
+fi
+
+section "a loop through elfutils' debuginfod, which drops X-Symhub-Via"
+# A asks E, and E (federating to DEBUGINFOD_URLS) asks A.  elfutils passes
+# User-Agent on, so A knows its own request when it comes back.
+PA=$(free_port)
+mkdir -p "$tmp/e-loop"
+if DEBUGINFOD_CACHE_PATH=$tmp/e-loop-cache \
+    DEBUGINFOD_FED=http://127.0.0.1:$PA start_debuginfod e-loop "" \
+    "$tmp/e-loop"; then
+	E_PID=$DPID
+	if start_symhubd_at "$PA" -d "$tmp/store-loop" \
+	    -u "$DURL name=elfutils" --log-file "$tmp/loop.log"; then
+		A_PID=$SYMHUBD_PID
+		next_unknown
+		get "$URL/buildid/$U/debuginfo" "$tmp/out/loop"
+		check "A -> elfutils -> A: 404 at once, no reset (${secs}s)" \
+		    [ "$code" = 404 ]
+		check "A knew its own request: answered as a loop" grep -q \
+		    "GET /buildid/$U/debuginfo 404 .* loop " "$tmp/loop.log"
+		check "the upstream said not found" metric_cmp \
+		    'symhub_upstream_requests_total{upstream="elfutils",outcome="notfound"}' \
+		    -eq 1
+		check "no time-out counted against the upstream" metric_cmp \
+		    'symhub_upstream_requests_total{upstream="elfutils",outcome="timeout"}' \
+		    -eq 0
+		next_unknown
+		t=$(date +%s%N)
+		DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$tmp/dfc-loop \
+		    debuginfod-find debuginfo "$U" >"$tmp/out/loop.df" 2>&1
+		st=$?
+		t=$((($(date +%s%N) - t) / 1000000))
+		check "debuginfod-find through the loop: not found, once (${t} ms)" \
+		    eval "[ $st != 0 ] && [ \"\$(seen '$tmp/loop.log' '$U' \
+		    debuginfo)\" = 2 ]"
+		stop_symhubd "$A_PID"
+	else
+		fail "hub A starts on port $PA" "$(tail -n 3 "$tmp/symhubd.out")"
+	fi
+	kill "$E_PID"
+	wait_exit "$E_PID" 10
+else
+	fail "elfutils' debuginfod starts, federating to A" \
+	    "$(tail -n 3 "$tmp/e-loop.log")"
 fi
 
 section "an upload without DWARF does not hide an upstream's copy"

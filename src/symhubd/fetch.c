@@ -41,6 +41,10 @@ static const uint64_t fbb[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500,
     5000, 10000 };
 #define NFBB	(sizeof(fbb) / sizeof(fbb[0]))
 
+/* This hub's mark in the User-Agent it sends upstream (ua_chain()). */
+#define UA_VIA		"symhub-via/"
+#define UA_MAX		2048
+
 struct upstream {
 	struct upstream_spec	 spec;
 	struct curl_slist	*headers;	/* from header-file */
@@ -459,8 +463,7 @@ attempt_start(struct fetch *f, struct attempt *a)
 	curl_easy_setopt(a->easy, CURLOPT_URL, url);
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
 	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
-	curl_easy_setopt(a->easy, CURLOPT_USERAGENT,
-	    j->ua ? j->ua : "symhubd/" PACKAGE_VERSION);
+	curl_easy_setopt(a->easy, CURLOPT_USERAGENT, j->ua);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -1175,6 +1178,25 @@ chain(const char *received, const char *peer)
 	return n < 0 ? NULL : s;
 }
 
+/*
+ * The User-Agent upstreams see: the client's, which elfutils' debuginfod
+ * also passes on when it federates, with this hub's mark appended.  It is
+ * the one header that survives a hop through a server that drops
+ * X-Symhub-Via, so a request that comes back through one is known as a
+ * loop (fetch_loop()).  Over UA_MAX bytes the client's part is cut.
+ */
+static char *
+ua_chain(const char *ua, const char *via)
+{
+	char	*s;
+
+	if (ua == NULL || *ua == '\0')
+		ua = "symhubd/" PACKAGE_VERSION;
+	if (asprintf(&s, "%.*s %s%s", UA_MAX, ua, UA_VIA, via) < 0)
+		return NULL;
+	return s;
+}
+
 int
 fetch_request(struct fetch *f, const struct fetch_req *req,
     fetch_done_fn done, void *ctx)
@@ -1201,7 +1223,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	    (req->key.extra && (j->extra = strdup(req->key.extra)) == NULL) ||
 	    (req->raw_extra &&
 	    (j->raw_extra = strdup(req->raw_extra)) == NULL) ||
-	    (req->user_agent && (j->ua = strdup(req->user_agent)) == NULL) ||
+	    (j->ua = ua_chain(req->user_agent, f->via)) == NULL ||
 	    (j->xff = chain(req->forwarded_for, req->peer)) == NULL ||
 	    (req->via && (j->via = strdup(req->via)) == NULL)) {
 		job_free(j);
@@ -1256,9 +1278,13 @@ fetch_may_ask(const struct fetch *f, const char *forwarded_for)
 }
 
 int
-fetch_loop(const struct fetch *f, const char *via)
+fetch_loop(const struct fetch *f, const char *via, const char *user_agent)
 {
-	return via != NULL && strstr(via, f->via) != NULL;
+	char mark[sizeof(UA_VIA) + sizeof(f->via)];
+
+	snprintf(mark, sizeof(mark), "%s%s", UA_VIA, f->via);
+	return (via != NULL && strstr(via, f->via) != NULL) ||
+	    (user_agent != NULL && strstr(user_agent, mark) != NULL);
 }
 
 int

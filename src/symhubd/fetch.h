@@ -102,8 +102,11 @@ int	fetch_request(struct fetch *f, const struct fetch_req *req,
 	    fetch_done_fn done, void *ctx);
 
 /*
- * Federation.  Upstreams are asked with the client's User-Agent, with its
- * address appended to X-Forwarded-For and this hub's id to X-Symhub-Via.
+ * Federation.  Upstreams are asked with the client's User-Agent and this
+ * hub's id appended to it as "symhub-via/ID", with the client's address
+ * appended to X-Forwarded-For and the id to X-Symhub-Via.  elfutils'
+ * debuginfod passes User-Agent and X-Forwarded-For on when it federates,
+ * and drops the rest.
  */
 
 /* May a miss of a client whose X-Forwarded-For is forwarded_for (NULL:
@@ -111,9 +114,11 @@ int	fetch_request(struct fetch *f, const struct fetch_req *req,
  * hops: past it, a miss is a miss, as in elfutils. */
 int	fetch_may_ask(const struct fetch *f, const char *forwarded_for);
 
-/* Is this hub in via (X-Symhub-Via, NULL: none), so that the request
- * went round the federation back to it? */
-int	fetch_loop(const struct fetch *f, const char *via);
+/* Is this hub in via (X-Symhub-Via) or user_agent (either NULL: none),
+ * so that the request went round the federation back to it, directly or
+ * through a server that does not know X-Symhub-Via? */
+int	fetch_loop(const struct fetch *f, const char *via,
+	    const char *user_agent);
 
 /*
  * Should the upstreams be asked for a better copy of what the store has

@@ -156,10 +156,10 @@ serve(struct http *h, struct req *r, int may_map)
 	int			 fd, rc;
 
 	/* A hub that finds itself in the chain is asked by itself. */
-	if (h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via")))
+	if (h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via"),
+	    req_header(r, MHD_HTTP_HEADER_USER_AGENT)))
 		return reply_text(r, REPLY_NOT_FOUND,
-		    "federation loop: this hub is already in X-Symhub-Via",
-		    "loop");
+		    "federation loop: this hub asked for this itself", "loop");
 
 	key.kind = r->w.kind;
 	key.id = r->w.id;

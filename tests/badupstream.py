@@ -23,11 +23,16 @@ the connection.  Modes:
                     announcing all of FILE
     endless         200 without Content-Length, zeros until the client
                     goes away
+    ima FILE        200 with FILE's bytes and X-DEBUGINFOD-IMASIGNATURE
+                    "030204" + the SHA-256 of FILE in hex (elfutils sends
+                    one from 0.190 on, for IMA-signed rpm members; Debian
+                    12 has 0.188)
 
 Python 3 standard library only.
 """
 
 import gzip
+import hashlib
 import socket
 import struct
 import sys
@@ -35,7 +40,7 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless")
+         "gzipcut", "endless", "ima")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -110,6 +115,12 @@ def serve(conn, mode, arg, payload):
     xhdrs = ["Content-Type: application/octet-stream",
              "X-DEBUGINFOD-SIZE: %d" % len(payload),
              "X-DEBUGINFOD-FILE: bad-upstream"]
+    if mode == "ima":
+        sig = "030204" + hashlib.sha256(payload).hexdigest()
+        answer(conn, 200, payload,
+               xhdrs + ["X-DEBUGINFOD-IMASIGNATURE: " + sig])
+        conn.close()
+        return
     if mode == "wrongfile":
         answer(conn, 200, payload, xhdrs)
         conn.close()
@@ -179,11 +190,11 @@ def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
-                "gzipcut") and arg is None:
+                "gzipcut", "ima") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
         return 2
     payload = b""
-    if mode in ("wrongfile", "trickle", "short", "gzipcut"):
+    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima"):
         with open(arg, "rb") as f:
             payload = f.read()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

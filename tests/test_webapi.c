@@ -380,6 +380,60 @@ test_fileid(void)
 	    "/fileidx is no route");
 }
 
+static int
+range(const char *hdr, uint64_t size, int want, uint64_t woff, uint64_t wlen)
+{
+	uint64_t	off = 999, len = 999;
+	int		rc = webapi_range(hdr, size, &off, &len);
+
+	return rc == want && (rc != 1 || (off == woff && len == wlen));
+}
+
+static void
+test_range(void)
+{
+	ok(range(NULL, 100, 0, 0, 0), "no Range: whole");
+	ok(range("bytes=0-9", 100, 1, 0, 10), "bytes=0-9");
+	ok(range("bytes=10-", 100, 1, 10, 90), "bytes=10-: to the end");
+	ok(range("bytes=-30", 100, 1, 70, 30), "bytes=-30: the last 30");
+	ok(range("bytes=-300", 100, 1, 0, 100), "a suffix over the size: all");
+	ok(range("bytes=90-500", 100, 1, 90, 10), "a last byte past the end");
+	ok(range("bytes=99-99", 100, 1, 99, 1), "the last byte");
+	ok(range(" Bytes = 5-6 ", 100, 1, 5, 2), "blanks, case");
+	ok(range("bytes=100-", 100, -ENODATA, 0, 0), "first at the end: 416");
+	ok(range("bytes=-0", 100, -ENODATA, 0, 0), "an empty suffix: 416");
+	ok(range("bytes=0-0", 0, -ENODATA, 0, 0), "an empty file: 416");
+	ok(range("bytes=5-4", 100, 0, 0, 0), "last before first: ignored");
+	ok(range("bytes=0-9,20-29", 100, 0, 0, 0), "several: whole");
+	ok(range("bytes=-5,-6", 100, 0, 0, 0), "several suffixes: whole");
+	ok(range("lines=0-9", 100, 0, 0, 0), "another unit: whole");
+	ok(range("bytes=a-9", 100, 0, 0, 0), "not a number: whole");
+	ok(range("bytes=0-9x", 100, 0, 0, 0), "trailing junk: whole");
+	ok(range("bytes", 100, 0, 0, 0), "no '=': whole");
+	ok(range("bytes=99999999999999999999-", 100, 0, 0, 0),
+	    "20 digits: whole");
+	ok(range("bytes=1234567890123456789-", UINT64_MAX, 1,
+	    1234567890123456789ull, UINT64_MAX - 1234567890123456789ull),
+	    "19 digits, a huge size");
+}
+
+static void
+test_etag(void)
+{
+	ok(webapi_etag_match("\"abc\"", "\"abc\""), "the same tag");
+	ok(!webapi_etag_match("\"abd\"", "\"abc\""), "another tag");
+	ok(webapi_etag_match("*", "\"abc\""), "*");
+	ok(webapi_etag_match("\"x\", W/\"abc\"", "\"abc\""),
+	    "weak, second in a list");
+	ok(webapi_etag_match("\"abc\"", "W/\"abc\""), "against a weak tag");
+	ok(!webapi_etag_match("abc", "\"abc\""), "unquoted: nothing");
+	ok(!webapi_etag_match("\"abc", "\"abc\""), "unterminated: nothing");
+	ok(!webapi_etag_match("\"ab\"", "\"abc\""), "a prefix: no");
+	ok(!webapi_etag_match("", "\"abc\""), "empty: no");
+	ok(!webapi_etag_match(NULL, "\"abc\""), "none: no");
+	ok(!webapi_etag_match("\"abc\"", NULL), "no ETag: no");
+}
+
 int
 main(void)
 {
@@ -391,5 +445,7 @@ main(void)
 	test_section();
 	test_free();
 	test_fileid();
+	test_range();
+	test_etag();
 	return done();
 }

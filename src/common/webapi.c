@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/hex.h"
 #include "kind.h"
@@ -243,4 +244,106 @@ webapi_req_free(struct webapi_req *req)
 	free(req->extra);
 	req->extra = NULL;
 	req->raw_extra = NULL;
+}
+
+/* A decimal number of at most 19 digits at *p.  @return 0 and moves *p,
+ * or -EINVAL. */
+static int
+range_num(const char **p, uint64_t *v)
+{
+	const char	*s = *p;
+	int		 n = 0;
+
+	*v = 0;
+	while (*s >= '0' && *s <= '9' && n < 19) {
+		*v = *v * 10 + (uint64_t)(*s - '0');
+		s++;
+		n++;
+	}
+	if (n == 0 || (*s >= '0' && *s <= '9'))
+		return -EINVAL;
+	*p = s;
+	return 0;
+}
+
+int
+webapi_range(const char *hdr, uint64_t size, uint64_t *off, uint64_t *len)
+{
+	const char	*p = hdr;
+	uint64_t	 first, last;
+
+	if (p == NULL)
+		return 0;
+	p += strspn(p, " \t");
+	if (strncasecmp(p, "bytes", 5) != 0)
+		return 0;
+	p += 5;
+	p += strspn(p, " \t");
+	if (*p++ != '=')
+		return 0;
+	p += strspn(p, " \t");
+	if (*p == '-') {
+		/* The last SUFFIX bytes. */
+		p++;
+		if (range_num(&p, &last) != 0)
+			return 0;
+		p += strspn(p, " \t");
+		if (*p != '\0')
+			return 0;	/* a list: sent whole */
+		if (last == 0 || size == 0)
+			return -ENODATA;
+		*len = last < size ? last : size;
+		*off = size - *len;
+		return 1;
+	}
+	if (range_num(&p, &first) != 0 || *p++ != '-')
+		return 0;
+	if (*p >= '0' && *p <= '9') {
+		if (range_num(&p, &last) != 0 || last < first)
+			return 0;
+	} else
+		last = UINT64_MAX;
+	p += strspn(p, " \t");
+	if (*p != '\0')
+		return 0;
+	if (first >= size)
+		return -ENODATA;
+	if (last >= size)
+		last = size - 1;
+	*off = first;
+	*len = last - first + 1;
+	return 1;
+}
+
+int
+webapi_etag_match(const char *list, const char *etag)
+{
+	const char	*p = list, *tag;
+	size_t		 n, elen;
+
+	if (list == NULL || etag == NULL)
+		return 0;
+	if (etag[0] == 'W' && etag[1] == '/')
+		etag += 2;
+	elen = strlen(etag);
+	while (*p != '\0') {
+		p += strspn(p, " \t,");
+		if (*p == '\0')
+			break;
+		if (*p == '*')
+			return 1;
+		tag = p;
+		if (tag[0] == 'W' && tag[1] == '/')
+			tag += 2;
+		if (*tag != '"')
+			return 0;	/* malformed: matches nothing */
+		n = 1 + strcspn(tag + 1, "\"");
+		if (tag[n] != '"')
+			return 0;
+		n++;
+		if (n == elen && memcmp(tag, etag, n) == 0)
+			return 1;
+		p = tag + n;
+	}
+	return 0;
 }

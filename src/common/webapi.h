@@ -8,6 +8,7 @@
 #define SYMHUB_WEBAPI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cache/cache.h"
 
@@ -79,5 +80,25 @@ int	webapi_canon_path(const char *in, char *out);
  */
 int	webapi_parse_hexid(const char *hex, size_t len,
 	    unsigned char out[WEBAPI_ID_HEX_MAX / 2]);
+
+/*
+ * Read a Range header (RFC 9110 section 14) against a representation of
+ * size bytes: one range "bytes=FIRST-LAST", "bytes=FIRST-" or
+ * "bytes=-SUFFIX".  A malformed header, another unit and a list of
+ * several ranges are ignored (the whole file is sent, as the RFC allows).
+ * @param hdr  the header's value, or NULL.
+ * @return 1 with *off and *len set (len >= 1); 0: send it whole;
+ *         -ENODATA: no byte of it is in the file (416).
+ */
+int	webapi_range(const char *hdr, uint64_t size, uint64_t *off,
+	    uint64_t *len);
+
+/*
+ * Does a list of entity tags (If-None-Match, If-Range) name etag (with its
+ * quotes, as sent in ETag)?  "*" names any; a weak tag W/"x" matches "x"
+ * (the weak comparison of RFC 9110 section 8.8.3.2, which If-None-Match
+ * uses).  @return 1 or 0.
+ */
+int	webapi_etag_match(const char *list, const char *etag);
 
 #endif

@@ -22,8 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "base/clock.h"
+#include "base/hex.h"
 #include "common/elfinfo.h"
+#include "common/webapi.h"
 #include "route.h"
 
 static const struct {
@@ -33,6 +37,10 @@ static const struct {
 } replies[REPLY_N] = {
 	[REPLY_OK] = { MHD_HTTP_OK, METRICS_R_OTHER, NULL },
 	[REPLY_ARTIFACT] = { MHD_HTTP_OK, METRICS_R_FILE, "public" },
+	[REPLY_PARTIAL] = { MHD_HTTP_PARTIAL_CONTENT, METRICS_R_FILE,
+	    "public" },
+	[REPLY_NOT_MODIFIED] = { MHD_HTTP_NOT_MODIFIED, METRICS_R_FILE,
+	    "public" },
 	[REPLY_SECTION] = { MHD_HTTP_OK, METRICS_R_SECTION, "public" },
 	[REPLY_CREATED] = { MHD_HTTP_CREATED, METRICS_R_OTHER, NULL },
 	[REPLY_BAD_REQUEST] = { MHD_HTTP_BAD_REQUEST, METRICS_R_ERROR, NULL },
@@ -47,6 +55,8 @@ static const struct {
 	[REPLY_TOO_BIG] = { MHD_HTTP_NOT_ACCEPTABLE, METRICS_R_ERROR, NULL },
 	[REPLY_CONFLICT] = { MHD_HTTP_CONFLICT, METRICS_R_ERROR, NULL },
 	[REPLY_TOO_LARGE] = { MHD_HTTP_CONTENT_TOO_LARGE, METRICS_R_ERROR,
+	    NULL },
+	[REPLY_RANGE] = { MHD_HTTP_RANGE_NOT_SATISFIABLE, METRICS_R_ERROR,
 	    NULL },
 	[REPLY_UNPROCESSABLE] = { MHD_HTTP_UNPROCESSABLE_CONTENT,
 	    METRICS_R_ERROR, NULL },
@@ -123,11 +133,39 @@ reply_buffer(void *buf, size_t len, const char *ctype)
 	return resp;
 }
 
+/*
+ * The entity tag of rec: its SHA-256 where the store has it (a blob),
+ * else the identity of the file it refers to (size, mtime and inode, as
+ * nginx makes them), which changes whenever the file does.  Empty when
+ * neither is known (bytes an upstream is sending, not yet hashed).
+ */
+static void
+etag(const struct cache_record *rec, char *buf, size_t len)
+{
+	static const unsigned char zero[32];
+	char hex[65];
+
+	buf[0] = '\0';
+	if (memcmp(rec->digest, zero, sizeof(zero)) != 0) {
+		hex_encode(rec->digest, 16, hex);
+		snprintf(buf, len, "\"%s\"", hex);
+	} else if (rec->flags & (CACHE_F_EXTERNAL | CACHE_F_MEMBER))
+		snprintf(buf, len, "\"f%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"",
+		    rec->size, (uint64_t)rec->mtime_ns, rec->ino);
+}
+
+static time_t
+last_modified(const struct cache_record *rec)
+{
+	return (time_t)(rec->last_modified > 0 ? rec->last_modified :
+	    rec->stored > 0 ? rec->stored : clock_wall_s());
+}
+
 void
 reply_artifact_headers(struct MHD_Response *resp,
     const struct cache_record *rec)
 {
-	char		buf[64];
+	char		buf[96];
 	struct tm	tm;
 	time_t		t;
 
@@ -147,11 +185,50 @@ reply_artifact_headers(struct MHD_Response *resp,
 		elfinfo_quality_str(rec->quality, buf, sizeof(buf));
 		MHD_add_response_header(resp, "X-Symhub-Quality", buf);
 	}
-	t = (time_t)(rec->last_modified > 0 ? rec->last_modified :
-	    rec->stored > 0 ? rec->stored : clock_wall_s());
+	t = last_modified(rec);
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, buf);
+	etag(rec, buf, sizeof(buf));
+	if (buf[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, buf);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+}
+
+/* Is the client's copy current: If-None-Match names the tag, or, without
+ * that header, If-Modified-Since is no older than Last-Modified? */
+static int
+not_modified(struct req *r, const struct cache_record *rec)
+{
+	const char	*inm, *ims;
+	char		 tag[96];
+	time_t		 since;
+
+	etag(rec, tag, sizeof(tag));
+	if ((inm = req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH)) != NULL)
+		return tag[0] != '\0' && webapi_etag_match(inm, tag);
+	if ((ims = req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE)) == NULL)
+		return 0;
+	since = curl_getdate(ims, NULL);
+	return since > 0 && last_modified(rec) <= since;
+}
+
+/* Does If-Range, when sent, still name this representation?  A date is
+ * taken only as the exact Last-Modified (a strong validator). */
+static int
+if_range_holds(struct req *r, const struct cache_record *rec)
+{
+	const char	*ir = req_header(r, MHD_HTTP_HEADER_IF_RANGE);
+	char		 tag[96];
+
+	if (ir == NULL)
+		return 1;
+	ir += strspn(ir, " \t");
+	if (*ir == '"') {
+		etag(rec, tag, sizeof(tag));
+		return tag[0] != '\0' && strcmp(ir, tag) == 0;
+	}
+	return curl_getdate(ir, NULL) == last_modified(rec);
 }
 
 const char *
@@ -213,19 +290,55 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	struct MHD_Response	*resp;
 	enum MHD_Result		 ret;
 
+	enum reply		 what = REPLY_ARTIFACT;
+	uint64_t		 off = 0, len = rec->size;
+	char			 buf[96];
+	int			 rc;
+
 	if (reply_refused(r, rec->size, &ret)) {
 		close(fd);
 		return ret;
 	}
-	resp = MHD_create_response_from_fd64(rec->size, fd);
+	cache_touch(h->c, key, rec, clock_wall_s());
+	if (not_modified(r, rec)) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, NULL,
+		    MHD_RESPMEM_PERSISTENT);
+		if (resp == NULL)
+			return MHD_NO;
+		reply_artifact_headers(resp, rec);
+		return reply_response(r, REPLY_NOT_MODIFIED, resp, 0,
+		    "not-modified");
+	}
+	rc = if_range_holds(r, rec) ? webapi_range(req_header(r,
+	    MHD_HTTP_HEADER_RANGE), rec->size, &off, &len) : 0;
+	if (rc == -ENODATA) {
+		close(fd);
+		snprintf(buf, sizeof(buf), "bytes */%" PRIu64, rec->size);
+		resp = MHD_create_response_from_buffer(0, NULL,
+		    MHD_RESPMEM_PERSISTENT);
+		if (resp == NULL)
+			return MHD_NO;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE,
+		    buf);
+		return reply_response(r, REPLY_RANGE, resp, 0, "range");
+	}
+	if (rc == 1)
+		what = REPLY_PARTIAL;
+	resp = MHD_create_response_from_fd_at_offset64(len, fd, off);
 	if (resp == NULL) {
 		close(fd);
 		return MHD_NO;
 	}
 	/* fd now owned by MHD */
 	reply_artifact_headers(resp, rec);
-	cache_touch(h->c, key, rec, clock_wall_s());
-	return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
+	if (what == REPLY_PARTIAL) {
+		snprintf(buf, sizeof(buf), "bytes %" PRIu64 "-%" PRIu64
+		    "/%" PRIu64, off, off + len - 1, rec->size);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE,
+		    buf);
+	}
+	return reply_response(r, what, resp, len,
 	    r->fetches ? r->how_buf : "hit");
 }
 

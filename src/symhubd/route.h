@@ -119,6 +119,8 @@ struct req {
 enum reply {
 	REPLY_OK,		/* 200, text or JSON */
 	REPLY_ARTIFACT,		/* 200, a file: X-DEBUGINFOD-*, cacheable */
+	REPLY_PARTIAL,		/* 206, a Range of a file */
+	REPLY_NOT_MODIFIED,	/* 304, If-None-Match or -Modified-Since */
 	REPLY_SECTION,		/* 200, a section extracted now */
 	REPLY_CREATED,		/* 201, an upload stored */
 	REPLY_BAD_REQUEST,	/* 400 */
@@ -131,6 +133,7 @@ enum reply {
 	REPLY_TOO_BIG,		/* 406, over X-DEBUGINFOD-MAXSIZE */
 	REPLY_CONFLICT,		/* 409, an upload worse than the stored */
 	REPLY_TOO_LARGE,	/* 413, a body over its limit */
+	REPLY_RANGE,		/* 416, a Range past the end */
 	REPLY_UNPROCESSABLE,	/* 422, a file that cannot be used */
 	REPLY_INTERNAL,		/* 500 */
 	REPLY_NOT_IMPLEMENTED,	/* 501 */

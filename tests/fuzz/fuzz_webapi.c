@@ -1,5 +1,6 @@
 /* Fuzz the URL parser: webapi_parse() and webapi_canon_path() on any
- * string (the decoded URL libmicrohttpd hands over). */
+ * string (the decoded URL libmicrohttpd hands over); and the header
+ * readers webapi_range() and webapi_etag_match() on the same string. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct webapi_req	 w;
 	const char		*why;
 	char			*url, *out;
+	uint64_t		 off, len;
 
 	if ((url = malloc(size + 1)) == NULL)
 		return 0;
@@ -23,6 +25,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)webapi_canon_path(url, out);
 		free(out);
 	}
+	/* The same bytes as a Range and an If-None-Match header. */
+	if (webapi_range(url, size, &off, &len) == 1 &&
+	    (len == 0 || off + len > size))
+		abort();
+	(void)webapi_etag_match(url, "\"0123456789abcdef\"");
 	free(url);
 	return 0;
 }

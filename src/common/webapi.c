@@ -164,6 +164,10 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 		req->route = WEBAPI_METRICS;
 		return 0;
 	}
+	if (strcmp(url, "/status") == 0) {
+		req->route = WEBAPI_STATUS;
+		return 0;
+	}
 	by_fileid = strncmp(url, fprefix, sizeof(fprefix) - 1) == 0;
 	if (!by_fileid && strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
 		*why = "no such route";

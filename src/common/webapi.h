@@ -18,6 +18,7 @@
 enum webapi_route {
 	WEBAPI_ROOT = 1,	/* "/" */
 	WEBAPI_METRICS,		/* "/metrics" */
+	WEBAPI_STATUS,		/* "/status": the status page */
 	WEBAPI_ARTIFACT		/* "/buildid/ID/..." or "/fileid/FILEID/..." */
 };
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "cache/cache.h"
@@ -139,6 +140,11 @@ static const struct opt opts[] = {
 	    "connections together; beyond it, 503; 0: no limit" },
 	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
 	    "1000000", "N", "most addresses one /symbolize request may ask" },
+	{ "home-html", 0, O_STR, O_BOTH, F(home_html), NULL, "FILE",
+	    "answer GET / with FILE (HTML, read on each request) instead of "
+	    "the status page, which stays at /status" },
+	{ "home-redirect", 0, O_STR, O_BOTH, F(home_redirect), NULL, "URL",
+	    "answer GET / with a redirect (302) to URL" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,
@@ -412,6 +418,21 @@ validate(const struct config *cfg)
 		return -1;
 	}
 	free(ttls);
+	if (cfg->home_html != NULL && access(cfg->home_html, R_OK) != 0) {
+		fprintf(stderr, "symhubd: home-html '%s': %s\n", cfg->home_html,
+		    strerror(errno));
+		return -1;
+	}
+	if (cfg->home_html != NULL && cfg->home_redirect != NULL) {
+		fprintf(stderr, "symhubd: home-html and home-redirect: one "
+		    "or the other\n");
+		return -1;
+	}
+	if (cfg->home_redirect != NULL && (strpbrk(cfg->home_redirect,
+	    "\r\n") != NULL || *cfg->home_redirect == '\0')) {
+		fprintf(stderr, "symhubd: home-redirect: not a URL\n");
+		return -1;
+	}
 	for (i = 0; i < cfg->upstreams.n; i++) {
 		if (config_parse_upstream(cfg, cfg->upstreams.v[i], &u,
 		    &why) < 0) {

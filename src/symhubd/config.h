@@ -52,6 +52,8 @@ struct config {
 	uint64_t	 offline;	/* no outbound connection */
 	uint64_t	 gsym_ahead;	/* convert every new debuginfo */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
+	char		*home_html;	/* GET / answers this file; NULL */
+	char		*home_redirect;	/* GET / redirects here; NULL */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */

@@ -1488,3 +1488,36 @@ fetch_metrics(struct fetch *f, FILE *fp)
 		fprintf(fp, "symhub_upstream_breaker_state{upstream=\"%s\"} "
 		    "%d\n", f->up[i].spec.name, atomic_load(&f->up[i].state));
 }
+
+size_t
+fetch_upstreams(const struct fetch *f)
+{
+	return f->nup;
+}
+
+int
+fetch_upstream(struct fetch *f, size_t i, struct fetch_upstream *out)
+{
+	struct upstream	*u;
+	uint64_t	 n = 0;
+	size_t		 k;
+
+	if (i >= f->nup)
+		return -ENOENT;
+	u = &f->up[i];
+	memset(out, 0, sizeof(*out));
+	out->name = u->spec.name;
+	out->url = u->spec.url;
+	out->breaker = atomic_load(&u->state);
+	out->hits = GET(u->out[O_HIT]);
+	out->notfound = GET(u->out[O_NOTFOUND]);
+	for (k = 0; k < O_N; k++)
+		if (k != O_HIT && k != O_NOTFOUND && k != O_CANCELLED)
+			out->failures += GET(u->out[k]);
+	out->bytes = GET(u->bytes);
+	for (k = 0; k <= NFBB; k++)
+		n += GET(u->fb[k]);
+	out->first_byte_ms = n > 0 ? (double)GET(u->fb_sum_ms) / (double)n :
+	    0;
+	return 0;
+}

@@ -138,4 +138,21 @@ int64_t	fetch_negative_ttl(const struct fetch *f);
  * bytes, breaker) in Prometheus text. */
 void	fetch_metrics(struct fetch *f, FILE *fp);
 
+/* One upstream as the status page shows it. */
+struct fetch_upstream {
+	const char	*name, *url;	/* valid while f is */
+	int		 breaker;	/* 0 closed, 1 open, 2 half-open */
+	uint64_t	 hits, notfound;
+	uint64_t	 failures;	/* time-outs, transport and HTTP errors,
+					 * wrong build-ids, too big */
+	uint64_t	 bytes;
+	double		 first_byte_ms;	/* mean; 0: no answer yet */
+};
+
+/* How many upstreams f asks. */
+size_t	fetch_upstreams(const struct fetch *f);
+
+/* Upstream i's state and counts.  @return 0, or -ENOENT past the last. */
+int	fetch_upstream(struct fetch *f, size_t i, struct fetch_upstream *out);
+
 #endif

@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "common/kind.h"
 #include "http.h"
 #include "log.h"
+#include "recent.h"
 #include "route.h"
 #include "upload.h"
 
@@ -212,6 +214,8 @@ dispatch(struct http *h, struct req *r)
 		return route_root(h, r);
 	case WEBAPI_METRICS:
 		return route_metrics(h, r);
+	case WEBAPI_STATUS:
+		return route_status_page(h, r);
 	default:
 		return route_artifact(h, r);
 	}
@@ -258,6 +262,33 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 }
 
+/* The status page's recent events (recent.h), from a finished request. */
+static void
+remember(const struct req *r)
+{
+	const char	*kind;
+	char		 d[96];
+
+	if (r->parse_rc != 0 || r->type != METRICS_T_BUILDID ||
+	    (r->status == 0 && !r->reset))
+		return;
+	kind = kind_name(r->w.kind);
+	if (strcmp(r->method, "PUT") == 0 && r->up == NULL &&
+	    (r->status == 200 || r->status == 201)) {
+		recent_add(RECENT_UPLOAD, r->w.idhex, kind, r->status == 201 ?
+		    "stored" : "replaced, or the same bytes");
+	} else if (r->converted) {
+		snprintf(d, sizeof(d), "%s (%d)", r->status == 200 ?
+		    "converted" : "failed", r->status);
+		recent_add(RECENT_CONVERSION, r->w.idhex, kind, d);
+	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
+	    r->result == METRICS_R_NEGATIVE) {
+		snprintf(d, sizeof(d), "%s: %.80s", r->reset ? "reset" : "404",
+		    r->fetches ? r->how_buf : r->how != NULL ? r->how : "");
+		recent_add(RECENT_MISS, r->w.idhex, kind, d);
+	}
+}
+
 static void
 completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
@@ -278,6 +309,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		    r->method, r->url, peer, r->up != NULL ? "upload body "
 		    "incomplete, nothing stored; " : "", toe_name(toe));
 	}
+	remember(r);
 	upload_abort(r->up);	/* a client that went away mid-upload */
 	if (r->held > 0)
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
@@ -412,6 +444,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->f = f;
 	h->auth = auth;
 	h->dv = dv;
+	h->started = clock_wall_s();
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {

@@ -5,9 +5,11 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "metrics.h"
 
-static const int codes[] = { 200, 400, 404, 405, 406, 413, 500, 503 };
+static const int codes[] = { 200, 206, 302, 304, 400, 404, 405, 406, 413,
+    416, 500, 503 };
 #define NCODES	(sizeof(codes) / sizeof(codes[0]))
 
 static const char *const tnames[METRICS_T_N] = {
@@ -40,8 +42,56 @@ static struct {
 	atomic_int		offline;
 } m;
 
+/*
+ * Hits and misses of /buildid/ requests per minute, for the status page's
+ * charts: slot minute % METRICS_MINUTES holds that minute's counts.  The
+ * first request of a minute claims its slot and zeroes it; a count that
+ * races with the claim may be lost, which a chart can bear.
+ */
+static struct {
+	atomic_int_fast64_t	minute[METRICS_MINUTES];
+	atomic_uint_fast64_t	hits[METRICS_MINUTES];
+	atomic_uint_fast64_t	misses[METRICS_MINUTES];
+} hist;
+
 #define INC(x, n)	atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
 #define GET(x)		atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void
+hist_count(int hit)
+{
+	int_fast64_t	now = clock_wall_s() / 60, was;
+	size_t		i = (size_t)(now % METRICS_MINUTES);
+
+	was = GET(hist.minute[i]);
+	if (was != now && atomic_compare_exchange_strong(&hist.minute[i],
+	    &was, now)) {
+		atomic_store(&hist.hits[i], 0);
+		atomic_store(&hist.misses[i], 0);
+	}
+	if (hit)
+		INC(hist.hits[i], 1);
+	else
+		INC(hist.misses[i], 1);
+}
+
+void
+metrics_history(int64_t now, uint64_t hits[METRICS_MINUTES],
+    uint64_t misses[METRICS_MINUTES])
+{
+	int64_t	minute;
+	size_t	k, i;
+
+	for (k = 0; k < METRICS_MINUTES; k++) {
+		minute = now / 60 - (int64_t)(METRICS_MINUTES - 1 - k);
+		i = (size_t)(minute % METRICS_MINUTES);
+		if (minute >= 0 && GET(hist.minute[i]) == minute) {
+			hits[k] = GET(hist.hits[i]);
+			misses[k] = GET(hist.misses[i]);
+		} else
+			hits[k] = misses[k] = 0;
+	}
+}
 
 void
 metrics_response(int code, enum metrics_type type, enum metrics_result result,
@@ -58,6 +108,12 @@ metrics_response(int code, enum metrics_type type, enum metrics_result result,
 		;
 	INC(m.lat[li], 1);
 	INC(m.lat_sum_us, usec);
+	if (type == METRICS_T_BUILDID && (result == METRICS_R_FILE ||
+	    result == METRICS_R_SECTION))
+		hist_count(1);
+	else if (type == METRICS_T_BUILDID && (result == METRICS_R_NEGATIVE ||
+	    result == METRICS_R_NOTFOUND || result == METRICS_R_TRANSIENT))
+		hist_count(0);
 }
 
 void

@@ -49,6 +49,16 @@ void	metrics_stale(void);	/* a scanned file changed under us */
 void	metrics_set_ready(int ready);
 void	metrics_set_offline(int offline);
 
+#define METRICS_MINUTES	60
+
+/*
+ * Hits (a file or section served) and misses (404 or a reset) of /buildid/
+ * requests in each of the last METRICS_MINUTES minutes up to now (wall
+ * seconds), oldest first.
+ */
+void	metrics_history(int64_t now, uint64_t hits[METRICS_MINUTES],
+	    uint64_t misses[METRICS_MINUTES]);
+
 /*
  * Write the exposition text to fp.
  * @param cs  store statistics to include, or NULL.

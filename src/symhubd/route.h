@@ -62,6 +62,7 @@ struct http {
 	int			 stopping;
 	pthread_t		 guard;
 	int			 guard_started;
+	int64_t			 started;	/* wall seconds, for / */
 };
 
 enum phase {
@@ -123,6 +124,7 @@ enum reply {
 	REPLY_NOT_MODIFIED,	/* 304, If-None-Match or -Modified-Since */
 	REPLY_SECTION,		/* 200, a section extracted now */
 	REPLY_CREATED,		/* 201, an upload stored */
+	REPLY_FOUND,		/* 302, --home-redirect */
 	REPLY_BAD_REQUEST,	/* 400 */
 	REPLY_UNAUTHORIZED,	/* 401, no or an unknown token */
 	REPLY_FORBIDDEN,	/* 403 */
@@ -216,6 +218,7 @@ enum MHD_Result	route_upload_finish(struct http *h, struct req *r);
 /* route_status.c: / and /metrics. */
 enum MHD_Result	route_root(struct http *h, struct req *r);
 enum MHD_Result	route_metrics(struct http *h, struct req *r);
+enum MHD_Result	route_status_page(struct http *h, struct req *r);
 
 /* ---- conns.c: the connections and their head deadline ---- */
 

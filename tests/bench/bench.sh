@@ -1,15 +1,18 @@
 #!/bin/bash
-# Benchmark symhubd against elfutils' debuginfod on the same files.
+# Benchmark symhubd against elfutils' debuginfod and nginx on the same files.
 #
 # usage: tests/bench/bench.sh [BUILDDIR]
 #
 # BUILDDIR is the build tree (default: the repository this script is
 # in). Both servers index one scan directory holding a small
 # fixture's debuginfo (~40 KB, built here) and libc's (~4 MB, from
-# libc6-dbg); wrk then asks each server for a small hit, a large hit and a
-# 404 in turn, and the script prints a table and a verdict against the
-# targets: small hits and 404s at least 5x debuginfod's req/s, the large
-# file at least 1x.
+# libc6-dbg); nginx serves the same two files from disk laid out as
+# buildid/ID/debuginfo (sendfile, an access log, a 404 page: the practical
+# limit of serving a file over HTTP on this machine).  wrk then asks each
+# server for a small hit, a large hit and a 404 in turn, and the script
+# prints a table and a verdict against the targets: small hits and 404s at
+# least 5x debuginfod's req/s, the large file at least 1x; small and large
+# hits at least 1.0x nginx's.
 #
 # Not part of `make check`: it takes a few minutes and its numbers depend on
 # the machine. Environment:
@@ -52,7 +55,7 @@ fi
 
 [ -x "$symhubd" ] ||
 	die "no $symhubd; build first, or pass the build directory"
-for tool in debuginfod wrk curl gcc objcopy readelf; do
+for tool in debuginfod wrk curl gcc objcopy readelf nginx; do
 	command -v "$tool" >/dev/null || skip "$tool not installed"
 done
 
@@ -88,6 +91,10 @@ missing_id=0123456789abcdef0123456789abcdef01234567
 port_df=$(free_port) || die "no free port"
 port_sh=$(free_port) || die "no free port"
 [ "$port_df" != "$port_sh" ] || port_sh=$(free_port) || die "no free port"
+port_ng=$(free_port) || die "no free port"
+while [ "$port_ng" = "$port_df" ] || [ "$port_ng" = "$port_sh" ]; do
+	port_ng=$(free_port) || die "no free port"
+done
 
 # elfutils' debuginfod: scan once (-t 0), no grooming (-g 0), default
 # connection handling (libmicrohttpd, thread per connection), not verbose.
@@ -104,6 +111,45 @@ sh_args=(-p "$port_sh" -d "$tmp/store" -F "$scan" -t 0
 "$symhubd" "${sh_args[@]}" >"$tmp/symhubd.out" 2>&1 &
 pid_sh=$!
 pids+=("$pid_sh")
+
+# nginx: the same files as buildid/ID/debuginfo, one worker a CPU,
+# sendfile, keep-alive, an access log as the others keep, on 127.0.0.1.
+ng=$tmp/nginx
+mkdir -p "$ng/logs" "$ng/www/buildid/$small_id" "$ng/www/buildid/$libc_id"
+ln "$small" "$ng/www/buildid/$small_id/debuginfo" 2>/dev/null ||
+	cp "$small" "$ng/www/buildid/$small_id/debuginfo"
+ln "$large" "$ng/www/buildid/$libc_id/debuginfo" 2>/dev/null ||
+	cp "$large" "$ng/www/buildid/$libc_id/debuginfo"
+{
+	# Root may read $tmp (mode 0700); nginx's default user may not.
+	[ "$(id -u)" = 0 ] && echo "user root;"
+	cat <<NGINX
+worker_processes auto;
+daemon off;
+pid $ng/nginx.pid;
+error_log $ng/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+	access_log $ng/logs/access.log;
+	sendfile on;
+	tcp_nopush on;
+	keepalive_requests 1000000;
+	default_type application/octet-stream;
+	client_body_temp_path $ng/tmp-body;
+	proxy_temp_path $ng/tmp-proxy;
+	fastcgi_temp_path $ng/tmp-fastcgi;
+	uwsgi_temp_path $ng/tmp-uwsgi;
+	scgi_temp_path $ng/tmp-scgi;
+	server {
+		listen 127.0.0.1:$port_ng;
+		root $ng/www;
+	}
+}
+NGINX
+} >"$ng/nginx.conf"
+nginx -p "$ng" -c "$ng/nginx.conf" >"$tmp/nginx.out" 2>&1 &
+pid_ng=$!
+pids+=("$pid_ng")
 
 # Wait until the server answers 200 for both build-ids: it has finished
 # indexing what the benchmark asks for.
@@ -126,10 +172,11 @@ wait_ready symhubd "$pid_sh" "$port_sh"
 t_sh=$((SECONDS - t0))
 wait_ready debuginfod "$pid_df" "$port_df"
 t_df=$((SECONDS - t0))
+wait_ready nginx "$pid_ng" "$port_ng"
 
 # --- Correct answers before timing ----------------------------------------
 
-for server in symhubd:$port_sh debuginfod:$port_df; do
+for server in symhubd:$port_sh debuginfod:$port_df nginx:$port_ng; do
 	name=${server%%:*}
 	port=${server##*:}
 	for pair in "small:$small_id:$small" "large:$libc_id:$large"; do
@@ -151,17 +198,17 @@ declare -A case_id case_conns runs result_rps result_p50 result_p99 result_bad
 case_id=([small]=$small_id [large]=$libc_id [404]=$missing_id)
 case_conns=([small]=$conns [large]=$conns_large [404]=$conns)
 
-echo "bench: both servers ready (symhubd ${t_sh}s, debuginfod ${t_df}s);" \
-	"timing $rounds rounds x ${#cases[@]} cases x 2 servers x ${seconds}s..." >&2
+echo "bench: the servers are ready (symhubd ${t_sh}s, debuginfod ${t_df}s);" \
+	"timing $rounds rounds x ${#cases[@]} cases x 3 servers x ${seconds}s..." >&2
 
 # Each round alternates which server goes first, so a neighbour's load
 # that comes and goes does not always land on the same one.
 for round in $(seq "$rounds"); do
-	if [ $((round % 2)) = 1 ]; then
-		order="debuginfod:$port_df symhubd:$port_sh"
-	else
-		order="symhubd:$port_sh debuginfod:$port_df"
-	fi
+	case $((round % 3)) in
+	1) order="debuginfod:$port_df symhubd:$port_sh nginx:$port_ng" ;;
+	2) order="symhubd:$port_sh nginx:$port_ng debuginfod:$port_df" ;;
+	*) order="nginx:$port_ng debuginfod:$port_df symhubd:$port_sh" ;;
+	esac
 	for c in "${cases[@]}"; do
 		for server in $order; do
 			name=${server%%:*}
@@ -181,6 +228,7 @@ for round in $(seq "$rounds"); do
 			kill -0 "$pid_sh" 2>/dev/null || die "symhubd died during $c"
 			kill -0 "$pid_df" 2>/dev/null ||
 				die "debuginfod died during $c"
+			kill -0 "$pid_ng" 2>/dev/null || die "nginx died during $c"
 			parse_wrk "$out" "$c"
 			runs[$c-$name]+="$rps $p50 $p99 $bad"$'\n'
 		done
@@ -189,7 +237,7 @@ done
 
 # Report the run with the median req/s, and every run's errors.
 for c in "${cases[@]}"; do
-	for name in debuginfod symhubd; do
+	for name in debuginfod nginx symhubd; do
 		read -r rps p50 p99 _ < <(printf '%s' "${runs[$c-$name]}" |
 			median_row)
 		result_rps[$c-$name]=$rps
@@ -213,10 +261,12 @@ echo "files:      small $(stat -c %s "$small") bytes ($small_id)," \
 echo "symhubd:    ${sh_args[*]}" | sed "s|$tmp|\$tmp|g"
 echo "debuginfod: -F -t 0 -g 0 -p $port_df -d \$tmp/db.sqlite \$tmp/scan" \
 	"(listens on every interface)"
+echo "nginx:      $(nginx -v 2>&1 | sed 's/^nginx version: //'), worker_processes" \
+	"auto, sendfile, tcp_nopush, access_log on"
 echo
 printf '%-6s %-11s %12s %10s %10s %7s\n' case server req/s 'p50 ms' 'p99 ms' errors
 for c in "${cases[@]}"; do
-	for name in debuginfod symhubd; do
+	for name in debuginfod nginx symhubd; do
 		printf '%-6s %-11s %12s %10s %10s %7s\n' "$c" "$name" \
 			"${result_rps[$c-$name]}" "${result_p50[$c-$name]}" \
 			"${result_p99[$c-$name]}" "${result_bad[$c-$name]}"
@@ -243,5 +293,24 @@ for c in "${cases[@]}"; do
 	[ "$verdict" = PASS ] || fail=1
 	printf '  %-6s %8s  (target >= %sx)  %s\n' "$c" "$ratio" \
 		"${target[$c]}" "$verdict"
+done
+declare -A target_ng=([small]=1 [large]=1 [404]=0)
+echo "req/s ratio symhubd/nginx (the practical limit), against the target:"
+for c in "${cases[@]}"; do
+	line=$(awk -v a="${result_rps[$c-symhubd]}" \
+		-v b="${result_rps[$c-nginx]}" -v t="${target_ng[$c]}" 'BEGIN {
+		if (b <= 0) { print "n/a MISS"; exit }
+		r = a / b
+		printf "%.2fx %s\n", r, (t == 0 ? "(reported)" : r >= t ? "PASS" : "MISS")
+	}')
+	ratio=${line% *}
+	verdict=${line#* }
+	[ "$verdict" = MISS ] && fail=1
+	if [ "${target_ng[$c]}" = 0 ]; then
+		printf '  %-6s %8s  %s\n' "$c" "$ratio" "$verdict"
+	else
+		printf '  %-6s %8s  (target >= %sx)  %s\n' "$c" "$ratio" \
+			"${target_ng[$c]}" "$verdict"
+	fi
 done
 exit "$fail"

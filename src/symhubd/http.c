@@ -282,8 +282,10 @@ remember(const struct req *r)
 		    "converted" : "failed", r->status);
 		recent_add(RECENT_CONVERSION, r->w.idhex, kind, d);
 	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
-	    r->result == METRICS_R_NEGATIVE) {
-		snprintf(d, sizeof(d), "%s: %.80s", r->reset ? "reset" : "404",
+	    r->result == METRICS_R_NEGATIVE ||
+	    r->result == METRICS_R_TRANSIENT) {
+		snprintf(d, sizeof(d), "%s: %.80s", r->reset ? "reset" :
+		    r->status == 503 ? "503" : "404",
 		    r->fetches ? r->how_buf : r->how != NULL ? r->how : "");
 		recent_add(RECENT_MISS, r->w.idhex, kind, d);
 	}

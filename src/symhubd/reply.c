@@ -6,11 +6,12 @@
  * "not found" anyway, and caches it as such.
  *
  * A miss the upstreams could not settle (timeouts, resets, 5xx, open
- * breakers) is answered with a TCP reset (reply_reset()): of everything
- * a server can answer, libdebuginfod 0.188 retries only refused, reset
- * and timed-out connections, while it caches every HTTP error, and even a
- * connection closed without an answer, as "not found" for 10 minutes
- * (doc/protocol.md, "Transient answers, per client").
+ * breakers) is answered per client (reply_transient()).  Most get a TCP
+ * reset: of everything a server can answer, libdebuginfod 0.188 retries
+ * only refused, reset and timed-out connections, while it caches every
+ * HTTP error, and even a connection closed without an answer, as "not
+ * found" for 10 minutes.  LLVM's client, which stops at a reset, gets a
+ * 503 (doc/protocol.md, "Transient answers, per client").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,6 +68,8 @@ static const struct {
 	    METRICS_R_ERROR, NULL },
 	[REPLY_BUSY] = { MHD_HTTP_SERVICE_UNAVAILABLE, METRICS_R_ERROR,
 	    NULL },
+	[REPLY_TRANSIENT] = { MHD_HTTP_SERVICE_UNAVAILABLE,
+	    METRICS_R_TRANSIENT, NULL },
 	[REPLY_NO_SPACE] = { MHD_HTTP_INSUFFICIENT_STORAGE, METRICS_R_ERROR,
 	    NULL },
 };
@@ -85,7 +88,7 @@ reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
 	if (what == REPLY_METHOD)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 		    r->parse_rc == 0 && r->w.symbolize ? "POST" : "GET, HEAD");
-	if (what == REPLY_BUSY)
+	if (what == REPLY_BUSY || what == REPLY_TRANSIENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	r->status = replies[what].status;
 	r->result = replies[what].result;
@@ -366,4 +369,20 @@ reply_reset(struct req *r)
 	r->reset = 1;
 	r->phase = PHASE_ANSWERED;
 	return MHD_NO;
+}
+
+enum MHD_Result
+reply_transient(struct req *r)
+{
+	/* Not through another server: elfutils' debuginfod forwards
+	 * User-Agent (empty or not: libcurl drops an empty one) and always
+	 * adds X-Forwarded-For, and takes an HTTP error from upstream for
+	 * "not found" and caches it, where it answers a reset with a 503 it
+	 * does not cache. */
+	if (req_header(r, MHD_HTTP_HEADER_USER_AGENT) == NULL &&
+	    req_header(r, "X-Forwarded-For") == NULL)
+		return reply_text(r, REPLY_TRANSIENT, "no definite answer from "
+		    "the upstreams: ask again, or ask another server",
+		    r->fetches ? r->how_buf : "transient");
+	return reply_reset(r);
 }

@@ -140,6 +140,8 @@ enum reply {
 	REPLY_INTERNAL,		/* 500 */
 	REPLY_NOT_IMPLEMENTED,	/* 501 */
 	REPLY_BUSY,		/* 503 with Retry-After: try again */
+	REPLY_TRANSIENT,	/* 503 with Retry-After: nothing definite
+				 * upstream (reply_transient()) */
 	REPLY_NO_SPACE,		/* 507, the store refused the write */
 	REPLY_N
 };
@@ -176,6 +178,19 @@ int		reply_refused(struct req *r, uint64_t size,
 
 /* Nothing definite: reset the connection (see reply.c). */
 enum MHD_Result	reply_reset(struct req *r);
+
+/*
+ * A miss nothing definite could be said of (upstreams timed out, reset,
+ * answered 5xx, breakers open; shutting down), answered so that the
+ * client neither caches it as "not found" nor stops asking its other
+ * servers (doc/protocol.md, "Transient answers, per client"): a request
+ * with neither User-Agent nor X-Forwarded-For (LLVM's debuginfod client,
+ * which gives up on its whole DEBUGINFOD_URLS at a reset but asks the
+ * next server after a 503) gets 503 with Retry-After; every other one a
+ * reset (reply_reset()), which libdebuginfod retries and never caches,
+ * and which elfutils' debuginfod turns into a 503 it does not cache.
+ */
+enum MHD_Result	reply_transient(struct req *r);
 
 /* The client's X-DEBUGINFOD-MAXSIZE, or UINT64_MAX. */
 uint64_t	req_maxsize(const struct req *r);

@@ -121,7 +121,7 @@ route_after_fetch(struct req *r)
 		return reply_text(r, REPLY_TOO_BIG,
 		    "artifact larger than the size limit", "too-big");
 	default:
-		return reply_reset(r);
+		return reply_transient(r);
 	}
 }
 

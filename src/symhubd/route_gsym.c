@@ -105,7 +105,7 @@ conversion_failed(struct req *r)
 		return reply_text(r, REPLY_UNPROCESSABLE, "its debuginfo is "
 		    "not ELF, or its DWARF is corrupt", "gsym");
 	case -ECANCELED:	/* shutting down: ask again */
-		return reply_reset(r);
+		return reply_transient(r);
 	default:
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-r->convert_rc));
 		return reply_text(r, REPLY_INTERNAL,
@@ -173,7 +173,7 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 	/* Only an executable with nothing to convert, and the upstreams said
 	 * nothing definite about the debuginfo: ask again later. */
 	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
-		return reply_reset(r);
+		return reply_transient(r);
 	if (have_dbg || stored(h, r, CACHE_EXECUTABLE)) {
 		r->phase = PHASE_CONVERT;
 		MHD_suspend_connection(r->conn);
@@ -189,7 +189,7 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 	if (r->fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
 		return MHD_YES;
 	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT)
-		return reply_reset(r);
+		return reply_transient(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no debuginfo for this build-id",
 	    r->fetches ? "upstream 404" : "miss");
 }

@@ -45,7 +45,7 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 			return MHD_YES;
 	}
 	if (r->fetch_result == FETCH_TRANSIENT)
-		return reply_reset(r);
+		return reply_transient(r);
 	if (r->fetch_result == FETCH_TOOBIG)
 		return route_after_fetch(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no such section",

@@ -325,15 +325,16 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	req_peer(r, peer, sizeof(peer));
 	if (r->reset) {
 		metrics_response(0, r->type, r->result, 0, usec);
-		log_access("%s %s %s RST 0 %s %.3fms", peer, r->method, r->url,
-		    r->fetches ? r->how_buf : "reset", (double)usec / 1000.0);
+		log_access("%s %s %s RST 0 %s %" PRIu64 ".%03" PRIu64 "ms",
+		    peer, r->method, r->url, r->fetches ? r->how_buf :
+		    "reset", usec / 1000, usec % 1000);
 	} else if (r->status != 0) {
 		metrics_response(r->status, r->type, r->result,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? r->bytes : 0,
 		    usec);
-		log_access("%s %s %s %d %" PRIu64 " %s %.3fms%s", peer,
-		    r->method, r->url, r->status, r->bytes, r->how,
-		    (double)usec / 1000.0,
+		log_access("%s %s %s %d %" PRIu64 " %s %" PRIu64 ".%03" PRIu64
+		    "ms%s", peer, r->method, r->url, r->status, r->bytes,
+		    r->how, usec / 1000, usec % 1000,
 		    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" :
 		    " (aborted)");
 	}

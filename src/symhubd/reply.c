@@ -165,6 +165,9 @@ last_modified(const struct cache_record *rec)
 	    rec->stored > 0 ? rec->stored : clock_wall_s());
 }
 
+static __thread time_t	lm_t = -1;
+static __thread char	lm_buf[40];
+
 void
 reply_artifact_headers(struct MHD_Response *resp,
     const struct cache_record *rec)
@@ -189,10 +192,16 @@ reply_artifact_headers(struct MHD_Response *resp,
 		elfinfo_quality_str(rec->quality, buf, sizeof(buf));
 		MHD_add_response_header(resp, "X-Symhub-Quality", buf);
 	}
+	/* The same file is asked again and again: its date is made once a
+	 * thread, not per answer. */
 	t = last_modified(rec);
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, buf);
+	if (t != lm_t) {
+		gmtime_r(&t, &tm);
+		strftime(lm_buf, sizeof(lm_buf), "%a, %d %b %Y %H:%M:%S GMT",
+		    &tm);
+		lm_t = t;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, lm_buf);
 	etag(rec, buf, sizeof(buf));
 	if (buf[0] != '\0')
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, buf);

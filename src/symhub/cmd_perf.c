@@ -256,7 +256,7 @@ plan(struct perf *p, struct mod *m)
 	struct stat	 st;
 	char		 tgt[PATH_MAX], *f;
 	ssize_t		 n;
-	int		 need_debug, need_elf, at_path;
+	int		 need_debug, need_elf, no_cached_elf;
 
 	if (asprintf(&m->link, "%s/.build-id/%.2s/%s", p->dir, m->id,
 	    m->id + 2) < 0)
@@ -295,14 +295,14 @@ plan(struct perf *p, struct mod *m)
 	free(f);
 	if ((f = join(m->dir, "/elf", NULL)) == NULL)
 		return -ENOMEM;
-	at_path = access(f, F_OK) != 0;
-	need_elf = at_path && !has_id(m->name, m->id);
+	no_cached_elf = access(f, F_OK) != 0;
+	need_elf = no_cached_elf && !has_id(m->name, m->id);
 	free(f);
 	if (!need_debug && !p->quiet)
 		line(p, stdout, "present", "debuginfo", m->id, m->name, NULL);
 	if (!need_elf && !p->quiet)
 		line(p, stdout, "present", "executable", m->id, m->name,
-		    at_path ? "(at its path)" : NULL);
+		    no_cached_elf ? "(at its path)" : NULL);
 	p->present += !need_debug + !need_elf;
 	if (need_debug && add_item(p, m, CACHE_DEBUGINFO, "debug") < 0)
 		return -ENOMEM;

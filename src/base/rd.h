@@ -1,5 +1,6 @@
 /*
- * rd: a bounds-checked reader of bytes in memory, for the DWARF parsers.
+ * rd: a bounds-checked reader of bytes in memory, for the binary parsers
+ * (DWARF, perf.data).
  * A read past the end sets bad (and yields 0 or NULL) instead of reading
  * on: check bad once after a run of reads.  Header only.
  */

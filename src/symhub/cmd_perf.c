@@ -256,12 +256,13 @@ plan(struct perf *p, struct mod *m)
 	struct stat	 st;
 	char		 tgt[PATH_MAX], *f;
 	ssize_t		 n;
-	int		 need_debug, need_elf, no_cached_elf;
+	int		 need_debug, need_elf, no_cached_elf, there;
 
 	if (asprintf(&m->link, "%s/.build-id/%.2s/%s", p->dir, m->id,
 	    m->id + 2) < 0)
 		return -ENOMEM;
-	if (lstat(m->link, &st) == 0 && S_ISLNK(st.st_mode)) {
+	there = lstat(m->link, &st) == 0;
+	if (there && S_ISLNK(st.st_mode)) {
 		if ((n = readlink(m->link, tgt, sizeof(tgt) - 1)) < 0)
 			return -errno;
 		tgt[n] = '\0';
@@ -271,7 +272,7 @@ plan(struct perf *p, struct mod *m)
 		else if (asprintf(&m->dir, "%.*s/%s", (int)(strrchr(m->link,
 		    '/') - m->link), m->link, tgt) < 0)
 			m->dir = NULL;
-	} else if (lstat(m->link, &st) == 0 && S_ISDIR(st.st_mode)) {
+	} else if (there && S_ISDIR(st.st_mode)) {
 		m->dir = strdup(m->link);
 	} else {
 		m->dir = join(p->dir, m->name, "/");

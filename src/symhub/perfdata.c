@@ -10,10 +10,11 @@
 #include <unistd.h>
 
 #include "base/errors.h"
+#include "base/rd.h"
 #include "perfdata.h"
 
 #define MAGIC		"PERFILE2"
-#define MAGIC_SWAPPED	"2ELIFREP"
+#define MAGIC_BIG	"2ELIFREP"
 #define MAGIC_V1	"PERFFILE"
 
 #define FILE_HEADER_SIZE	104	/* struct perf_file_header */
@@ -48,9 +49,9 @@
 /* Reading events: a window at least one event (64 KiB) long. */
 #define WINDOW			(256u << 10)
 
-struct rd {
+struct pd {
 	int		 fd;
-	int		 swap;
+	int		 big;		/* the file's byte order */
 	uint64_t	 fsize;
 	int		(*each)(void *, const struct perfdata_module *);
 	void		*ctx;
@@ -58,31 +59,14 @@ struct rd {
 	const char	*why;
 };
 
-static uint16_t
-get16(const struct rd *r, const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap16(v) : v;
-}
-
-static uint32_t
-get32(const struct rd *r, const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap32(v) : v;
-}
-
+/* The n-byte integer at p, in the file's byte order.  The caller has
+ * checked that the n bytes are there. */
 static uint64_t
-get64(const struct rd *r, const unsigned char *p)
+num(const struct pd *r, const unsigned char *p, size_t n)
 {
-	uint64_t v;
+	struct rd d = { p, p + n, 0, r->big };
 
-	memcpy(&v, p, sizeof(v));
-	return r->swap ? __builtin_bswap64(v) : v;
+	return rd_fixed(&d, n);
 }
 
 /* Read exactly n bytes at off.  @return n, fewer at the end of the file,
@@ -107,14 +91,14 @@ readat(int fd, void *buf, size_t n, uint64_t off)
 }
 
 static int
-corrupt(struct rd *r, const char *why)
+corrupt(struct pd *r, const char *why)
 {
 	r->why = why;
 	return -ENOEXEC;
 }
 
 static int
-emit(struct rd *r, const unsigned char *id, size_t idlen, const char *name,
+emit(struct pd *r, const unsigned char *id, size_t idlen, const char *name,
     unsigned misc)
 {
 	struct perfdata_module	m;
@@ -137,9 +121,9 @@ emit(struct rd *r, const unsigned char *id, size_t idlen, const char *name,
 /* One build-id record (table entry or PERF_RECORD_HEADER_BUILD_ID) of
  * len bytes, its header included. */
 static int
-one_buildid(struct rd *r, const unsigned char *p, size_t len)
+one_buildid(struct pd *r, const unsigned char *p, size_t len)
 {
-	unsigned	misc = get16(r, p + 4);
+	unsigned	misc = num(r, p + 4, 2);
 	size_t		idlen = PERFDATA_BUILDID_MAX;
 
 	if (len < BID_NAME_OFF + 1)
@@ -157,7 +141,7 @@ one_buildid(struct rd *r, const unsigned char *p, size_t len)
 
 /* The build-id table: records back to back, each sized by its header. */
 static int
-read_table(struct rd *r, uint64_t off, uint64_t size)
+read_table(struct pd *r, uint64_t off, uint64_t size)
 {
 	unsigned char	*t;
 	uint64_t	 at = 0;
@@ -182,7 +166,7 @@ read_table(struct rd *r, uint64_t off, uint64_t size)
 			rc = corrupt(r, "a build-id table with a torn record");
 			break;
 		}
-		len = get16(r, t + at + 6);
+		len = num(r, t + at + 6, 2);
 		if (len < EV_HEADER_SIZE || len > size - at) {
 			rc = corrupt(r, "a build-id record with a bad length");
 			break;
@@ -195,9 +179,9 @@ read_table(struct rd *r, uint64_t off, uint64_t size)
 }
 
 static int
-one_mmap2(struct rd *r, const unsigned char *p, size_t len)
+one_mmap2(struct pd *r, const unsigned char *p, size_t len)
 {
-	unsigned	 misc = get16(r, p + 4);
+	unsigned	 misc = num(r, p + 4, 2);
 	size_t		 idlen;
 	const char	*name;
 
@@ -224,7 +208,7 @@ one_mmap2(struct rd *r, const unsigned char *p, size_t len)
  * forever in perf too, and is corruption.
  */
 static int
-read_events(struct rd *r, uint64_t off, uint64_t end)
+read_events(struct pd *r, uint64_t off, uint64_t end)
 {
 	unsigned char	*w;
 	uint64_t	 wbase = off;	/* file offset of w[0] */
@@ -259,8 +243,8 @@ read_events(struct rd *r, uint64_t off, uint64_t end)
 			rc = corrupt(r, "an event cut short");
 			break;
 		}
-		type = get32(r, w + at);
-		len = get16(r, w + at + 6);
+		type = num(r, w + at, 4);
+		len = num(r, w + at + 6, 2);
 		if (len < EV_HEADER_SIZE)
 			rc = corrupt(r, "an event with a bad length");
 		else if (len > wlen - at)
@@ -284,7 +268,7 @@ perfdata_buildids(int fd,
     struct perfdata_info *info, const char **why)
 {
 	unsigned char	 h[FILE_HEADER_SIZE], sec[16];
-	struct rd	 r;
+	struct pd	 r;
 	struct stat	 st;
 	uint64_t	 hsize, data_off, data_size, feat[4], feat_off;
 	ssize_t		 got;
@@ -309,8 +293,10 @@ perfdata_buildids(int fd,
 	}
 	if (memcmp(h, MAGIC_V1, 8) == 0)
 		return -EPROTONOSUPPORT;
-	if (memcmp(h, MAGIC_SWAPPED, 8) == 0)
-		r.swap = 1;
+	/* The magic, a u64 written in the recording machine's order, reads
+	 * "PERFILE2" from a little-endian one. */
+	if (memcmp(h, MAGIC_BIG, 8) == 0)
+		r.big = 1;
 	else if (memcmp(h, MAGIC, 8) != 0) {
 		*why = "no PERFILE2 magic: not a perf.data file";
 		return -ENOEXEC;
@@ -319,7 +305,7 @@ perfdata_buildids(int fd,
 		*why = "a header too short";
 		return -ENOEXEC;
 	}
-	hsize = get64(&r, h + 8);
+	hsize = num(&r, h + 8, 8);
 	if (hsize == PIPE_HEADER_SIZE) {
 		info->pipe = 1;
 		rc = read_events(&r, PIPE_HEADER_SIZE, UINT64_MAX);
@@ -329,10 +315,10 @@ perfdata_buildids(int fd,
 		*why = "a header too short";
 		return -ENOEXEC;
 	}
-	data_off = get64(&r, h + 40);
-	data_size = get64(&r, h + 48);
+	data_off = num(&r, h + 40, 8);
+	data_size = num(&r, h + 48, 8);
 	for (idx = 0; idx < 4; idx++)
-		feat[idx] = get64(&r, h + 72 + 8 * idx);
+		feat[idx] = num(&r, h + 72 + 8 * idx, 8);
 	if (data_off > r.fsize || data_size > r.fsize - data_off) {
 		*why = "a data section past the end of the file";
 		return -ENOEXEC;
@@ -352,8 +338,7 @@ perfdata_buildids(int fd,
 		*why = "the feature table past the end of the file";
 		return -ENOEXEC;
 	}
-	info->table = 1;
-	rc = read_table(&r, get64(&r, sec), get64(&r, sec + 8));
+	rc = read_table(&r, num(&r, sec, 8), num(&r, sec + 8, 8));
 out:
 	if (rc == -ENOEXEC)
 		*why = r.why;

@@ -38,7 +38,6 @@ struct perfdata_module {
 struct perfdata_info {
 	int		 pipe;		/* written to a pipe (no header
 					 * sections) */
-	int		 table;		/* had a build-id table */
 	unsigned long	 records;	/* build-id records read, zero ids
 					 * and duplicates included */
 	unsigned long	 compressed;	/* PERF_RECORD_COMPRESSED events seen */

@@ -156,6 +156,9 @@ sig=030204$(sha256sum "$tmp/ima/prog3" | cut -d' ' -f1)
 get "$URL/buildid/$ID3/executable" "$tmp/out/ima"
 check "the first answer carries it" eval "[ $code = 200 ] &&
     [ \"\$(hdr '$tmp/out/ima' X-DEBUGINFOD-IMASIGNATURE)\" = '$sig' ]"
+# It is stored after that answer; stored, it has an ETag.
+check "it is stored" wait_until 20 eval "curl -s -D - -o /dev/null \
+    '$URL/buildid/$ID3/executable' | grep -qi '^etag:'"
 stop_symhubd "$SYMHUBD_PID"
 hub -d "$tmp/store" --log-file "$tmp/hub2.log"
 get "$URL/buildid/$ID3/executable" "$tmp/out/ima2"

@@ -46,9 +46,16 @@ check "an upload" [ "$(code "/buildid/$ID3/debuginfo" /dev/null -X PUT \
 check "a conversion to GSYM" [ "$(code "/buildid/$ID1/gsym")" = 200 ]
 
 section 'the page, as HTML'
-c=$(curl -s -o "$tmp/out/page.html" -D "$tmp/out/page.hdr" \
-    -w '%{http_code}' "$URL/")
+# A request counts once answered, which may be after curl returned: wait
+# for the page to show the last of them.
 page=$tmp/out/page.html
+shows_all() {
+	c=$(curl -s -o "$page" -D "$tmp/out/page.hdr" -w '%{http_code}' \
+	    "$URL/") && grep -q "<code>$ID1</code></td><td>gsym</td>" "$page" &&
+	    grep -q "<code>$ID3</code>" "$page" &&
+	    grep -q "<code>$UNKNOWN</code>" "$page"
+}
+wait_until 20 shows_all
 check "GET /: 200" [ "$c" = 200 ]
 check "text/html" [ "$(header "$tmp/out/page.hdr" Content-Type)" = \
     "text/html; charset=utf-8" ]

@@ -2244,12 +2244,14 @@ cat_extra(const struct cache *c, const unsigned char *k, size_t kl,
 	return rc;
 }
 
-/* Up to FOREACH_BATCH records after the key last (lastlen 0: the first).
- * @return how many, or -errno. */
+/* Up to FOREACH_BATCH records after the key last (lastlen 0: the first),
+ * of kind only (0: of any kind).  @return how many, or -errno. */
 static int
 fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
-    struct fe_item *items)
+    int kind, struct fe_item *items)
 {
+	unsigned char	 first = (unsigned char)kind;
+
 	MDB_txn		*t;
 	MDB_cursor	*cur;
 	MDB_val		 k, v;
@@ -2261,14 +2263,20 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 		rend(c, t);
 		return merr(rc);
 	}
-	k.mv_data = (void *)last;
-	k.mv_size = lastlen;
-	rc = mdb_cursor_get(cur, &k, &v, lastlen ? MDB_SET_RANGE : MDB_FIRST);
+	/* Keys begin with their kind: a kind's records are one run. */
+	k.mv_data = lastlen ? (void *)last : &first;
+	k.mv_size = lastlen ? lastlen : 1;
+	rc = mdb_cursor_get(cur, &k, &v, lastlen || kind ? MDB_SET_RANGE :
+	    MDB_FIRST);
 	if (rc == 0 && lastlen && k.mv_size == lastlen &&
 	    memcmp(k.mv_data, last, lastlen) == 0)
 		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
 	for (; rc == 0 && n < FOREACH_BATCH;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (kind && ((const unsigned char *)k.mv_data)[0] != first) {
+			rc = MDB_NOTFOUND;
+			break;
+		}
 		if (k.mv_size < 3 || k.mv_size > RECORD_KEY_MAX ||
 		    record_decode(v.mv_data, v.mv_size, &items[n].rec) != 0)
 			continue;	/* the open check drops such records */
@@ -2286,8 +2294,8 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 	return n;
 }
 
-int
-cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
+static int
+foreach(struct cache *c, int kind, cache_foreach_fn fn, void *ctx,
     uint64_t *skipped)
 {
 	struct fe_item	*items;
@@ -2299,7 +2307,7 @@ cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 
 	if ((items = calloc(FOREACH_BATCH, sizeof(*items))) == NULL)
 		return -ENOMEM;
-	while (rc == 0 && (n = fe_batch(c, last, lastlen, items)) > 0) {
+	while (rc == 0 && (n = fe_batch(c, last, lastlen, kind, items)) > 0) {
 		for (i = 0; i < n; i++) {
 			struct fe_item *it = &items[i];
 
@@ -2341,6 +2349,23 @@ cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 	}
 	free(items);
 	return rc != 0 ? rc : n < 0 ? n : 0;
+}
+
+int
+cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
+    uint64_t *skipped)
+{
+	return foreach(c, 0, fn, ctx, skipped);
+}
+
+int
+cache_foreach_kind(struct cache *c, enum cache_kind kind,
+    cache_foreach_fn fn, void *ctx)
+{
+	if (kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
+	    kind != CACHE_GSYM)
+		return -EINVAL;
+	return foreach(c, (int)kind, fn, ctx, NULL);
 }
 
 int

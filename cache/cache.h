@@ -366,6 +366,15 @@ int	cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 	    uint64_t *skipped);
 
 /*
+ * cache_foreach() over the records of one kind only, CACHE_DEBUGINFO,
+ * CACHE_EXECUTABLE or CACHE_GSYM (kinds without an extra string): the
+ * walk starts at the kind's first record and ends after its last.
+ * @return 0, fn's non-zero result, -EINVAL for another kind, or -errno.
+ */
+int	cache_foreach_kind(struct cache *c, enum cache_kind kind,
+	    cache_foreach_fn fn, void *ctx);
+
+/*
  * The FileID map (doc/protocol.md, "Keys"): the FileID of a deployed binary to
  * the build-id its artifacts are stored under.  A binary without a
  * build-id maps to its own FileID.

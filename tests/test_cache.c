@@ -2484,6 +2484,21 @@ test_foreach(void)
 	    "scanned one's from its file, a section's name too");
 	ok(cache_foreach(c, fe_stop, &stop, NULL) == 42 && stop == 300,
 	    "foreach: a callback's non-zero result ends the walk");
+	memset(&s, 0, sizeof(s));
+	rc = cache_foreach_kind(c, CACHE_DEBUGINFO, fe_count, &s);
+	ok(rc == 0 && s.n == 600 && s.kinds[CACHE_DEBUGINFO] == 600,
+	    "foreach_kind: a kind's records only, over batches (%u, rc %d)",
+	    s.n, rc);
+	memset(&s, 0, sizeof(s));
+	rc = cache_foreach_kind(c, CACHE_EXECUTABLE, fe_count, &s);
+	ok(rc == 0 && s.n == 1 && s.kinds[CACHE_EXECUTABLE] == 1,
+	    "foreach_kind: a kind after another (%u, rc %d)", s.n, rc);
+	memset(&s, 0, sizeof(s));
+	rc = cache_foreach_kind(c, CACHE_GSYM, fe_count, &s);
+	ok(rc == 0 && s.n == 0, "foreach_kind: a kind with no record "
+	    "(%u, rc %d)", s.n, rc);
+	ok(cache_foreach_kind(c, CACHE_SOURCE, fe_count, &s) == -EINVAL,
+	    "foreach_kind: a kind with extra strings is refused");
 	/* A lost catalog entry: the source's path is unknown, so it is
 	 * passed over and counted. */
 	memset(&s, 0, sizeof(s));

@@ -27,12 +27,17 @@ the connection.  Modes:
                     "030204" + the SHA-256 of FILE in hex (elfutils sends
                     one from 0.190 on, for IMA-signed rpm members; Debian
                     12 has 0.188)
+    meta FILE       200 with FILE's bytes as application/json for every
+                    /metadata request, 404 to the rest
+    gate DIR        append "METHOD PATH" to DIR/log for each request, then
+                    hold it until the file DIR/open exists, then 404
 
 Python 3 standard library only.
 """
 
 import gzip
 import hashlib
+import os
 import socket
 import struct
 import sys
@@ -40,7 +45,7 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima")
+         "gzipcut", "endless", "ima", "meta", "gate")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -107,6 +112,23 @@ def serve(conn, mode, arg, payload):
         return
     if mode == "delay":
         relay(conn, arg, method, path, headers)
+        return
+    if mode == "gate":
+        with log_lock:
+            with open(os.path.join(arg, "log"), "a") as f:
+                f.write(method + " " + path + "\n")
+        while not os.path.exists(os.path.join(arg, "open")):
+            time.sleep(0.05)
+        answer(conn, 404, b"not found\n")
+        conn.close()
+        return
+    if mode == "meta":
+        if path.startswith("/metadata?"):
+            answer(conn, 200, payload,
+                   ["Content-Type: application/json"])
+        else:
+            answer(conn, 404, b"not found\n")
+        conn.close()
         return
     if not path.startswith("/buildid/"):
         answer(conn, 404, b"not found\n")
@@ -190,11 +212,11 @@ def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
-                "gzipcut", "ima") and arg is None:
+                "gzipcut", "ima", "meta", "gate") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
         return 2
     payload = b""
-    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima"):
+    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta"):
         with open(arg, "rb") as f:
             payload = f.read()
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

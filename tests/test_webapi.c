@@ -186,7 +186,6 @@ test_routes(void)
 	    "route names are case-sensitive");
 	ok(fails("//buildid/ab/debuginfo", -ENOENT, "route"),
 	    "leading //");
-	ok(fails("/metadata", -ENOENT, "route"), "metadata is not ours");
 	ok(fails("/nothing/here", -ENOENT, "route"), "unknown route");
 
 	ok(fails("/buildid/ab", -EINVAL, "unknown artifact type"),
@@ -434,6 +433,53 @@ test_etag(void)
 	ok(!webapi_etag_match("\"abc\"", NULL), "no ETag: no");
 }
 
+static void
+test_metadata(void)
+{
+	struct webapi_req	 req;
+	struct webapi_meta	 m;
+	const char		*why = NULL;
+
+	ok(webapi_parse("/metadata", &req, &why) == 0 &&
+	    req.route == WEBAPI_METADATA, "/metadata is a route");
+	webapi_req_free(&req);
+	ok(fails("/metadata/", -ENOENT, "route"), "/metadata/ is not");
+	ok(webapi_metadata(NULL, "x", &m, &why) == -EINVAL &&
+	    strcmp(why, "/metadata webapi error, need key and value") == 0,
+	    "metadata: no key: elfutils' text");
+	ok(webapi_metadata("file", NULL, &m, &why) == -EINVAL,
+	    "metadata: no value");
+	ok(webapi_metadata("source", "x", &m, &why) == -ENOTSUP &&
+	    strcmp(why, "/metadata webapi error, unsupported key") == 0,
+	    "metadata: another key: elfutils' text");
+	ok(webapi_metadata("File", "x", &m, NULL) == -ENOTSUP,
+	    "metadata: keys are case-sensitive");
+	ok(webapi_metadata("file", "/usr/bin/ls", &m, &why) == 0 &&
+	    m.key == WEBAPI_META_FILE && strcmp(m.keyname, "file") == 0 &&
+	    webapi_meta_match(&m, "/usr/bin/ls") &&
+	    !webapi_meta_match(&m, "/usr/bin/lsx") &&
+	    !webapi_meta_match(&m, "/usr/bin/l*"), "metadata: file is equality");
+	ok(webapi_metadata("glob", "/usr/bin/*", &m, &why) == 0 &&
+	    m.key == WEBAPI_META_GLOB && webapi_meta_match(&m, "/usr/bin/ls") &&
+	    !webapi_meta_match(&m, "/usr/bin/x/ls") &&
+	    !webapi_meta_match(&m, "/usr/lib/ls"),
+	    "metadata: glob is fnmatch with FNM_PATHNAME (* stops at /)");
+	ok(webapi_metadata("glob", "/usr/*/l[st]", &m, &why) == 0 &&
+	    webapi_meta_match(&m, "/usr/bin/ls") &&
+	    webapi_meta_match(&m, "/usr/sbin/lt") &&
+	    !webapi_meta_match(&m, "/usr/bin/lx"), "metadata: glob classes");
+	ok(webapi_metadata("buildid", "0a1b", &m, &why) == 0 &&
+	    m.key == WEBAPI_META_BUILDID && m.idlen == 2 && m.id[0] == 0x0a &&
+	    m.id[1] == 0x1b && !webapi_meta_match(&m, "0a1b"),
+	    "metadata: a build-id is decoded, and matches no name");
+	ok(webapi_metadata("buildid", "0A1B", &m, &why) == 0 && m.idlen == 0,
+	    "metadata: uppercase hex is no id (finds nothing)");
+	ok(webapi_metadata("buildid", "abc", &m, &why) == 0 && m.idlen == 0,
+	    "metadata: odd length is no id");
+	ok(webapi_metadata("buildid", "", &m, &why) == 0 && m.idlen == 0,
+	    "metadata: empty is no id");
+}
+
 int
 main(void)
 {
@@ -447,5 +493,6 @@ main(void)
 	test_fileid();
 	test_range();
 	test_etag();
+	test_metadata();
 	return done();
 }

@@ -2,6 +2,7 @@
  * webapi: parsing and validation of debuginfod request URLs.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -166,6 +167,10 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 	}
 	if (strcmp(url, "/status") == 0) {
 		req->route = WEBAPI_STATUS;
+		return 0;
+	}
+	if (strcmp(url, "/metadata") == 0) {
+		req->route = WEBAPI_METADATA;
 		return 0;
 	}
 	by_fileid = strncmp(url, fprefix, sizeof(fprefix) - 1) == 0;
@@ -350,4 +355,56 @@ webapi_etag_match(const char *list, const char *etag)
 		p = tag + n;
 	}
 	return 0;
+}
+
+int
+webapi_metadata(const char *key, const char *value, struct webapi_meta *out,
+    const char **why)
+{
+	static const struct {
+		const char		*name;
+		enum webapi_meta_key	 key;
+	} keys[] = {
+		{ "file", WEBAPI_META_FILE },
+		{ "glob", WEBAPI_META_GLOB },
+		{ "buildid", WEBAPI_META_BUILDID }
+	};
+	const char	*dummy;
+	size_t		 i;
+	int		 n;
+
+	if (why == NULL)
+		why = &dummy;
+	memset(out, 0, sizeof(*out));
+	if (key == NULL || value == NULL) {
+		*why = "/metadata webapi error, need key and value";
+		return -EINVAL;
+	}
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i].name) == 0)
+			break;
+	if (i == sizeof(keys) / sizeof(keys[0])) {
+		*why = "/metadata webapi error, unsupported key";
+		return -ENOTSUP;
+	}
+	out->key = keys[i].key;
+	out->keyname = keys[i].name;
+	out->value = value;
+	if (out->key == WEBAPI_META_BUILDID &&
+	    (n = webapi_parse_hexid(value, strlen(value), out->id)) > 0)
+		out->idlen = (size_t)n;
+	return 0;
+}
+
+int
+webapi_meta_match(const struct webapi_meta *m, const char *name)
+{
+	switch (m->key) {
+	case WEBAPI_META_FILE:
+		return strcmp(m->value, name) == 0;
+	case WEBAPI_META_GLOB:
+		return fnmatch(m->value, name, FNM_PATHNAME) == 0;
+	default:
+		return 0;
+	}
 }

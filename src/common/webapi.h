@@ -19,7 +19,8 @@ enum webapi_route {
 	WEBAPI_ROOT = 1,	/* "/" */
 	WEBAPI_METRICS,		/* "/metrics" */
 	WEBAPI_STATUS,		/* "/status": the status page */
-	WEBAPI_ARTIFACT		/* "/buildid/ID/..." or "/fileid/FILEID/..." */
+	WEBAPI_ARTIFACT,	/* "/buildid/ID/..." or "/fileid/FILEID/..." */
+	WEBAPI_METADATA		/* "/metadata": its query in webapi_meta */
 };
 
 struct webapi_req {
@@ -63,6 +64,41 @@ int	webapi_parse(const char *url, struct webapi_req *req, const char **why);
 
 /* Release what webapi_parse() allocated.  Accepts NULL and zeroed requests. */
 void	webapi_req_free(struct webapi_req *req);
+
+/*
+ * /metadata?key=KEY&value=VALUE (doc/protocol.md, "/metadata"): which
+ * indexed executables and debuginfo files a name, a glob or a build-id
+ * finds.
+ */
+enum webapi_meta_key {
+	WEBAPI_META_FILE = 1,	/* the file's name equals value */
+	WEBAPI_META_GLOB,	/* fnmatch(value, name, FNM_PATHNAME) */
+	WEBAPI_META_BUILDID	/* the build-id, in hex */
+};
+
+struct webapi_meta {
+	enum webapi_meta_key	 key;
+	const char		*keyname;	/* "file", "glob", "buildid" */
+	const char		*value;		/* the caller's */
+	/* WEBAPI_META_BUILDID: the id, when value is one (idlen 0: it is
+	 * not lowercase hex of an even length, and finds nothing). */
+	unsigned char		 id[WEBAPI_ID_HEX_MAX / 2];
+	size_t			 idlen;
+};
+
+/*
+ * Read the query's key and value (the decoded GET arguments, NULL when
+ * absent) into out.
+ * @param why  on failure, the text elfutils answers with.
+ * @return 0; -EINVAL when key or value is missing; -ENOTSUP for a key
+ *         other than file, glob and buildid.
+ */
+int	webapi_metadata(const char *key, const char *value,
+	    struct webapi_meta *out, const char **why);
+
+/* Does the indexed file name (a loose file's path, or a member's name
+ * in its archive) match the query?  @return 1 or 0. */
+int	webapi_meta_match(const struct webapi_meta *m, const char *name);
 
 /*
  * Canonicalize an absolute path: remove "." and ".." segments as RFC 3986

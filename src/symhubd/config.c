@@ -140,6 +140,17 @@ static const struct opt opts[] = {
 	    "connections together; beyond it, 503; 0: no limit" },
 	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
 	    "1000000", "N", "most addresses one /symbolize request may ask" },
+	{ "metadata-maxtime", 0, O_NUM, O_BOTH, F(metadata_maxtime), "5",
+	    "SECONDS", "a /metadata query looks through the index this long "
+	    "at most; what it found by then is answered, \"complete\": "
+	    "false; 0: no limit" },
+	{ "metadata-upstream-timeout", 0, O_NUM, O_BOTH,
+	    F(metadata_up_timeout), "10", "SECONDS", "wait this long at most "
+	    "for the upstreams' /metadata answers (one missing makes the "
+	    "answer incomplete); 0: upstreams are not asked for /metadata" },
+	{ "metadata-ttl", 0, O_NUM, O_BOTH, F(metadata_ttl), "3600",
+	    "SECONDS", "keep an upstream's complete /metadata answer, or its "
+	    "404, this long; 0: ask every time" },
 	{ "home-html", 0, O_STR, O_BOTH, F(home_html), NULL, "FILE",
 	    "answer GET / with FILE (HTML, read on each request) instead of "
 	    "the status page, which stays at /status" },

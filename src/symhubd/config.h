@@ -52,6 +52,9 @@ struct config {
 	uint64_t	 offline;	/* no outbound connection */
 	uint64_t	 gsym_ahead;	/* convert every new debuginfo */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
+	uint64_t	 metadata_maxtime;	/* seconds; 0: no limit */
+	uint64_t	 metadata_up_timeout;	/* seconds; 0: not asked */
+	uint64_t	 metadata_ttl;		/* seconds; 0: not kept */
 	char		*home_html;	/* GET / answers this file; NULL */
 	char		*home_redirect;	/* GET / redirects here; NULL */
 	char		*log_file;	/* "-": stderr */

@@ -413,15 +413,90 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* Append "Name: value" to *l.  @return 0 or -ENOMEM. */
+static int
+add_header(struct curl_slist **l, const char *name, const char *value)
+{
+	struct curl_slist	*n;
+	char			 hdr[4200];
+
+	/* A value over 4 KB is cut, as a client's X-Forwarded-For that long
+	 * always was (what it would say is garbage anyway). */
+	if ((size_t)snprintf(hdr, sizeof(hdr), "%s: %s", name, value) >=
+	    sizeof(hdr))
+		log_debug("%s header cut to %zu bytes", name, sizeof(hdr));
+	if ((n = curl_slist_append(*l, hdr)) == NULL)
+		return -ENOMEM;
+	*l = n;
+	return 0;
+}
+
+/*
+ * A handle for GET url from u, with what every request to it carries: its
+ * header-file lines, the federation headers (the User-Agent ua, the
+ * X-Forwarded-For xff, the chain of hubs with ours last), its TLS
+ * settings and timeouts.  @return 0 or -errno; on failure *easy and
+ * *hdrs may be set: the caller frees them in every case.
+ */
+static int
+upstream_easy(struct fetch *f, const struct upstream *u, const char *url,
+    const char *ua, const char *xff, const char *via, CURL **easy,
+    struct curl_slist **hdrs)
+{
+	struct curl_slist	*l, *n;
+	char			 chain[4200];
+	int			 rc;
+
+	*hdrs = NULL;
+	if ((*easy = curl_easy_init()) == NULL)
+		return -ENOMEM;
+	for (l = u->headers; l != NULL; l = l->next) {
+		if ((n = curl_slist_append(*hdrs, l->data)) == NULL)
+			return -ENOMEM;
+		*hdrs = n;
+	}
+	if (xff != NULL && (rc = add_header(hdrs, "X-Forwarded-For", xff)) < 0)
+		return rc;
+	/* The chain of hubs this request went through, ours last: a hub
+	 * that finds itself in it answers 404 at once (see http.c). */
+	snprintf(chain, sizeof(chain), "%s%s%s", via ? via : "",
+	    via ? ", " : "", f->via);
+	if ((rc = add_header(hdrs, "X-Symhub-Via", chain)) < 0)
+		return rc;
+	curl_easy_setopt(*easy, CURLOPT_URL, url);
+	curl_easy_setopt(*easy, CURLOPT_HTTPHEADER, *hdrs);
+	curl_easy_setopt(*easy, CURLOPT_USERAGENT, ua);
+	curl_easy_setopt(*easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(*easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(*easy, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(*easy, CURLOPT_HTTP_VERSION,
+	    (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(*easy, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)(u->spec.connect * 1000));
+	curl_easy_setopt(*easy, CURLOPT_TIMEOUT_MS,
+	    (long)(u->spec.timeout * 1000));
+	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYPEER,
+	    (long)u->spec.tls_verify);
+	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYHOST,
+	    u->spec.tls_verify ? 2L : 0L);
+	if (u->spec.ca_path != NULL)
+		curl_easy_setopt(*easy, u->ca_is_dir ? CURLOPT_CAPATH :
+		    CURLOPT_CAINFO, u->spec.ca_path);
+	/* Never follow an https upstream down to plain http. */
+	curl_easy_setopt(*easy, CURLOPT_REDIR_PROTOCOLS_STR,
+	    strncmp(u->spec.url, "https:", 6) == 0 ? "https" : "http,https");
+	return 0;
+}
+
 static int
 attempt_start(struct fetch *f, struct attempt *a)
 {
 	struct job		*j = a->job;
 	struct upstream		*u = a->up;
-	struct curl_slist	*l;
-	char			 url[8192], hdr[4200];
+	char			 url[8192], n[32];
 	size_t			 len;
 	uint64_t		 max;
+	int			 rc;
 
 	len = (size_t)snprintf(url, sizeof(url), "%s/buildid/%s/%s",
 	    u->spec.url, j->idhex, kind_name(j->key.kind));
@@ -433,57 +508,27 @@ attempt_start(struct fetch *f, struct attempt *a)
 		if (append_path(url, sizeof(url), &len, j->raw_extra) < 0)
 			return -ENAMETOOLONG;
 	}
-	if ((a->easy = curl_easy_init()) == NULL)
-		return -ENOMEM;
-	a->hdrs = NULL;
-	for (l = u->headers; l != NULL; l = l->next)
-		if ((a->hdrs = curl_slist_append(a->hdrs, l->data)) == NULL)
-			return -ENOMEM;
-	if (j->xff != NULL) {
-		snprintf(hdr, sizeof(hdr), "X-Forwarded-For: %s", j->xff);
-		if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
-			return -ENOMEM;
-		a->hdrs = l;
-	}
+	if ((rc = upstream_easy(f, u, url, j->ua, j->xff, j->via, &a->easy,
+	    &a->hdrs)) < 0)
+		return rc;
 	if (j->maxsize) {
-		snprintf(hdr, sizeof(hdr), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
-		    j->maxsize);
-		if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
+		snprintf(n, sizeof(n), "%" PRIu64, j->maxsize);
+		if (add_header(&a->hdrs, "X-DEBUGINFOD-MAXSIZE", n) < 0)
 			return -ENOMEM;
-		a->hdrs = l;
+		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
 	}
-	/* The chain of hubs this request went through, ours last: a hub
-	 * that finds itself in it answers 404 at once (see http.c). */
-	snprintf(hdr, sizeof(hdr), "X-Symhub-Via: %s%s%s", j->via ? j->via : "",
-	    j->via ? ", " : "", f->via);
-	if ((l = curl_slist_append(a->hdrs, hdr)) == NULL)
-		return -ENOMEM;
-	a->hdrs = l;
-
-	curl_easy_setopt(a->easy, CURLOPT_URL, url);
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
-	curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
-	curl_easy_setopt(a->easy, CURLOPT_USERAGENT, j->ua);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(a->easy, CURLOPT_ERRORBUFFER, a->err);
-	curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(a->easy, CURLOPT_MAXREDIRS, 5L);
 	/*
 	 * No Accept-Encoding: with identity bodies libcurl's Content-Length
 	 * check is the whole truth, where a gzip stream cut short decodes
 	 * into a shorter file that nothing flags.  An encoding we did not
 	 * ask for is refused in verify().
 	 */
-	curl_easy_setopt(a->easy, CURLOPT_HTTP_VERSION,
-	    (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)(u->spec.connect * 1000));
-	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS,
-	    (long)(u->spec.timeout * 1000));
 	/* A winner that trickles would hold every waiter until the total
 	 * timeout: below 1 KB/s for a first-byte timeout's length it is
 	 * given up, and the upstreams it beat are asked again. */
@@ -492,16 +537,6 @@ attempt_start(struct fetch *f, struct attempt *a)
 		curl_easy_setopt(a->easy, CURLOPT_LOW_SPEED_TIME,
 		    (long)u->spec.first_byte);
 	}
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYPEER,
-	    (long)u->spec.tls_verify);
-	curl_easy_setopt(a->easy, CURLOPT_SSL_VERIFYHOST,
-	    u->spec.tls_verify ? 2L : 0L);
-	if (u->spec.ca_path != NULL)
-		curl_easy_setopt(a->easy, u->ca_is_dir ? CURLOPT_CAPATH :
-		    CURLOPT_CAINFO, u->spec.ca_path);
-	/* Never follow an https upstream down to plain http. */
-	curl_easy_setopt(a->easy, CURLOPT_REDIR_PROTOCOLS_STR,
-	    strncmp(u->spec.url, "https:", 6) == 0 ? "https" : "http,https");
 	max = u->spec.max_size;
 	if (j->maxsize && (max == 0 || j->maxsize < max))
 		max = j->maxsize;
@@ -1254,6 +1289,44 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	}
 	curl_multi_wakeup(f->multi);
 	return 0;
+}
+
+int
+fetch_side_handle(struct fetch *f, size_t i, const char *path,
+    unsigned kinds, const struct fetch_req *req, CURL **easy,
+    struct curl_slist **hdrs)
+{
+	struct upstream	*u;
+	char		*url = NULL, *ua = NULL, *xff = NULL;
+	int		 rc;
+
+	*easy = NULL;
+	*hdrs = NULL;
+	if (i >= f->nup)
+		return -ENOENT;
+	u = &f->up[i];
+	if (!(u->spec.kinds & kinds))
+		return -EPERM;
+	if (atomic_load(&u->state) == 1)
+		return -EAGAIN;
+	if (asprintf(&url, "%s%s", u->spec.url, path) < 0)
+		url = NULL;
+	if (url == NULL || (ua = ua_chain(req->user_agent, f->via)) == NULL ||
+	    (xff = chain(req->forwarded_for, req->peer)) == NULL)
+		rc = -ENOMEM;
+	else
+		rc = upstream_easy(f, u, url, ua, xff, req->via, easy, hdrs);
+	/* libcurl copied the strings (the headers live in *hdrs). */
+	free(url);
+	free(ua);
+	free(xff);
+	if (rc < 0) {
+		curl_easy_cleanup(*easy);
+		curl_slist_free_all(*hdrs);
+		*easy = NULL;
+		*hdrs = NULL;
+	}
+	return rc;
 }
 
 void

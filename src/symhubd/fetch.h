@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <curl/curl.h>
+
 #include "cache/cache.h"
 #include "config.h"
 
@@ -133,6 +135,25 @@ int	fetch_upgrade_due(struct fetch *f, const struct cache_key *key,
 /* The first negative-ttl value, in seconds: also how long a copy checked
  * against the upstreams for a better one stays checked. */
 int64_t	fetch_negative_ttl(const struct fetch *f);
+
+/*
+ * A side query (/metadata) to upstream i: a libcurl handle for GET
+ * URL/path (path with its query, escaped) set up as the fetches' are
+ * (the upstream's header-file, TLS settings and timeouts) with the
+ * federation headers of the client's request req (user_agent,
+ * forwarded_for, peer, via; the rest unused), for the caller to drive on
+ * its own multi handle, on any thread.  The breaker is looked at, not
+ * fed: a side query says nothing of an upstream's health.
+ * @param kinds  bits (1 << cache_kind): an upstream whose kinds= has none
+ *               of them is not asked.
+ * @return 0 with *easy and *hdrs, the caller's (curl_easy_cleanup(), then
+ *         curl_slist_free_all()); -ENOENT past the last upstream; -EPERM
+ *         for kinds it does not serve; -EAGAIN while its breaker is open;
+ *         -ENOMEM.
+ */
+int	fetch_side_handle(struct fetch *f, size_t i, const char *path,
+	    unsigned kinds, const struct fetch_req *req, CURL **easy,
+	    struct curl_slist **hdrs);
 
 /* Append this engine's metrics (per upstream: outcomes, latency,
  * bytes, breaker) in Prometheus text. */

@@ -216,6 +216,8 @@ dispatch(struct http *h, struct req *r)
 		return route_metrics(h, r);
 	case WEBAPI_STATUS:
 		return route_status_page(h, r);
+	case WEBAPI_METADATA:
+		return route_metadata(h, r);
 	default:
 		return route_artifact(h, r);
 	}
@@ -251,6 +253,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	case PHASE_DISPATCH:
 	case PHASE_FETCH:
 	case PHASE_CONVERT:
+	case PHASE_METADATA:
 		/* A body a GET should not have: let MHD discard it. */
 		if (n != 0)
 			return MHD_YES;
@@ -317,6 +320,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
 	buf_free(&r->body);
+	free(r->meta_json);
 	webapi_req_free(&r->w);
 	if (r->sfd >= 0)
 		close(r->sfd);
@@ -427,7 +431,8 @@ mhd_limit(const struct config *cfg)
 
 int
 http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct fetch *f, struct auth *auth, struct derive *dv, struct http **out)
+    struct fetch *f, struct auth *auth, struct derive *dv, struct meta *meta,
+    struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
@@ -447,6 +452,7 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	h->f = f;
 	h->auth = auth;
 	h->dv = dv;
+	h->meta = meta;
 	h->started = clock_wall_s();
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;

@@ -13,19 +13,20 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "meta.h"
 #include "scan.h"
 
 struct http;
 
 /*
- * Start listening on cfg->listen and serving.  cfg, c, s, f and auth must
- * outlive the server; s (no scanning), f (no upstreams), auth (uploads
- * refused) and dv (no derived artifacts) may be NULL.
+ * Start listening on cfg->listen and serving.  cfg, c, s, f, auth, dv
+ * and meta must outlive the server; s (no scanning), f (no upstreams),
+ * auth (uploads refused) and dv (no derived artifacts) may be NULL.
  * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
  */
 int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	    struct fetch *f, struct auth *auth, struct derive *dv,
-	    struct http **out);
+	    struct meta *meta, struct http **out);
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);

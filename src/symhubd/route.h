@@ -36,6 +36,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "meta.h"
 #include "metrics.h"
 #include "scan.h"
 
@@ -49,6 +50,7 @@ struct http {
 	struct fetch		*f;
 	struct auth		*auth;		/* NULL: uploads refused */
 	struct derive		*dv;		/* NULL: no GSYM (tests) */
+	struct meta		*meta;		/* /metadata */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
@@ -71,6 +73,7 @@ enum phase {
 	PHASE_DISPATCH,
 	PHASE_FETCH,
 	PHASE_CONVERT,
+	PHASE_METADATA,
 	PHASE_ANSWERED
 };
 
@@ -102,6 +105,11 @@ struct req {
 	/* Waiting for a conversion (route_gsym.c). */
 	int			 converted;
 	int			 convert_rc;
+	/* Waiting for a /metadata answer (route_metadata.c). */
+	int			 meta_done;
+	int			 meta_rc;
+	char			*meta_json;	/* malloc'd; NULL once sent */
+	size_t			 meta_len;
 	/* A body (PUT: an upload; POST: /symbolize addresses). */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
@@ -140,6 +148,8 @@ enum reply {
 	REPLY_INTERNAL,		/* 500 */
 	REPLY_NOT_IMPLEMENTED,	/* 501 */
 	REPLY_BUSY,		/* 503 with Retry-After: try again */
+	REPLY_UNAVAILABLE,	/* 503, no Retry-After: /metadata without
+				 * key and value, as elfutils answers */
 	REPLY_TRANSIENT,	/* 503 with Retry-After: nothing definite
 				 * upstream (reply_transient()) */
 	REPLY_NO_SPACE,		/* 507, the store refused the write */
@@ -229,6 +239,9 @@ enum MHD_Result	route_gsym(struct http *h, struct req *r,
  * the body's end (phase BODY). */
 enum MHD_Result	route_upload_begin(struct http *h, struct req *r);
 enum MHD_Result	route_upload_finish(struct http *h, struct req *r);
+
+/* route_metadata.c: /metadata?key=KEY&value=VALUE. */
+enum MHD_Result	route_metadata(struct http *h, struct req *r);
 
 /* route_status.c: / and /metrics. */
 enum MHD_Result	route_root(struct http *h, struct req *r);

@@ -344,6 +344,7 @@ route_metrics(struct http *h, struct req *r)
 		fetch_metrics(h->f, fp);
 	if (h->dv != NULL)
 		derive_metrics(h->dv, fp);
+	meta_metrics(h->meta, fp);
 	pthread_mutex_lock(&h->cmu);
 	fprintf(fp, "# TYPE symhub_http_connections gauge\n"
 	    "symhub_http_connections %u\n"

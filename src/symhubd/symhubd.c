@@ -170,6 +170,7 @@ main(int argc, char **argv)
 	struct scan		*s = NULL;
 	struct fetch		*f = NULL;
 	struct derive		*dv = NULL;
+	struct meta		*meta = NULL;
 	struct auth		*auth = NULL;
 	const char		*why;
 	unsigned		 line;
@@ -293,7 +294,9 @@ main(int argc, char **argv)
 			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
 	}
-	if ((rc = http_start(&cfg, c, s, f, auth, dv, &h)) < 0)
+	if ((rc = meta_create(c, f, &cfg, &meta)) < 0)
+		fatalx("metadata workers: %s", strerror(-rc));
+	if ((rc = http_start(&cfg, c, s, f, auth, dv, meta, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -313,7 +316,9 @@ main(int argc, char **argv)
 	}
 	fetch_stop(f);		/* resumes every suspended connection */
 	derive_stop(dv);	/* the same, for conversions */
+	meta_stop(meta);	/* and for /metadata queries */
 	http_stop(h);
+	meta_free(meta);
 	fetch_free(f);
 	/* The scanner may still hand derive a new debuginfo: stop it first
 	 * (derive's workers, which re-read through it, are joined). */

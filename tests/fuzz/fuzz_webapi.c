@@ -1,6 +1,7 @@
 /* Fuzz the URL parser: webapi_parse() and webapi_canon_path() on any
  * string (the decoded URL libmicrohttpd hands over); and the header
- * readers webapi_range() and webapi_etag_match() on the same string. */
+ * readers webapi_range() and webapi_etag_match(), and the /metadata
+ * query's webapi_metadata() and webapi_meta_match(), on the same string. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct webapi_req	 w;
+	struct webapi_meta	 m;
 	const char		*why;
 	char			*url, *out;
 	uint64_t		 off, len;
@@ -30,6 +32,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (len == 0 || off + len > size))
 		abort();
 	(void)webapi_etag_match(url, "\"0123456789abcdef\"");
+	/* And as a /metadata value, a glob matched against itself. */
+	if (webapi_metadata("buildid", url, &m, &why) != 0 ||
+	    (m.idlen != 0 && m.idlen * 2 != strlen(url)))
+		abort();
+	if (webapi_metadata("glob", url, &m, &why) == 0)
+		(void)webapi_meta_match(&m, url);
 	free(url);
 	return 0;
 }

@@ -29,7 +29,8 @@ meta() {
 # or an entry has a member besides the four.
 entries() {
 	python3 - "$1" <<-'EOF'
-	import json, sys
+	import json, signal, sys
+	signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # grep -q, head
 	d = json.load(open(sys.argv[1]))
 	assert list(d.keys()) == ["results", "complete"], list(d.keys())
 	assert isinstance(d["complete"], bool)
@@ -291,8 +292,10 @@ stop_symhubd "$E_PID"
 check "stopped with a query held upstream: exits 0 at once ($exit_status)" \
     [ "$exit_status" = 0 ]
 wait_until 20 test -s "$tmp/out/z1.st"
-check "the held query is answered, not complete ($(cat "$tmp/out/z1.st"))" \
-    eval "grep -qx 200 '$tmp/out/z1.st' && complete '$tmp/out/z1' false"
+# Cut short: told to ask again (503 or a reset, as a fetch cut short is;
+# a reset, or the daemon gone before the 503 left: curl says 000).
+check "the held query is told to ask again ($(cat "$tmp/out/z1.st"))" \
+    eval "grep -qx 503 '$tmp/out/z1.st' || grep -qx 000 '$tmp/out/z1.st'"
 touch "$tmp/gate/open"
 
 section 'the federation headers, the hop limit and loops'

@@ -565,8 +565,10 @@ job_run(struct meta *m, struct worker *wk, struct job *j)
 	}
 	for (i = 0; i < nup && rc == 0; i++)
 		rc = ask_merge(m, i, j, &asks[i], mj, &complete);
+	/* Cut short by a stop: "ask again", as a fetch cut short is, not
+	 * whatever came in by then. */
 	if (rc == 0 && GET(m->stop))
-		complete = 0;
+		rc = -ECANCELED;
 	if (rc == 0) {
 		rc = metajson_finish(mj, complete, &buf, &len);
 		mj = NULL;

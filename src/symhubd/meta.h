@@ -63,8 +63,8 @@ int	meta_query(struct meta *m, const struct meta_query *q,
 /* Queries waiting or running at most. */
 #define META_QUEUE_MAX	32
 
-/* Stop the workers: a query under way ends early (complete false), one
- * waiting gets -ECANCELED.  Idempotent; accepts NULL. */
+/* Stop the workers: a query under way ends early, and it and every one
+ * waiting get -ECANCELED.  Idempotent; accepts NULL. */
 void	meta_stop(struct meta *m);
 
 /* meta_stop(), then free.  Accepts NULL. */

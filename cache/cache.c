@@ -2318,7 +2318,8 @@ foreach(struct cache *c, int kind, cache_foreach_fn fn, void *ctx,
 			key.extra = NULL;
 			if (rc == 0 && (key.kind == CACHE_SOURCE ||
 			    key.kind == CACHE_SECTION ||
-			    key.kind == CACHE_MEMBER)) {
+			    key.kind == CACHE_MEMBER ||
+			    key.kind == CACHE_ENCODED)) {
 				/* A scanned source's name is its xfile (its
 				 * path may be where a symlink led, or the
 				 * archive it is a member of). */
@@ -2337,7 +2338,8 @@ foreach(struct cache *c, int kind, cache_foreach_fn fn, void *ctx,
 			if (rc == 0 && (key.extra != NULL ||
 			    (key.kind != CACHE_SOURCE &&
 			    key.kind != CACHE_SECTION &&
-			    key.kind != CACHE_MEMBER)) &&
+			    key.kind != CACHE_MEMBER &&
+			    key.kind != CACHE_ENCODED)) &&
 			    2 + key.idlen <= it->kl)
 				rc = fn(ctx, &key, &it->rec);
 			free(extra);

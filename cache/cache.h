@@ -43,8 +43,11 @@ enum cache_kind {
 	CACHE_SOURCE = 3,	/* extra: canonical absolute source path */
 	CACHE_SECTION = 4,	/* extra: section name */
 	CACHE_GSYM = 5,		/* derived from the debuginfo */
-	CACHE_MEMBER = 6	/* extra: "KIND:MEMBER": an archive member's
+	CACHE_MEMBER = 6,	/* extra: "KIND:MEMBER": an archive member's
 				 * bytes, extracted (derived, evictable) */
+	CACHE_ENCODED = 7	/* extra: "ENCODING:KIND": a debuginfo's or
+				 * executable's bytes compressed (derived,
+				 * evictable) */
 };
 
 #define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */

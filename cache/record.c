@@ -34,6 +34,7 @@ record_key(const struct cache_key *key, unsigned char out[RECORD_KEY_MAX])
 	case CACHE_SOURCE:
 	case CACHE_SECTION:
 	case CACHE_MEMBER:
+	case CACHE_ENCODED:
 		needs_extra = 1;
 		break;
 	default:

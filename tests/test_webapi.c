@@ -480,6 +480,36 @@ test_metadata(void)
 	    "metadata: empty is no id");
 }
 
+static void
+test_accept_encoding(void)
+{
+	const unsigned Z = WEBAPI_ENC_ZSTD, G = WEBAPI_ENC_GZIP;
+
+	ok(webapi_accept_encoding(NULL) == 0, "accept-encoding: none");
+	ok(webapi_accept_encoding("") == 0, "accept-encoding: empty");
+	ok(webapi_accept_encoding("deflate, gzip, br, zstd") == (Z | G),
+	    "accept-encoding: libcurl's list (libdebuginfod)");
+	ok(webapi_accept_encoding("gzip") == G, "accept-encoding: gzip");
+	ok(webapi_accept_encoding("x-gzip") == G, "accept-encoding: x-gzip");
+	ok(webapi_accept_encoding("ZSTD") == Z, "accept-encoding: any case");
+	ok(webapi_accept_encoding("br, deflate, identity") == 0,
+	    "accept-encoding: none of ours");
+	ok(webapi_accept_encoding("*") == (Z | G), "accept-encoding: *");
+	ok(webapi_accept_encoding("*, zstd;q=0") == G &&
+	    webapi_accept_encoding("zstd;q=0, *") == G,
+	    "accept-encoding: q=0 wins over *, in either order");
+	ok(webapi_accept_encoding("gzip;q=0.5, zstd;q=0.000") == G,
+	    "accept-encoding: q values");
+	ok(webapi_accept_encoding("gzip ; q=0.001") == G,
+	    "accept-encoding: blanks around the parameter");
+	ok(webapi_accept_encoding("gzip;q=x") == 0,
+	    "accept-encoding: a malformed q refuses");
+	ok(webapi_accept_encoding("gzipx, zst, ,,") == 0,
+	    "accept-encoding: prefixes and empty elements are nothing");
+	ok(webapi_accept_encoding("gzip;level=1;q=1") == G,
+	    "accept-encoding: other parameters");
+}
+
 int
 main(void)
 {
@@ -494,5 +524,6 @@ main(void)
 	test_range();
 	test_etag();
 	test_metadata();
+	test_accept_encoding();
 	return done();
 }

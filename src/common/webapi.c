@@ -408,3 +408,65 @@ webapi_meta_match(const struct webapi_meta *m, const char *name)
 		return 0;
 	}
 }
+
+/* The q-value of an element's parameters (from after its name): 1 when
+ * none is given, 0 for q=0 (or 0.0, 0.000), and 0 for one malformed. */
+static int
+q_nonzero(const char *p, const char *end)
+{
+	while (p < end) {
+		p += strspn(p, " \t;");
+		if (end - p >= 2 && (p[0] == 'q' || p[0] == 'Q') &&
+		    p[1] == '=') {
+			p += 2;
+			if (p < end && *p == '1')
+				return 1;
+			if (p >= end || *p != '0')
+				return 0;
+			for (p++; p < end && (*p == '.' || *p == '0'); p++)
+				;
+			return p < end && *p >= '1' && *p <= '9';
+		}
+		while (p < end && *p != ';')
+			p++;
+	}
+	return 1;
+}
+
+unsigned
+webapi_accept_encoding(const char *hdr)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 bit;
+	} codings[] = {
+		{ "zstd", WEBAPI_ENC_ZSTD },
+		{ "gzip", WEBAPI_ENC_GZIP },
+		{ "x-gzip", WEBAPI_ENC_GZIP },
+		{ "*", WEBAPI_ENC_ZSTD | WEBAPI_ENC_GZIP }
+	};
+	unsigned	 yes = 0, no = 0, bits;
+	const char	*p = hdr, *end, *name;
+	size_t		 n, i;
+
+	if (hdr == NULL)
+		return 0;
+	while (*p != '\0') {
+		p += strspn(p, " \t,");
+		end = p + strcspn(p, ",");
+		name = p;
+		n = strcspn(p, " \t;,");
+		bits = 0;
+		for (i = 0; i < sizeof(codings) / sizeof(codings[0]); i++)
+			if (strlen(codings[i].name) == n &&
+			    strncasecmp(name, codings[i].name, n) == 0)
+				bits = codings[i].bit;
+		/* A coding named with q=0 is refused even if "*" allows it. */
+		if (bits != 0 && q_nonzero(name + n, end))
+			yes |= bits;
+		else if (bits != 0 && n != 1)
+			no |= bits;
+		p = end;
+	}
+	return yes & ~no;
+}

@@ -65,6 +65,19 @@ int	webapi_parse(const char *url, struct webapi_req *req, const char **why);
 /* Release what webapi_parse() allocated.  Accepts NULL and zeroed requests. */
 void	webapi_req_free(struct webapi_req *req);
 
+/* Content codings symhubd can answer with (webapi_accept_encoding()). */
+#define WEBAPI_ENC_ZSTD	0x1u
+#define WEBAPI_ENC_GZIP	0x2u
+
+/*
+ * Read an Accept-Encoding header (RFC 9110 section 12.5.3): which of zstd
+ * and gzip (or x-gzip) it accepts, by name or through "*", with a q-value
+ * above 0.  Case-insensitive; a malformed element is passed over.
+ * @param hdr  the header's value, or NULL (none: identity only).
+ * @return WEBAPI_ENC_* bits.
+ */
+unsigned	webapi_accept_encoding(const char *hdr);
+
 /*
  * /metadata?key=KEY&value=VALUE (doc/protocol.md, "/metadata"): which
  * indexed executables and debuginfo files a name, a glob or a build-id

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "base/buf.h"
 #include "cache/cache.h"
 #include "common/kind.h"
+#include "common/webapi.h"
 #include "config.h"
 
 enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
@@ -140,6 +142,19 @@ static const struct opt opts[] = {
 	    "connections together; beyond it, 503; 0: no limit" },
 	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
 	    "1000000", "N", "most addresses one /symbolize request may ask" },
+	{ "compress", 0, O_STR, O_BOTH, F(compress), "zstd,gzip",
+	    "CODINGS", "send debuginfo and executables compressed to clients "
+	    "that accept one of these codings (zstd, gzip; comma-separated), "
+	    "compressing each file once and keeping the copy; none: never" },
+	{ "compress-min", 0, O_SIZE, O_BOTH, F(compress_min), "16k", "SIZE",
+	    "send smaller files as they are" },
+	{ "compress-level", 0, O_NUM, O_BOTH, F(compress_level), "3", "N",
+	    "zstd's compression level for the first copy, made while a "
+	    "client waits (1-19; gzip's is this, at most 9)" },
+	{ "compress-best-level", 0, O_NUM, O_BOTH, F(compress_best), "19",
+	    "N", "then make each copy again at this level, in the background "
+	    "at the lowest priority, and keep it if smaller; 0 or not above "
+	    "compress-level: no second pass" },
 	{ "metadata-maxtime", 0, O_NUM, O_BOTH, F(metadata_maxtime), "5",
 	    "SECONDS", "a /metadata query looks through the index this long "
 	    "at most; what it found by then is answered, \"complete\": "
@@ -414,6 +429,25 @@ defaults(struct config *cfg)
 }
 
 /* Check what the option table cannot: values with inner syntax. */
+int
+config_parse_codings(const char *s, unsigned *out)
+{
+	size_t	n;
+
+	*out = 0;
+	while (*s != '\0') {
+		n = strcspn(s, ",");
+		if (n == 4 && strncmp(s, "zstd", 4) == 0)
+			*out |= WEBAPI_ENC_ZSTD;
+		else if (n == 4 && strncmp(s, "gzip", 4) == 0)
+			*out |= WEBAPI_ENC_GZIP;
+		else if (!(n == 4 && strncmp(s, "none", 4) == 0))
+			return -EINVAL;
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
 static int
 validate(const struct config *cfg)
 {
@@ -421,6 +455,7 @@ validate(const struct config *cfg)
 	const char		*why;
 	int64_t			*ttls;
 	size_t			 i, n;
+	unsigned		 codings;
 
 	if (config_parse_ttls(cfg->negative_ttl, &ttls, &n) < 0) {
 		fprintf(stderr, "symhubd: negative-ttl: expected positive "
@@ -429,6 +464,18 @@ validate(const struct config *cfg)
 		return -1;
 	}
 	free(ttls);
+	if (config_parse_codings(cfg->compress, &codings) < 0) {
+		fprintf(stderr, "symhubd: compress: expected zstd, gzip or "
+		    "none, separated by commas, got '%s'\n", cfg->compress);
+		return -1;
+	}
+	if (cfg->compress_level < 1 || cfg->compress_level > 19 ||
+	    cfg->compress_best > 19) {
+		fprintf(stderr, "symhubd: compress-level and "
+		    "compress-best-level: 1 to 19, got %" PRIu64 " and %"
+		    PRIu64 "\n", cfg->compress_level, cfg->compress_best);
+		return -1;
+	}
 	if (cfg->home_html != NULL && access(cfg->home_html, R_OK) != 0) {
 		fprintf(stderr, "symhubd: home-html '%s': %s\n", cfg->home_html,
 		    strerror(errno));

@@ -52,6 +52,10 @@ struct config {
 	uint64_t	 offline;	/* no outbound connection */
 	uint64_t	 gsym_ahead;	/* convert every new debuginfo */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
+	char		*compress;	/* "zstd,gzip", "none" */
+	uint64_t	 compress_min;	/* bytes */
+	uint64_t	 compress_level;
+	uint64_t	 compress_best;	/* 0: no second pass */
 	uint64_t	 metadata_maxtime;	/* seconds; 0: no limit */
 	uint64_t	 metadata_up_timeout;	/* seconds; 0: not asked */
 	uint64_t	 metadata_ttl;		/* seconds; 0: not kept */
@@ -95,6 +99,10 @@ struct upstream_spec {
 int	config_parse_upstream(const struct config *cfg, const char *spec,
 	    struct upstream_spec *out, const char **why);
 void	config_upstream_free(struct upstream_spec *u);
+
+/* Parse a --compress list ("zstd,gzip", "none") into WEBAPI_ENC_* bits.
+ * @return 0 or -EINVAL. */
+int	config_parse_codings(const char *s, unsigned *out);
 
 /* Parse one config file into cfg.  @return 0 or -1 (diagnosed). */
 int	config_load_file(struct config *cfg, const char *path);

@@ -254,6 +254,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	case PHASE_FETCH:
 	case PHASE_CONVERT:
 	case PHASE_METADATA:
+	case PHASE_ENCODE:
 		/* A body a GET should not have: let MHD discard it. */
 		if (n != 0)
 			return MHD_YES;
@@ -430,8 +431,7 @@ mhd_limit(const struct config *cfg)
 }
 
 int
-http_start(const struct config *cfg, struct cache *c, struct scan *s,
-    struct fetch *f, struct auth *auth, struct derive *dv, struct meta *meta,
+http_start(const struct config *cfg, const struct http_parts *p,
     struct http **out)
 {
 	const union MHD_DaemonInfo	*di;
@@ -447,12 +447,13 @@ http_start(const struct config *cfg, struct cache *c, struct scan *s,
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return -ENOMEM;
 	h->cfg = cfg;
-	h->c = c;
-	h->s = s;
-	h->f = f;
-	h->auth = auth;
-	h->dv = dv;
-	h->meta = meta;
+	h->c = p->c;
+	h->s = p->s;
+	h->f = p->f;
+	h->auth = p->auth;
+	h->dv = p->dv;
+	h->meta = p->meta;
+	h->enc = p->enc;
 	h->started = clock_wall_s();
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;

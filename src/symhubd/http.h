@@ -13,20 +13,32 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "encode.h"
 #include "meta.h"
 #include "scan.h"
 
 struct http;
 
+/* What the front serves from; each must outlive the server.  s (no
+ * scanning), f (no upstreams), auth (uploads refused), dv (no derived
+ * artifacts) and enc (nothing compressed) may be NULL. */
+struct http_parts {
+	struct cache	*c;
+	struct scan	*s;
+	struct fetch	*f;
+	struct auth	*auth;
+	struct derive	*dv;
+	struct meta	*meta;
+	struct encode	*enc;
+};
+
 /*
- * Start listening on cfg->listen and serving.  cfg, c, s, f, auth, dv
- * and meta must outlive the server; s (no scanning), f (no upstreams),
- * auth (uploads refused) and dv (no derived artifacts) may be NULL.
+ * Start listening on cfg->listen and serving from p (copied); cfg must
+ * outlive the server.
  * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
  */
-int	http_start(const struct config *cfg, struct cache *c, struct scan *s,
-	    struct fetch *f, struct auth *auth, struct derive *dv,
-	    struct meta *meta, struct http **out);
+int	http_start(const struct config *cfg, const struct http_parts *p,
+	    struct http **out);
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);

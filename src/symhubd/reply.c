@@ -210,16 +210,15 @@ reply_artifact_headers(struct MHD_Response *resp,
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
 }
 
-/* Is the client's copy current: If-None-Match names the tag, or, without
- * that header, If-Modified-Since is no older than Last-Modified? */
+/* Is the client's copy current: If-None-Match names tag (rec's ETag, or
+ * its coded copy's), or, without that header, If-Modified-Since is no
+ * older than Last-Modified? */
 static int
-not_modified(struct req *r, const struct cache_record *rec)
+not_modified(struct req *r, const struct cache_record *rec, const char *tag)
 {
 	const char	*inm, *ims;
-	char		 tag[96];
 	time_t		 since;
 
-	etag(rec, tag, sizeof(tag));
 	if ((inm = req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH)) != NULL)
 		return tag[0] != '\0' && webapi_etag_match(inm, tag);
 	if ((ims = req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE)) == NULL)
@@ -298,6 +297,70 @@ reply_refused(struct req *r, uint64_t size, enum MHD_Result *ret)
 	return 0;
 }
 
+/* What may be sent compressed says that it depends on Accept-Encoding,
+ * for the caches in between. */
+static void
+vary(const struct http *h, struct MHD_Response *resp,
+    const struct cache_key *key)
+{
+	if (h->enc != NULL && (key->kind == CACHE_DEBUGINFO ||
+	    key->kind == CACHE_EXECUTABLE))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
+		    MHD_HTTP_HEADER_ACCEPT_ENCODING);
+}
+
+enum MHD_Result
+reply_coded(struct http *h, struct req *r, const struct cache_key *key,
+    const struct cache_record *rec, const struct cache_record *erec, int fd,
+    unsigned coding)
+{
+	struct MHD_Response	*resp;
+	enum MHD_Result		 ret;
+	char			 tag[96], ctag[128];
+	size_t			 n;
+	int			 nm;
+
+	if (reply_refused(r, rec->size, &ret)) {
+		close(fd);
+		return ret;
+	}
+	cache_touch(h->c, key, rec, clock_wall_s());
+	/* Another representation, another tag: W/"TAG-zstd", weak, for the
+	 * coded bytes change when the copy is made again at a better level
+	 * (the content they decode to does not). */
+	etag(rec, tag, sizeof(tag));
+	ctag[0] = '\0';
+	if ((n = strlen(tag)) >= 2)
+		snprintf(ctag, sizeof(ctag), "W/%.*s-%s\"", (int)(n - 1), tag,
+		    encode_name(coding));
+	if ((nm = not_modified(r, rec, ctag))) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, NULL,
+		    MHD_RESPMEM_PERSISTENT);
+	} else
+		resp = MHD_create_response_from_fd64(erec->size, fd);
+	if (resp == NULL) {
+		close(fd);
+		return MHD_NO;
+	}
+	/* X-DEBUGINFOD-SIZE stays the file's size, as libdebuginfod
+	 * expects; Content-Length is the coded size. */
+	reply_artifact_headers(resp, rec);
+	MHD_del_response_header(resp, MHD_HTTP_HEADER_ETAG, tag);
+	MHD_del_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (ctag[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, ctag);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+	    encode_name(coding));
+	vary(h, resp, key);
+	if (nm)
+		return reply_response(r, REPLY_NOT_MODIFIED, resp, 0,
+		    "not-modified");
+	encode_count(h->enc, coding, erec->size);
+	return reply_response(r, REPLY_ARTIFACT, resp, erec->size,
+	    coding == WEBAPI_ENC_ZSTD ? "hit zstd" : "hit gzip");
+}
+
 enum MHD_Result
 reply_fd(struct http *h, struct req *r, const struct cache_key *key,
     const struct cache_record *rec, int fd)
@@ -315,13 +378,15 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 		return ret;
 	}
 	cache_touch(h->c, key, rec, clock_wall_s());
-	if (not_modified(r, rec)) {
+	etag(rec, buf, sizeof(buf));
+	if (not_modified(r, rec, buf)) {
 		close(fd);
 		resp = MHD_create_response_from_buffer(0, NULL,
 		    MHD_RESPMEM_PERSISTENT);
 		if (resp == NULL)
 			return MHD_NO;
 		reply_artifact_headers(resp, rec);
+		vary(h, resp, key);
 		return reply_response(r, REPLY_NOT_MODIFIED, resp, 0,
 		    "not-modified");
 	}
@@ -347,6 +412,7 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	}
 	/* fd now owned by MHD */
 	reply_artifact_headers(resp, rec);
+	vary(h, resp, key);
 	if (what == REPLY_PARTIAL) {
 		snprintf(buf, sizeof(buf), "bytes %" PRIu64 "-%" PRIu64
 		    "/%" PRIu64, off, off + len - 1, rec->size);

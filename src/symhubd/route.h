@@ -36,6 +36,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "encode.h"
 #include "meta.h"
 #include "metrics.h"
 #include "scan.h"
@@ -51,6 +52,7 @@ struct http {
 	struct auth		*auth;		/* NULL: uploads refused */
 	struct derive		*dv;		/* NULL: no GSYM (tests) */
 	struct meta		*meta;		/* /metadata */
+	struct encode		*enc;		/* NULL: nothing compressed */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
@@ -74,6 +76,7 @@ enum phase {
 	PHASE_FETCH,
 	PHASE_CONVERT,
 	PHASE_METADATA,
+	PHASE_ENCODE,
 	PHASE_ANSWERED
 };
 
@@ -105,6 +108,8 @@ struct req {
 	/* Waiting for a conversion (route_gsym.c). */
 	int			 converted;
 	int			 convert_rc;
+	/* Waiting for a compressed copy (route_artifact.c). */
+	int			 encoded;
 	/* Waiting for a /metadata answer (route_metadata.c). */
 	int			 meta_done;
 	int			 meta_rc;
@@ -172,6 +177,13 @@ struct MHD_Response *reply_buffer(void *buf, size_t len, const char *ctype);
 /* The X-DEBUGINFOD-* and caching headers of an artifact. */
 void		reply_artifact_headers(struct MHD_Response *resp,
 		    const struct cache_record *rec);
+
+/* Serve erec's bytes, rec's compressed copy in coding (WEBAPI_ENC_*),
+ * from fd (consumed in every case), or 304, 404 empty, 406. */
+enum MHD_Result	reply_coded(struct http *h, struct req *r,
+		    const struct cache_key *key,
+		    const struct cache_record *rec,
+		    const struct cache_record *erec, int fd, unsigned coding);
 
 /* Serve rec from fd (consumed in every case), or 404 empty / 406. */
 enum MHD_Result	reply_fd(struct http *h, struct req *r,

@@ -146,6 +146,72 @@ map_fileid(struct http *h, struct req *r)
 	return 1;
 }
 
+/* Runs on the encode worker; MHD calls the handler again (DISPATCH). */
+static void
+encoded(void *ctx, int rc)
+{
+	struct req *r = ctx;
+
+	(void)rc;	/* a copy the store refused: sent as it is */
+	r->encoded = 1;
+	MHD_resume_connection(r->conn);
+}
+
+/* The coding to send rec (key's) in: one the client accepts and the hub
+ * offers (zstd first), for a debuginfo or executable large enough, asked
+ * whole; 0: as it is. */
+static unsigned
+coding_for(struct http *h, struct req *r, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	unsigned ok;
+
+	if (h->enc == NULL || (key->kind != CACHE_DEBUGINFO &&
+	    key->kind != CACHE_EXECUTABLE) || rec->size < h->cfg->compress_min ||
+	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL)
+		return 0;
+	ok = webapi_accept_encoding(req_header(r,
+	    MHD_HTTP_HEADER_ACCEPT_ENCODING)) & encode_offered(h->enc);
+	return ok & WEBAPI_ENC_ZSTD ? WEBAPI_ENC_ZSTD : ok;
+}
+
+/*
+ * Serve rec (key's, open on fd, consumed) in coding: its stored copy, or
+ * after making one (suspended, phase ENCODE), or as it is when the file
+ * does not compress or the copy cannot be made now.
+ */
+static enum MHD_Result
+serve_coded(struct http *h, struct req *r, const struct cache_key *key,
+    const struct cache_record *rec, int fd, unsigned coding)
+{
+	struct cache_record	erec;
+	enum MHD_Result		ret;
+	int			efd, rc;
+
+	rc = encode_lookup(h->enc, key, rec, coding, &erec, &efd);
+	if (rc == 0) {
+		close(fd);
+		ret = reply_coded(h, r, key, rec, &erec, efd, coding);
+		cache_record_release(&erec);
+		return ret;
+	}
+	/* Made once, by the first GET that wants it. */
+	if (rc == -ENOENT && !r->encoded &&
+	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
+		r->phase = PHASE_ENCODE;
+		MHD_suspend_connection(r->conn);
+		if (encode_request(h->enc, key, coding, encoded, r) == 0) {
+			close(fd);
+			return MHD_YES;
+		}
+		MHD_resume_connection(r->conn);
+	}
+	ret = reply_fd(h, r, key, rec, fd);
+	if (r->status == 200)
+		encode_count(h->enc, 0, r->bytes);
+	return ret;
+}
+
 /* may_map: a miss may still be a FileID sent as a build-id. */
 static enum MHD_Result
 serve(struct http *h, struct req *r, int may_map)
@@ -153,6 +219,7 @@ serve(struct http *h, struct req *r, int may_map)
 	struct cache_record	 rec;
 	struct cache_key	 key;
 	enum MHD_Result		 ret;
+	unsigned		 coding;
 	int			 fd, rc;
 
 	/* A hub that finds itself in the chain is asked by itself. */
@@ -204,7 +271,10 @@ serve(struct http *h, struct req *r, int may_map)
 		log_warnx("lookup %s: %s", r->w.idhex, strerror(-rc));
 		return reply_text(r, REPLY_INTERNAL, "store error", "error");
 	}
-	ret = reply_fd(h, r, &key, &rec, fd);
+	if ((coding = coding_for(h, r, &key, &rec)) != 0)
+		ret = serve_coded(h, r, &key, &rec, fd, coding);
+	else
+		ret = reply_fd(h, r, &key, &rec, fd);
 	cache_record_release(&rec);
 	return ret;
 }

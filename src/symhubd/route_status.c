@@ -345,6 +345,8 @@ route_metrics(struct http *h, struct req *r)
 	if (h->dv != NULL)
 		derive_metrics(h->dv, fp);
 	meta_metrics(h->meta, fp);
+	if (h->enc != NULL)
+		encode_metrics(h->enc, fp);
 	pthread_mutex_lock(&h->cmu);
 	fprintf(fp, "# TYPE symhub_http_connections gauge\n"
 	    "symhub_http_connections %u\n"

@@ -171,6 +171,8 @@ main(int argc, char **argv)
 	struct fetch		*f = NULL;
 	struct derive		*dv = NULL;
 	struct meta		*meta = NULL;
+	struct encode		*enc = NULL;
+	struct http_parts	 parts;
 	struct auth		*auth = NULL;
 	const char		*why;
 	unsigned		 line;
@@ -296,7 +298,16 @@ main(int argc, char **argv)
 	}
 	if ((rc = meta_create(c, f, &cfg, &meta)) < 0)
 		fatalx("metadata workers: %s", strerror(-rc));
-	if ((rc = http_start(&cfg, c, s, f, auth, dv, meta, &h)) < 0)
+	if ((rc = encode_create(c, s, &cfg, &enc)) < 0)
+		fatalx("compression: %s", strerror(-rc));
+	parts.c = c;
+	parts.s = s;
+	parts.f = f;
+	parts.auth = auth;
+	parts.dv = dv;
+	parts.meta = meta;
+	parts.enc = enc;
+	if ((rc = http_start(&cfg, &parts, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
@@ -317,8 +328,10 @@ main(int argc, char **argv)
 	fetch_stop(f);		/* resumes every suspended connection */
 	derive_stop(dv);	/* the same, for conversions */
 	meta_stop(meta);	/* and for /metadata queries */
+	encode_stop(enc);	/* and for compressions */
 	http_stop(h);
 	meta_free(meta);
+	encode_free(enc);
 	fetch_free(f);
 	/* The scanner may still hand derive a new debuginfo: stop it first
 	 * (derive's workers, which re-read through it, are joined). */

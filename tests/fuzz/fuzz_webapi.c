@@ -1,6 +1,7 @@
 /* Fuzz the URL parser: webapi_parse() and webapi_canon_path() on any
  * string (the decoded URL libmicrohttpd hands over); and the header
- * readers webapi_range() and webapi_etag_match(), and the /metadata
+ * readers webapi_range(), webapi_etag_match() and
+ * webapi_accept_encoding(), and the /metadata
  * query's webapi_metadata() and webapi_meta_match(), on the same string. */
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (len == 0 || off + len > size))
 		abort();
 	(void)webapi_etag_match(url, "\"0123456789abcdef\"");
+	(void)webapi_accept_encoding(url);
 	/* And as a /metadata value, a glob matched against itself. */
 	if (webapi_metadata("buildid", url, &m, &why) != 0 ||
 	    (m.idlen != 0 && m.idlen * 2 != strlen(url)))

@@ -1,0 +1,76 @@
+/*
+ * encode: compressed copies of the debuginfo and executable files the
+ * store holds, for clients that accept a content coding (zstd, gzip).
+ *
+ * A file is compressed once, on a worker thread, the first time a client
+ * that accepts the coding asks for it, and the copy kept in the store as
+ * a derived, evictable entry (CACHE_ENCODED, "ENCODING:KIND") tied to the
+ * bytes it came from: a changed file makes it stale and it is made anew.
+ * A file that compresses by less than a tenth is kept as an empty entry
+ * that says so, and sent as it is.  libzstd and zlib do the compressing.
+ * No HTTP here: the front chooses the coding and the answer.
+ */
+#ifndef SYMHUB_ENCODE_H
+#define SYMHUB_ENCODE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cache/cache.h"
+#include "common/webapi.h"
+#include "config.h"
+#include "scan.h"
+
+struct encode;		/* opaque */
+
+/* The coding's name, as Content-Encoding says it ("zstd", "gzip"). */
+const char *encode_name(unsigned coding);
+
+/*
+ * Start the worker.  cfg: compress (the codings offered), compress-level.
+ * @param s  the scanner, to re-index a changed file; NULL: none.
+ * @return 0 with *out (NULL when cfg offers no coding), or -errno.
+ */
+int	encode_create(struct cache *c, struct scan *s, const struct config *cfg,
+	    struct encode **out);
+
+/* The codings offered (WEBAPI_ENC_* bits); 0 for NULL. */
+unsigned encode_offered(const struct encode *e);
+
+/*
+ * The stored copy of key (CACHE_DEBUGINFO or CACHE_EXECUTABLE), whose
+ * record is rec, in coding, if it was made from rec's bytes.
+ * @return 0 with *erec (release it) and *fd (close it); -ENODATA when
+ *         the file does not compress (send it as it is); -ENOENT when
+ *         there is no fresh copy (encode_request() makes one); -errno.
+ */
+int	encode_lookup(struct encode *e, const struct cache_key *key,
+	    const struct cache_record *rec, unsigned coding,
+	    struct cache_record *erec, int *fd);
+
+/* Called once, on the worker: 0 (stored: look it up again), or -errno
+ * (-ECANCELED stopping, -EROFS/-ENOSPC store refused, ...). */
+typedef void (*encode_done_fn)(void *ctx, int rc);
+
+/*
+ * Make the copy of key in coding, joining one under way.  Copies key.
+ * @return 0 (done is called once, later), -EBUSY when ENCODE_QUEUE_MAX
+ *         files wait already (send the file as it is), or -errno.
+ */
+int	encode_request(struct encode *e, const struct cache_key *key,
+	    unsigned coding, encode_done_fn done, void *ctx);
+
+#define ENCODE_QUEUE_MAX	64
+
+/* Count an answer sent in coding (0: as it is, to a client that accepts
+ * a coding) of bytes on the wire, for the metrics. */
+void	encode_count(struct encode *e, unsigned coding, uint64_t bytes);
+
+/* Stop the worker; waiters get -ECANCELED.  Idempotent; accepts NULL. */
+void	encode_stop(struct encode *e);
+void	encode_free(struct encode *e);
+
+/* Prometheus lines. */
+void	encode_metrics(struct encode *e, FILE *fp);
+
+#endif

@@ -155,6 +155,11 @@ static const struct opt opts[] = {
 	    "N", "then make each copy again at this level, in the background "
 	    "at the lowest priority, and keep it if smaller; 0 or not above "
 	    "compress-level: no second pass" },
+	{ "hot-cache", 0, O_SIZE, O_BOTH, F(hot_cache), "64M", "SIZE",
+	    "keep the small files asked most in memory, this many bytes of "
+	    "them, and answer from there; 0: none" },
+	{ "hot-file-max", 0, O_SIZE, O_BOTH, F(hot_file_max), "256k", "SIZE",
+	    "keep no larger file in memory (larger ones go with sendfile)" },
 	{ "metadata-maxtime", 0, O_NUM, O_BOTH, F(metadata_maxtime), "5",
 	    "SECONDS", "a /metadata query looks through the index this long "
 	    "at most; what it found by then is answered, \"complete\": "

@@ -56,6 +56,8 @@ struct config {
 	uint64_t	 compress_min;	/* bytes */
 	uint64_t	 compress_level;
 	uint64_t	 compress_best;	/* 0: no second pass */
+	uint64_t	 hot_cache;	/* bytes; 0: none */
+	uint64_t	 hot_file_max;	/* bytes */
 	uint64_t	 metadata_maxtime;	/* seconds; 0: no limit */
 	uint64_t	 metadata_up_timeout;	/* seconds; 0: not asked */
 	uint64_t	 metadata_ttl;		/* seconds; 0: not kept */

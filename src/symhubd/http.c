@@ -454,6 +454,7 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	h->dv = p->dv;
 	h->meta = p->meta;
 	h->enc = p->enc;
+	h->hot = p->hot;
 	h->started = clock_wall_s();
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;

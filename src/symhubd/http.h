@@ -14,6 +14,7 @@
 #include "fetch.h"
 #include "derive.h"
 #include "encode.h"
+#include "hot.h"
 #include "meta.h"
 #include "scan.h"
 
@@ -21,7 +22,8 @@ struct http;
 
 /* What the front serves from; each must outlive the server.  s (no
  * scanning), f (no upstreams), auth (uploads refused), dv (no derived
- * artifacts) and enc (nothing compressed) may be NULL. */
+ * artifacts), enc (nothing compressed) and hot (nothing kept in memory)
+ * may be NULL. */
 struct http_parts {
 	struct cache	*c;
 	struct scan	*s;
@@ -30,6 +32,7 @@ struct http_parts {
 	struct derive	*dv;
 	struct meta	*meta;
 	struct encode	*enc;
+	struct hot	*hot;
 };
 
 /*

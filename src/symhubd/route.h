@@ -37,6 +37,7 @@
 #include "fetch.h"
 #include "derive.h"
 #include "encode.h"
+#include "hot.h"
 #include "meta.h"
 #include "metrics.h"
 #include "scan.h"
@@ -53,6 +54,7 @@ struct http {
 	struct derive		*dv;		/* NULL: no GSYM (tests) */
 	struct meta		*meta;		/* /metadata */
 	struct encode		*enc;		/* NULL: nothing compressed */
+	struct hot		*hot;		/* NULL: nothing kept */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
@@ -185,7 +187,14 @@ enum MHD_Result	reply_coded(struct http *h, struct req *r,
 		    const struct cache_record *rec,
 		    const struct cache_record *erec, int fd, unsigned coding);
 
-/* Serve rec from fd (consumed in every case), or 404 empty / 406. */
+/* Serve rec's bytes b kept in memory (hot.h; the reference is consumed),
+ * or 404 empty / 406. */
+enum MHD_Result	reply_hot(struct http *h, struct req *r,
+		    const struct cache_key *key,
+		    const struct cache_record *rec, struct hot_bytes *b);
+
+/* Serve rec from fd (consumed in every case), or 404 empty / 406; a
+ * small file whole is kept in memory for the next (hot.h). */
 enum MHD_Result	reply_fd(struct http *h, struct req *r,
 		    const struct cache_key *key,
 		    const struct cache_record *rec, int fd);

@@ -347,6 +347,23 @@ route_metrics(struct http *h, struct req *r)
 	meta_metrics(h->meta, fp);
 	if (h->enc != NULL)
 		encode_metrics(h->enc, fp);
+	if (h->hot != NULL) {
+		uint64_t n, bytes, hits, misses;
+
+		hot_stats(h->hot, &n, &bytes, &hits, &misses);
+		fprintf(fp, "# HELP symhub_hot_entries small files kept in "
+		    "memory (--hot-cache)\n"
+		    "# TYPE symhub_hot_entries gauge\n"
+		    "symhub_hot_entries %" PRIu64 "\n"
+		    "# TYPE symhub_hot_bytes gauge\n"
+		    "symhub_hot_bytes %" PRIu64 "\n"
+		    "# HELP symhub_hot_hits_total answers from memory\n"
+		    "# TYPE symhub_hot_hits_total counter\n"
+		    "symhub_hot_hits_total %" PRIu64 "\n"
+		    "# TYPE symhub_hot_misses_total counter\n"
+		    "symhub_hot_misses_total %" PRIu64 "\n",
+		    n, bytes, hits, misses);
+	}
 	pthread_mutex_lock(&h->cmu);
 	fprintf(fp, "# TYPE symhub_http_connections gauge\n"
 	    "symhub_http_connections %u\n"

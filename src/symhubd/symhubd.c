@@ -172,6 +172,7 @@ main(int argc, char **argv)
 	struct derive		*dv = NULL;
 	struct meta		*meta = NULL;
 	struct encode		*enc = NULL;
+	struct hot		*hot = NULL;
 	struct http_parts	 parts;
 	struct auth		*auth = NULL;
 	const char		*why;
@@ -307,6 +308,9 @@ main(int argc, char **argv)
 	parts.dv = dv;
 	parts.meta = meta;
 	parts.enc = enc;
+	if ((rc = hot_create(cfg.hot_cache, cfg.hot_file_max, &hot)) < 0)
+		fatalx("hot cache: %s", strerror(-rc));
+	parts.hot = hot;
 	if ((rc = http_start(&cfg, &parts, &h)) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
 	log_info("listening on %s (port %u), store %s", cfg.listen,
@@ -332,6 +336,7 @@ main(int argc, char **argv)
 	http_stop(h);
 	meta_free(meta);
 	encode_free(enc);
+	hot_free(hot);
 	fetch_free(f);
 	/* The scanner may still hand derive a new debuginfo: stop it first
 	 * (derive's workers, which re-read through it, are joined). */

@@ -200,6 +200,32 @@ else
 	stop_symhubd "$H_PID"
 fi
 
+section 'a first copy from an earlier run, made again on its first use'
+hub -d "$tmp/store4" -F "$tmp/scan" --compress-best-level 0 \
+    --log-file "$tmp/hub4.log"
+get "$URL/buildid/$ID/debuginfo" "$tmp/out/p1" -H 'Accept-Encoding: zstd' \
+    >/dev/null
+check "without a second pass: one copy, none made again" eval \
+    "[ \"\$(encoded zstd stored)\" = 1 ] &&
+    metric_cmp 'symhub_encode_improved_total{coding=\"zstd\"}' -eq 0 &&
+    metric_cmp symhub_encode_improve_queued -eq 0"
+stop_symhubd "$SYMHUBD_PID"
+hub -d "$tmp/store4" -F "$tmp/scan" --log-file "$tmp/hub5.log"
+get "$URL/buildid/$ID/debuginfo" "$tmp/out/p2" -H 'Accept-Encoding: zstd' \
+    >/dev/null
+check "restarted: the kept copy served, none made" eval \
+    "cmp -s '$tmp/out/p1' '$tmp/out/p2' && [ \"\$(encoded zstd stored)\" = 0 ]"
+check "and made again in the background" \
+    wait_metric 'symhub_encode_improved_total{coding="zstd"}' -eq 1
+get "$URL/buildid/$ID/debuginfo" "$tmp/out/p3" -H 'Accept-Encoding: zstd' \
+    >/dev/null
+check "then the smaller copy, not queued again" eval \
+    "[ \$(file_size '$tmp/out/p3') -lt \$(file_size '$tmp/out/p2') ] &&
+    metric_cmp symhub_encode_improve_queued -eq 0 &&
+    metric_cmp symhub_encode_improving -eq 0 &&
+    metric_cmp 'symhub_encode_improved_total{coding=\"zstd\"}' -eq 1"
+stop_symhubd "$SYMHUBD_PID"
+
 section '--compress none, and a store that cannot take the copy'
 hub -d "$tmp/store" -F "$tmp/scan" --compress none --log-file "$tmp/hub2.log"
 get "$URL/buildid/$ID/debuginfo" "$tmp/out/x1" -H 'Accept-Encoding: zstd' \

@@ -20,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "base/strmap.h"
 #include "common/kind.h"
 #include "encode.h"
 #include "log.h"
@@ -65,6 +66,7 @@ struct encode {
 	pthread_cond_t		 icv;
 	struct job		*improve, **itail;
 	unsigned		 nimprove;
+	struct strmap		 tried;		/* see improve_push() */
 	int			 improving;	/* one is being made */
 	/* Metrics. */
 	atomic_uint_fast64_t	 made[3], flat[3], failed, busy;
@@ -72,6 +74,10 @@ struct encode {
 	atomic_uint_fast64_t	 improved[3], kept, idropped, iusec, saved;
 	atomic_uint_fast64_t	 sent[3], sent_bytes[3];	/* 0: identity */
 };
+
+static int	best_for(const struct encode *, unsigned);
+static void	improve_push(struct encode *, enum cache_kind,
+		    const unsigned char *, size_t, unsigned, int, uint64_t);
 
 #define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
 #define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
@@ -134,6 +140,10 @@ encode_lookup(struct encode *e, const struct cache_key *key,
 		return rc;
 	}
 	cache_touch(e->c, &ek, erec, clock_wall_s());
+	/* Made at a lower level, by an earlier run say. */
+	if ((int)erec->quality < best_for(e, coding))
+		improve_push(e, key->kind, key->id, key->idlen, coding,
+		    (int)erec->quality, erec->parent);
 	return 0;
 }
 
@@ -293,7 +303,6 @@ smaller(void *ctx, const struct cache_record *old,
 	    old->size > rec->size;
 }
 
-static void	improve_push(struct encode *, const struct job *);
 
 /*
  * Make and store j's copy at level: the first one (improving 0), for
@@ -384,9 +393,9 @@ make(struct encode *e, const struct job *j, int level, int improving)
 	log_debug("%s %s: %s, %" PRIu64 " to %" PRId64 " bytes in %" PRId64
 	    " ms", kind_name(j->kind), hex, encode_name(j->coding), rec.size,
 	    n, (clock_us() - t0) / 1000);
-	if (rc == 0 && !flat && e->best > level &&
-	    (j->coding == WEBAPI_ENC_ZSTD || level < 9))
-		improve_push(e, j);
+	if (rc == 0 && !flat)
+		improve_push(e, j->kind, j->id, j->idlen, j->coding, level,
+		    erec.parent);
 out:
 	cache_blob_abort(b);
 	close(fd);
@@ -397,23 +406,58 @@ out:
 /* ---- the second pass ---- */
 
 #define IMPROVE_MAX	4096
+#define TRIED_MAX	65536	/* copies remembered as queued once */
 
-static void
-improve_push(struct encode *e, const struct job *j)
+/* The level the second pass makes coding's copies at (0: none). */
+static int
+best_for(const struct encode *e, unsigned coding)
 {
-	struct job *n;
+	int best = coding == WEBAPI_ENC_ZSTD ? e->best : e->best > 9 ? 9 :
+	    e->best;
 
+	return best > e->level ? best : 0;
+}
+
+/*
+ * Queue a copy made at level (of the file whose fingerprint is fp) for
+ * the second pass, once per process: a copy found at a lower level after
+ * a restart is queued on its first use, and one the second pass could
+ * not make smaller is not tried again and again.
+ */
+static void
+improve_push(struct encode *e, enum cache_kind kind, const unsigned char *id,
+    size_t idlen, unsigned coding, int level, uint64_t fp)
+{
+	struct job	*n;
+	char		 k[2 * CACHE_ID_MAX + 64];
+	size_t		 dummy;
+	int		 best = best_for(e, coding);
+
+	if (best == 0 || level >= best)
+		return;
+	k[0] = (char)('0' + kind);
+	k[1] = (char)('0' + coding);
+	hex_encode(id, idlen, k + 2);
+	snprintf(k + 2 + 2 * idlen, sizeof(k) - 2 - 2 * idlen, "-%" PRIx64,
+	    fp);
 	pthread_mutex_lock(&e->mu);
+	if (strmap_get(&e->tried, k, &dummy)) {
+		pthread_mutex_unlock(&e->mu);
+		return;
+	}
+	if (e->tried.n >= TRIED_MAX)
+		strmap_free(&e->tried);
 	if (e->nimprove >= IMPROVE_MAX || e->stop ||
+	    strmap_put(&e->tried, k, 0) < 0 ||
 	    (n = calloc(1, sizeof(*n))) == NULL) {
 		pthread_mutex_unlock(&e->mu);
 		INC(e->idropped);
 		return;
 	}
-	n->kind = j->kind;
-	memcpy(n->id, j->id, j->idlen);
-	n->idlen = j->idlen;
-	n->coding = j->coding;
+	n->kind = kind;
+	memcpy(n->id, id, idlen);
+	n->idlen = idlen;
+	n->coding = coding;
 	*e->itail = n;
 	e->itail = &n->next;
 	e->nimprove++;
@@ -442,8 +486,7 @@ improver(void *arg)
 		e->nimprove--;
 		e->improving = 1;
 		pthread_mutex_unlock(&e->mu);
-		rc = make(e, j, j->coding == WEBAPI_ENC_ZSTD ? e->best :
-		    (e->best > 9 ? 9 : e->best), 1);
+		rc = make(e, j, best_for(e, j->coding), 1);
 		if (rc < 0 && rc != -ECANCELED && rc != -ENOENT &&
 		    rc != -EROFS && rc != -ENOSPC)
 			log_warnx("%s: cannot compress again: %s",
@@ -656,6 +699,7 @@ encode_free(struct encode *e)
 	if (e == NULL)
 		return;
 	encode_stop(e);
+	strmap_free(&e->tried);
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->cv);
 	pthread_cond_destroy(&e->icv);

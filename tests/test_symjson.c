@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "common/demangle.h"
 #include "symhubd/symjson.h"
 #include "tap.h"
 
@@ -127,7 +128,7 @@ test_write(void)
 	int			 rc;
 
 	memset(&r, 0, sizeof(r));
-	ok(symjson_create("ab01", 4, &j) == 0, "create");
+	ok(symjson_create("ab01", 4, 0, &j) == 0, "create");
 	frame(&r, "inl", 4, "", base, 7);
 	frame(&r, "main", 0, dir, base, UINT32_MAX);
 	r.frames[0].inlined = 1;
@@ -145,7 +146,7 @@ test_write(void)
 	free(buf);
 
 	/* Escaping, and the cache of escaped strings. */
-	ok(symjson_create("ab01", 0, &j) == 0, "create for 0 addresses");
+	ok(symjson_create("ab01", 0, 0, &j) == 0, "create for 0 addresses");
 	for (i = 0; i < 5000; i++) {
 		memset(&r, 0, sizeof(r));
 		snprintf(own[i], sizeof(own[i]), "f%zu", i);
@@ -197,10 +198,59 @@ test_write(void)
 	json_object_put(o);
 }
 
+/* SYMJSON_DEMANGLE, and demangle() itself: C++, Rust legacy and v0
+ * (libiberty's reading, as c++filt prints it), C names left alone. */
+static void
+test_demangle(void)
+{
+	static const char expect[] = "{\"buildid\":\"ab\",\"results\":["
+	    "{\"address\":\"0x1\",\"frames\":[{\"function\":"
+	    "\"ns::f(int, char const*)\",\"offset\":0,\"inlined\":false},"
+	    "{\"function\":\"main\",\"offset\":0,\"inlined\":false}]},"
+	    "{\"address\":\"0x2\",\"frames\":[{\"function\":"
+	    "\"ns::f(int, char const*)\",\"offset\":0,\"inlined\":false}]}]}";
+	static const char mangled[] = "_ZN2ns1fEiPKc";
+	struct gsym_result	 r;
+	struct symjson		*j;
+	char			*buf, *d;
+	size_t			 len;
+	int			 rc;
+
+	d = demangle(mangled);
+	ok(d != NULL && strcmp(d, "ns::f(int, char const*)") == 0,
+	    "demangle: C++ (%s)", d ? d : "NULL");
+	free(d);
+	d = demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	ok(d != NULL && strcmp(d, "core::fmt::write") == 0,
+	    "demangle: Rust legacy, its hash left out (%s)", d ? d : "NULL");
+	free(d);
+	d = demangle("_RNvCs15kBYyAo9fc_7mycrate7example");
+	ok(d != NULL && strcmp(d, "mycrate::example") == 0,
+	    "demangle: Rust v0 (%s)", d ? d : "NULL");
+	free(d);
+	ok(demangle("main") == NULL && demangle("_Zx") == NULL &&
+	    demangle("") == NULL, "demangle: C names and garbage: NULL");
+
+	memset(&r, 0, sizeof(r));
+	ok(symjson_create("ab", 2, SYMJSON_DEMANGLE, &j) == 0,
+	    "create, demangling");
+	frame(&r, mangled, 0, "", NULL, 0);
+	frame(&r, "main", 0, "", NULL, 0);
+	rc = symjson_add(j, 1, 0, &r);
+	r.nframes = 1;
+	rc |= symjson_add(j, 2, 0, &r);
+	buf = answer(j, &len);
+	ok(rc == 0 && buf != NULL && len == strlen(expect) &&
+	    memcmp(buf, expect, len) == 0, "demangled names: %.*s",
+	    buf ? (int)len : 0, buf ? buf : "");
+	free(buf);
+}
+
 int
 main(void)
 {
 	test_parse();
 	test_write();
+	test_demangle();
 	return done();
 }

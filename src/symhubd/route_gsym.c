@@ -37,6 +37,16 @@ stored(struct http *h, const struct req *r, enum cache_kind kind)
 	return 1;
 }
 
+/* ?demangle=1 (or true): function names as a person reads them. */
+static int
+want_demangled(const struct req *r)
+{
+	const char *v = MHD_lookup_connection_value(r->conn,
+	    MHD_GET_ARGUMENT_KIND, "demangle");
+
+	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
+}
+
 /* Answer a /symbolize request from gf, which is consumed. */
 static enum MHD_Result
 symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
@@ -65,7 +75,8 @@ symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 		    "symbolize");
 	}
 	if ((res = malloc(sizeof(*res))) == NULL ||
-	    symjson_create(r->w.idhex, (size_t)n, &j) != 0) {
+	    symjson_create(r->w.idhex, (size_t)n, want_demangled(r) ?
+	    SYMJSON_DEMANGLE : 0, &j) != 0) {
 		free(res);
 		free(addrs);
 		derive_gsym_release(gf);

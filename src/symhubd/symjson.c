@@ -14,6 +14,7 @@
 
 #include "base/buf.h"
 #include "base/hex.h"
+#include "common/demangle.h"
 #include "symjson.h"
 
 long
@@ -157,7 +158,11 @@ struct symjson {
 	size_t		 cap, used;
 	json_object	*str;		/* reused for every escape */
 	size_t		 nresults;
+	unsigned	 flags;		/* SYMJSON_* */
 };
+
+/* The second key of a demangled name in the table of escaped strings. */
+static const char demangled[] = "";
 
 #define PUTS(b, lit)	buf_add((b), (lit), sizeof(lit) - 1)
 
@@ -216,13 +221,14 @@ esc_grow(struct symjson *j)
 	return 0;
 }
 
-/* Append the JSON string of a (b NULL) or of a + "/" + b (a "" for b
- * alone), escaping it only the first time. */
+/* Append the JSON string of a (b NULL), of a demangled (b demangled), or
+ * of a + "/" + b (a "" for b alone), escaping it only the first time. */
 static int
 put_string(struct symjson *j, const char *a, const char *b)
 {
 	struct esc	*e;
 	const char	*js, *s = a;
+	char		*d = NULL;
 	size_t		 k, len, la;
 
 	if (2 * (j->used + 1) > j->cap && esc_grow(j) != 0)
@@ -234,7 +240,13 @@ put_string(struct symjson *j, const char *a, const char *b)
 		k = (k + 1) & (j->cap - 1);
 	}
 	len = strlen(a);
-	if (b != NULL) {
+	if (b == demangled) {
+		/* Demangled once per name, as it is escaped once. */
+		if ((d = demangle(a)) != NULL) {
+			s = d;
+			len = strlen(d);
+		}
+	} else if (b != NULL) {
 		la = len;
 		j->tmp.len = 0;
 		if (la > 0 && (buf_add(&j->tmp, a, la) != 0 ||
@@ -249,8 +261,11 @@ put_string(struct symjson *j, const char *a, const char *b)
 	    json_object_set_string_len(j->str, s, (int)len) == 0 ||
 	    (js = json_object_to_json_string_length(j->str,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &len)) == NULL)
+	    &len)) == NULL) {
+		free(d);
 		return -ENOMEM;
+	}
+	free(d);
 	e->a = a;
 	e->b = b;
 	e->off = j->arena.len;
@@ -262,7 +277,8 @@ put_string(struct symjson *j, const char *a, const char *b)
 }
 
 int
-symjson_create(const char *idhex, size_t naddrs, struct symjson **out)
+symjson_create(const char *idhex, size_t naddrs, unsigned flags,
+    struct symjson **out)
 {
 	struct symjson	*j;
 	size_t		 guess;
@@ -270,6 +286,7 @@ symjson_create(const char *idhex, size_t naddrs, struct symjson **out)
 	*out = NULL;
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		return -ENOMEM;
+	j->flags = flags;
 	/* About 170 bytes a result; at most 16 MiB before the first. */
 	guess = naddrs < (16u << 20) / 192 ? naddrs * 192 : 16u << 20;
 	if ((j->str = json_object_new_string("")) == NULL ||
@@ -314,7 +331,8 @@ symjson_add(struct symjson *j, uint64_t addr, int rc,
 		if (i > 0)
 			r |= PUTS(o, ",");
 		r |= PUTS(o, "{\"function\":");
-		r |= put_string(j, f->name, NULL);
+		r |= put_string(j, f->name, (j->flags & SYMJSON_DEMANGLE) ?
+		    demangled : NULL);
 		r |= PUTS(o, ",\"offset\":");
 		r |= put_u64(o, f->offset);
 		if (f->base != NULL) {

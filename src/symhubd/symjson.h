@@ -25,14 +25,20 @@ long	symjson_parse(const char *body, size_t len, uint64_t max,
 
 struct symjson;		/* opaque: one answer being written */
 
+/* symjson_create() flags. */
+#define SYMJSON_DEMANGLE	0x1	/* function names demangled (demangle.h);
+					 * a name libiberty does not read stays */
+
 /*
  * Start the answer {"buildid":"IDHEX","results":[...]}.
  * @param idhex   the build-id in lowercase hex (written as it is).
  * @param naddrs  how many results are coming, to size the buffer.
+ * @param flags   SYMJSON_* bits.
  * @param out     the writer, freed by symjson_finish() or symjson_free().
  * @return 0; -ENOMEM.
  */
-int	symjson_create(const char *idhex, size_t naddrs, struct symjson **out);
+int	symjson_create(const char *idhex, size_t naddrs, unsigned flags,
+	    struct symjson **out);
 
 /*
  * Append the result for addr: res's frames, innermost first, when rc is

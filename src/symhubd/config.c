@@ -176,6 +176,10 @@ static const struct opt opts[] = {
 	    "the status page, which stays at /status" },
 	{ "home-redirect", 0, O_STR, O_BOTH, F(home_redirect), NULL, "URL",
 	    "answer GET / with a redirect (302) to URL" },
+	{ "cors", 0, O_STR, O_BOTH, F(cors), NULL, "ORIGIN",
+	    "let web pages from ORIGIN (* for any) call the hub: "
+	    "Access-Control-Allow-Origin on every answer, and OPTIONS "
+	    "preflights answered (as elfutils' --cors, which allows *)" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,
@@ -489,6 +493,13 @@ validate(const struct config *cfg)
 	if (cfg->home_html != NULL && cfg->home_redirect != NULL) {
 		fprintf(stderr, "symhubd: home-html and home-redirect: one "
 		    "or the other\n");
+		return -1;
+	}
+	if (cfg->cors != NULL && (*cfg->cors == '\0' ||
+	    strpbrk(cfg->cors, "\r\n \t,") != NULL ||
+	    (strcmp(cfg->cors, "*") != 0 && strstr(cfg->cors, "://") == NULL))) {
+		fprintf(stderr, "symhubd: cors: * or one origin "
+		    "(scheme://host[:port]), got '%s'\n", cfg->cors);
 		return -1;
 	}
 	if (cfg->home_redirect != NULL && (strpbrk(cfg->home_redirect,

@@ -63,6 +63,7 @@ struct config {
 	uint64_t	 metadata_ttl;		/* seconds; 0: not kept */
 	char		*home_html;	/* GET / answers this file; NULL */
 	char		*home_redirect;	/* GET / redirects here; NULL */
+	char		*cors;		/* Access-Control-Allow-Origin; NULL */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */

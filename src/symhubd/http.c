@@ -166,6 +166,7 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->type = METRICS_T_OTHER;
 	r->how = "-";
 	r->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+	r->cors = h->cfg->cors;
 	r->parse_rc = webapi_parse(r->url, &r->w, &r->why);
 	*con_cls = r;
 	conns_head(conn, 1);
@@ -191,6 +192,11 @@ dispatch(struct http *h, struct req *r)
 		return reply_text(r, REPLY_BUSY, "too many request bodies "
 		    "held at once; try again", "busy");
 	}
+	if (r->cors != NULL &&
+	    strcmp(r->method, MHD_HTTP_METHOD_OPTIONS) == 0)
+		return reply_response(r, REPLY_NO_CONTENT,
+		    MHD_create_response_from_buffer(0, NULL,
+		    MHD_RESPMEM_PERSISTENT), 0, "preflight");
 	if (strcmp(r->method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(r->method, MHD_HTTP_METHOD_HEAD) != 0 && !r->post)
 		return reply_text(r, REPLY_METHOD, "method not allowed", "-");

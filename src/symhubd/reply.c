@@ -37,6 +37,7 @@ static const struct {
 	const char		*cache_control;	/* NULL: none */
 } replies[REPLY_N] = {
 	[REPLY_OK] = { MHD_HTTP_OK, METRICS_R_OTHER, NULL },
+	[REPLY_NO_CONTENT] = { MHD_HTTP_NO_CONTENT, METRICS_R_OTHER, NULL },
 	[REPLY_ARTIFACT] = { MHD_HTTP_OK, METRICS_R_FILE, "public" },
 	[REPLY_PARTIAL] = { MHD_HTTP_PARTIAL_CONTENT, METRICS_R_FILE,
 	    "public" },
@@ -76,6 +77,27 @@ static const struct {
 	    NULL },
 };
 
+/* --cors: a page from the origin may read every answer, and the headers
+ * a debuginfod client reads; a preflight says what it may send. */
+static void
+cors_headers(const struct req *r, enum reply what, struct MHD_Response *resp)
+{
+	MHD_add_response_header(resp,
+	    MHD_HTTP_HEADER_ACCESS_CONTROL_ALLOW_ORIGIN, r->cors);
+	MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+	    "X-DEBUGINFOD-SIZE, X-DEBUGINFOD-FILE, X-DEBUGINFOD-ARCHIVE, "
+	    "X-DEBUGINFOD-IMASIGNATURE, X-Symhub-Quality, ETag, "
+	    "Content-Encoding, Content-Range, Retry-After");
+	if (what != REPLY_NO_CONTENT)
+		return;
+	MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+	    "GET, HEAD, POST, OPTIONS");
+	MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+	    "Cache-Control, Content-Type, Range, If-None-Match, "
+	    "If-Modified-Since, X-DEBUGINFOD-MAXSIZE");
+	MHD_add_response_header(resp, "Access-Control-Max-Age", "86400");
+}
+
 enum MHD_Result
 reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
     uint64_t bytes, const char *how)
@@ -92,6 +114,8 @@ reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
 		    r->parse_rc == 0 && r->w.symbolize ? "POST" : "GET, HEAD");
 	if (what == REPLY_BUSY || what == REPLY_TRANSIENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	if (r->cors != NULL)
+		cors_headers(r, what, resp);
 	r->status = replies[what].status;
 	r->result = replies[what].result;
 	r->bytes = bytes;

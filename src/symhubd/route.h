@@ -125,6 +125,7 @@ struct req {
 	int			 too_long;	/* body over the limit */
 	int			 busy;		/* over --post-buffer-max */
 	size_t			 held;		/* of h->buffered, ours */
+	const char		*cors;		/* --cors, or NULL */
 	char			 method[8];
 	char			 url[];		/* as received */
 };
@@ -134,6 +135,7 @@ struct req {
 /* What happened, each with one status, metrics result and header set. */
 enum reply {
 	REPLY_OK,		/* 200, text or JSON */
+	REPLY_NO_CONTENT,	/* 204, a CORS preflight (--cors) */
 	REPLY_ARTIFACT,		/* 200, a file: X-DEBUGINFOD-*, cacheable */
 	REPLY_PARTIAL,		/* 206, a Range of a file */
 	REPLY_NOT_MODIFIED,	/* 304, If-None-Match or -Modified-Since */

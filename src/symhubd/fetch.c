@@ -1361,14 +1361,21 @@ fetch_loop(const struct fetch *f, const char *via, const char *user_agent)
 }
 
 int
+fetch_upgrade_possible(const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	return key->kind == CACHE_DEBUGINFO &&
+	    !(rec->quality & ELFINFO_Q_DEBUG_INFO);
+}
+
+int
 fetch_upgrade_due(struct fetch *f, const struct cache_key *key,
     const struct cache_record *rec)
 {
 	int64_t now = clock_wall_s();
 
 	/* Asked at most once per negative-ttl: the mark is the store's. */
-	return key->kind == CACHE_DEBUGINFO &&
-	    !(rec->quality & ELFINFO_Q_DEBUG_INFO) &&
+	return fetch_upgrade_possible(key, rec) &&
 	    cache_checked(f->c, key, now) == 0 &&
 	    cache_mark_checked(f->c, key, now + fetch_negative_ttl(f)) == 0;
 }

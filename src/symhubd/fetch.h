@@ -122,6 +122,12 @@ int	fetch_may_ask(const struct fetch *f, const char *forwarded_for);
 int	fetch_loop(const struct fetch *f, const char *via,
 	    const char *user_agent);
 
+/* Could an upstream have a better copy of what the store has (rec, for
+ * key): a debuginfo without DWARF?  No I/O; fetch_upgrade_due() also says
+ * whether it is time to ask. */
+int	fetch_upgrade_possible(const struct cache_key *key,
+	    const struct cache_record *rec);
+
 /*
  * Should the upstreams be asked for a better copy of what the store has
  * (rec, for key)?  1 for a debuginfo without DWARF (an upload with only

@@ -22,14 +22,12 @@ records_broken(struct cache *c, const struct cache_key *key,
 }
 
 int
-records_open(struct cache *c, struct scan *s, const struct cache_key *key,
+records_open_got(struct cache *c, struct scan *s, const struct cache_key *key,
     struct cache_record *rec, int *fd)
 {
 	int rc, tries;
 
 	for (tries = 0; ; tries++) {
-		if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
-			return rc;
 		rc = !(rec->flags & CACHE_F_MEMBER) ?
 		    cache_open_data(c, rec, fd) : s != NULL ?
 		    scan_member_open(s, key, rec, fd) : -ENOENT;
@@ -39,10 +37,23 @@ records_open(struct cache *c, struct scan *s, const struct cache_key *key,
 		if (rc == -ESTALE && s != NULL && tries == 0 &&
 		    scan_refresh(s, key, rec) == 0) {
 			cache_record_release(rec);
+			if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
+				return rc;
 			continue;
 		}
 		rc = records_broken(c, key, rec, rc);
 		cache_record_release(rec);
 		return rc;
 	}
+}
+
+int
+records_open(struct cache *c, struct scan *s, const struct cache_key *key,
+    struct cache_record *rec, int *fd)
+{
+	int rc;
+
+	if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
+		return rc;
+	return records_open_got(c, s, key, rec, fd);
 }

@@ -26,6 +26,14 @@ int	records_open(struct cache *c, struct scan *s,
 	    const struct cache_key *key, struct cache_record *rec, int *fd);
 
 /*
+ * records_open() of a record the caller looked up already (cache_get()
+ * returned 0 for key into rec): opens its bytes, with the same re-index
+ * and drop.  @return as records_open(); on failure rec is released.
+ */
+int	records_open_got(struct cache *c, struct scan *s,
+	    const struct cache_key *key, struct cache_record *rec, int *fd);
+
+/*
  * A record whose bytes failed to open or read with rc: drop it when rc
  * says they are gone for good (-ENOENT, -EIO, -ESTALE).
  * @return -ENOENT when dropped, else rc.

@@ -12,7 +12,6 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
-#include "common/elfinfo.h"
 #include "log.h"
 #include "records.h"
 #include "route.h"
@@ -215,38 +214,31 @@ serve_coded(struct http *h, struct req *r, const struct cache_key *key,
 }
 
 /*
- * A small file served before and still the one the store names, asked
- * plainly (whole, as it is, without validators): from memory (hot.h).
- * @return 1 when answered (*ret set).
+ * rec (key's, just looked up): a small file served before and still the
+ * one the store names, asked plainly (whole, as it is, without
+ * validators), from memory (hot.h).  @return 1 when answered (*ret set;
+ * rec is still the caller's to release).
  */
 static int
 serve_hot(struct http *h, struct req *r, const struct cache_key *key,
-    enum MHD_Result *ret)
+    const struct cache_record *rec, enum MHD_Result *ret)
 {
-	struct cache_record	 rec;
-	struct hot_bytes	*b;
-	int			 ok;
+	struct hot_bytes *b;
 
-	if (h->hot == NULL || r->fetches > 0 ||
+	/* Not one a client would get coded, nor one that may have a
+	 * better copy upstream; a file in place must still be the one
+	 * indexed. */
+	if (h->hot == NULL || r->fetches > 0 || rec->size == 0 ||
+	    rec->size > hot_file_max(h->hot) ||
 	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) != NULL ||
-	    cache_get(h->c, key, clock_wall_s(), &rec) != 0)
+	    coding_for(h, r, key, rec) != 0 ||
+	    (h->f != NULL && fetch_upgrade_possible(key, rec)) ||
+	    ((rec->flags & CACHE_F_EXTERNAL) && !cache_external_same(rec, -1)) ||
+	    (b = hot_get(h->hot, key, cache_fingerprint(rec))) == NULL)
 		return 0;
-	/* Not one a client would get coded, nor one that may have a
-	 * better copy upstream (fetch_upgrade_due()); a file in place must
-	 * still be the one indexed. */
-	ok = rec.size > 0 && rec.size <= hot_file_max(h->hot) &&
-	    coding_for(h, r, key, &rec) == 0 &&
-	    !(h->f != NULL && key->kind == CACHE_DEBUGINFO &&
-	    !(rec.quality & ELFINFO_Q_DEBUG_INFO)) &&
-	    (!(rec.flags & CACHE_F_EXTERNAL) || cache_external_same(&rec, -1));
-	if (!ok || (b = hot_get(h->hot, key, cache_fingerprint(&rec))) == NULL) {
-		cache_record_release(&rec);
-		return 0;
-	}
-	*ret = reply_hot(h, r, key, &rec, b);
-	cache_record_release(&rec);
+	*ret = reply_hot(h, r, key, rec, b);
 	return 1;
 }
 
@@ -281,9 +273,14 @@ serve(struct http *h, struct req *r, int may_map)
 	if (key.kind == CACHE_GSYM)
 		return route_gsym(h, r, &key);
 
-	if (serve_hot(h, r, &key, &ret))
-		return ret;
-	rc = records_open(h->c, h->s, &key, &rec, &fd);
+	/* One look-up: for the bytes kept in memory, else to open. */
+	if ((rc = cache_get(h->c, &key, clock_wall_s(), &rec)) == 0) {
+		if (serve_hot(h, r, &key, &rec, &ret)) {
+			cache_record_release(&rec);
+			return ret;
+		}
+		rc = records_open_got(h->c, h->s, &key, &rec, &fd);
+	}
 	if (rc == -ENOENT && may_map && r->fetches == 0 && map_fileid(h, r))
 		return serve(h, r, 0);
 	if (rc == -ENODATA && r->fetches > 0)

@@ -230,6 +230,24 @@ test_demangle(void)
 	free(d);
 	ok(demangle("main") == NULL && demangle("_Zx") == NULL &&
 	    demangle("") == NULL, "demangle: C names and garbage: NULL");
+	{
+		/* A valid name past the bound is left alone. */
+		static char big[DEMANGLE_MAX + 64];
+		size_t k = (DEMANGLE_MAX + 32) / 2;
+
+		memset(big, 0, sizeof(big));
+		memcpy(big, "_Z1f", 4);
+		for (size_t q = 0; q < k - 4; q++)
+			big[4 + q] = 'i';
+		d = demangle(big);
+		ok(d == NULL, "demangle: a name over DEMANGLE_MAX: NULL");
+		free(d);
+		big[200] = '\0';
+		d = demangle(big);
+		ok(d != NULL && strncmp(d, "f(int, int", 10) == 0,
+		    "demangle: the same, short: demangled");
+		free(d);
+	}
 
 	memset(&r, 0, sizeof(r));
 	ok(symjson_create("ab", 2, SYMJSON_DEMANGLE, &j) == 0,

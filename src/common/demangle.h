@@ -7,6 +7,10 @@
 #ifndef SYMHUB_DEMANGLE_H
 #define SYMHUB_DEMANGLE_H
 
+/* Longer names are left as they are (the longest C++ names of libstdc++
+ * and LLVM are a few KiB). */
+#define DEMANGLE_MAX	(32u << 10)
+
 /*
  * @return name demangled, with parameters (malloc'd: the caller frees),
  *         or NULL when name is not a mangled name libiberty reads (a C

@@ -20,8 +20,10 @@ cli_jobs(const char *arg, int *jobs)
 	errno = 0;
 	j = strtol(arg, &end, 10);
 	if (errno != 0 || end == arg || *end != '\0' || j < 1 ||
-	    j > CLI_JOBS_MAX)
+	    j > CLI_JOBS_MAX) {
+		fprintf(stderr, "symhub: -j wants 1 to %d\n", CLI_JOBS_MAX);
 		return -EINVAL;
+	}
 	*jobs = (int)j;
 	return 0;
 }

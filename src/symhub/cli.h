@@ -26,7 +26,7 @@ void	cli_bar(size_t done, size_t total, const char *fmt, ...)
 
 /*
  * Parse a -j/--jobs argument: a decimal number from 1 to CLI_JOBS_MAX.
- * @return 0 with *jobs set, or -EINVAL.
+ * @return 0 with *jobs set, or -EINVAL (said on standard error).
  */
 int	cli_jobs(const char *arg, int *jobs);
 

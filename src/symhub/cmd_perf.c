@@ -776,11 +776,8 @@ cmd_perf(int argc, char **argv)
 			p.list = 1;
 			break;
 		case 'j':
-			if (cli_jobs(optarg, &p.jobs) < 0) {
-				fprintf(stderr, "symhub: -j wants 1 to %d\n",
-				    CLI_JOBS_MAX);
+			if (cli_jobs(optarg, &p.jobs) < 0)
 				return 2;
-			}
 			break;
 		case 'q':
 			p.quiet = 1;

@@ -391,11 +391,8 @@ cmd_prefetch(int argc, char **argv)
 			p.executables = 1;
 			break;
 		case 'j':
-			if (cli_jobs(optarg, &p.jobs) < 0) {
-				fprintf(stderr, "symhub: -j wants 1 to %d\n",
-				    CLI_JOBS_MAX);
+			if (cli_jobs(optarg, &p.jobs) < 0)
 				return 2;
-			}
 			break;
 		case 'q':
 			p.quiet = 1;

@@ -190,11 +190,8 @@ upload(int argc, char **argv)
 			o.dry_run = 1;
 			break;
 		case 'j':
-			if (cli_jobs(optarg, &o.jobs) < 0) {
-				fprintf(stderr, "symhub: -j wants 1 to %d\n",
-				    CLI_JOBS_MAX);
+			if (cli_jobs(optarg, &o.jobs) < 0)
 				return 2;
-			}
 			break;
 		case 'q':
 			o.quiet = 1;

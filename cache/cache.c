@@ -2371,6 +2371,61 @@ cache_foreach_kind(struct cache *c, enum cache_kind kind,
 }
 
 int
+cache_find_prefix(struct cache *c, enum cache_kind kind,
+    const unsigned char *prefix, size_t plen, unsigned char id[CACHE_ID_MAX],
+    size_t *idlen)
+{
+	unsigned char	 kb[2 + CACHE_ID_MAX];
+	const unsigned char *kp;
+	MDB_txn		*t;
+	MDB_cursor	*cur;
+	MDB_val		 k, v;
+	size_t		 len, i;
+	int		 rc = MDB_NOTFOUND;
+
+	if ((kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
+	    kind != CACHE_GSYM) || plen == 0 || plen > CACHE_ID_MAX)
+		return -EINVAL;
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
+		rend(c, t);
+		return merr(rc);
+	}
+	rc = MDB_NOTFOUND;
+	for (len = 1; len <= CACHE_ID_MAX && rc == MDB_NOTFOUND; len++) {
+		size_t n = len < plen ? len : plen;
+
+		/* A shorter id: the rest of the prefix must be padding. */
+		for (i = n; i < plen && prefix[i] == 0; i++)
+			;
+		if (i < plen)
+			continue;
+		kb[0] = (unsigned char)kind;
+		kb[1] = (unsigned char)len;
+		memcpy(kb + 2, prefix, n);
+		k.mv_data = kb;
+		k.mv_size = 2 + n;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+		if (rc != 0)
+			break;
+		kp = k.mv_data;
+		if (k.mv_size != 2 + len || kp[0] != kind || kp[1] != len ||
+		    memcmp(kp + 2, prefix, n) != 0) {
+			rc = MDB_NOTFOUND;
+			continue;
+		}
+		memcpy(id, kp + 2, len);
+		*idlen = len;
+	}
+	mdb_cursor_close(cur);
+	rend(c, t);
+	if (rc == MDB_NOTFOUND)
+		return -ENOENT;
+	return merr(rc);
+}
+
+int
 cache_stats(struct cache *c, struct cache_stats *st)
 {
 	MDB_txn		*t;

@@ -378,6 +378,18 @@ int	cache_foreach_kind(struct cache *c, enum cache_kind kind,
 	    cache_foreach_fn fn, void *ctx);
 
 /*
+ * The id of a record of kind (CACHE_DEBUGINFO, CACHE_EXECUTABLE or
+ * CACHE_GSYM) whose id begins with prefix; an id shorter than plen
+ * matches when prefix is it followed by zeros (a Breakpad debug id holds
+ * a build-id's first 16 bytes, zero-padded).  The shortest such id wins,
+ * then the lowest.  Costs one look-up per id length.
+ * @return 0 with id[0..*idlen); -ENOENT; -errno.
+ */
+int	cache_find_prefix(struct cache *c, enum cache_kind kind,
+	    const unsigned char *prefix, size_t plen,
+	    unsigned char id[CACHE_ID_MAX], size_t *idlen);
+
+/*
  * The FileID map (doc/protocol.md, "Keys"): the FileID of a deployed binary to
  * the build-id its artifacts are stored under.  A binary without a
  * build-id maps to its own FileID.

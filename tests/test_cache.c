@@ -2553,6 +2553,61 @@ out:
 	free(dir);
 }
 
+/* cache_find_prefix(): a build-id from its first 16 bytes (a Breakpad
+ * id), ids shorter than the prefix, the shortest first, other kinds. */
+static void
+test_prefix(void)
+{
+	static const unsigned char id20[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	    10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+	static const unsigned char id8[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	static const unsigned char id16[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	    10, 11, 12, 13, 14, 15, 17 };
+	char			*dir = scratch("prefix");
+	struct cache		*c = NULL;
+	struct cache_key	 k = { CACHE_DEBUGINFO, id20, 20, NULL };
+	unsigned char		 p[16], out[CACHE_ID_MAX];
+	size_t			 len = 0;
+	int			 rc;
+
+	if ((rc = cache_open(join(dir, "store"), NULL, &c)) != 0) {
+		ok(0, "prefix: setup (%d)", rc);
+		free(dir);
+		return;
+	}
+	rc = put_seed(c, &k, 16, 1, NULL);
+	k.id = id8;
+	k.idlen = 8;
+	rc |= put_seed(c, &k, 16, 2, NULL);
+	k.kind = CACHE_EXECUTABLE;
+	k.id = id16;
+	k.idlen = 16;
+	rc |= put_seed(c, &k, 16, 3, NULL);
+	ok(rc == 0, "prefix: three records stored");
+	memcpy(p, id20, 16);
+	rc = cache_find_prefix(c, CACHE_DEBUGINFO, p, 16, out, &len);
+	ok(rc == 0 && len == 20 && memcmp(out, id20, 20) == 0,
+	    "prefix: a 20-byte build-id from its first 16 (%d, %zu)", rc, len);
+	memset(p, 0, sizeof(p));
+	memcpy(p, id8, 8);
+	rc = cache_find_prefix(c, CACHE_DEBUGINFO, p, 16, out, &len);
+	ok(rc == 0 && len == 8 && memcmp(out, id8, 8) == 0,
+	    "prefix: an 8-byte build-id, zero-padded to 16 (%d, %zu)", rc, len);
+	p[15] = 1;
+	ok(cache_find_prefix(c, CACHE_DEBUGINFO, p, 16, out, &len) == -ENOENT,
+	    "prefix: padding that is not zeros finds nothing");
+	memcpy(p, id16, 16);
+	ok(cache_find_prefix(c, CACHE_DEBUGINFO, p, 16, out, &len) == -ENOENT,
+	    "prefix: another kind's id is not found");
+	rc = cache_find_prefix(c, CACHE_EXECUTABLE, p, 16, out, &len);
+	ok(rc == 0 && len == 16 && memcmp(out, id16, 16) == 0,
+	    "prefix: ... but is under its own kind");
+	ok(cache_find_prefix(c, CACHE_SOURCE, p, 16, out, &len) == -EINVAL,
+	    "prefix: a kind with an extra string -> -EINVAL");
+	cache_close(c);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -2580,5 +2635,6 @@ main(void)
 	test_unwritable();
 	test_foreach();
 	test_guest();
+	test_prefix();
 	return done();
 }

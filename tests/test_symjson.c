@@ -108,16 +108,19 @@ test_write(void)
 	static const char expect1[] =
 	    "{\"buildid\":\"ab01\",\"results\":["
 	    "{\"address\":\"0x1000\",\"frames\":["
-	    "{\"function\":\"inl\",\"offset\":4,\"file\":\"x.c\",\"line\":7,"
+	    "{\"function\":\"inl\",\"start\":\"0xffc\",\"offset\":4,"
+	    "\"file\":\"x.c\",\"line\":7,"
 	    "\"inlined\":true},"
-	    "{\"function\":\"main\",\"offset\":0,\"file\":\"/src/a\\\"b/x.c\","
+	    "{\"function\":\"main\",\"start\":\"0x1000\",\"offset\":0,"
+	    "\"file\":\"/src/a\\\"b/x.c\","
 	    "\"line\":4294967295,\"inlined\":false}]},"
 	    "{\"address\":\"0xffffffffffffffff\",\"frames\":[],"
 	    "\"error\":\"address 0xffffffffffffffff is not in GSYM\"},"
 	    "{\"address\":\"0x0\",\"frames\":[],"
 	    "\"error\":\"corrupt record\"},"
 	    "{\"address\":\"0x2\",\"frames\":["
-	    "{\"function\":\"sym\",\"offset\":18446744073709551615,"
+	    "{\"function\":\"sym\",\"start\":\"0x3\","
+	    "\"offset\":18446744073709551615,"
 	    "\"inlined\":false}]}]}";
 	static char		 own[5000][8];
 	struct gsym_result	 r;
@@ -205,10 +208,13 @@ test_demangle(void)
 {
 	static const char expect[] = "{\"buildid\":\"ab\",\"results\":["
 	    "{\"address\":\"0x1\",\"frames\":[{\"function\":"
-	    "\"ns::f(int, char const*)\",\"offset\":0,\"inlined\":false},"
-	    "{\"function\":\"main\",\"offset\":0,\"inlined\":false}]},"
+	    "\"ns::f(int, char const*)\",\"start\":\"0x1\",\"offset\":0,"
+	    "\"inlined\":false},"
+	    "{\"function\":\"main\",\"start\":\"0x1\",\"offset\":0,"
+	    "\"inlined\":false}]},"
 	    "{\"address\":\"0x2\",\"frames\":[{\"function\":"
-	    "\"ns::f(int, char const*)\",\"offset\":0,\"inlined\":false}]}]}";
+	    "\"ns::f(int, char const*)\",\"start\":\"0x2\",\"offset\":0,"
+	    "\"inlined\":false}]}]}";
 	static const char mangled[] = "_ZN2ns1fEiPKc";
 	struct gsym_result	 r;
 	struct symjson		*j;
@@ -264,11 +270,209 @@ test_demangle(void)
 	free(buf);
 }
 
+/* POST /symbolize's many-module body, and the writer's pieces. */
+static void
+test_batch(void)
+{
+	static const char good[] =
+	    "{\"modules\":[{\"buildid\":\"ab01\",\"addresses\":[16,\"0x20\"]},"
+	    "{\"fileid\":\"00112233445566778899aabbccddeeff\","
+	    "\"offsets\":[\"ff\"]},{\"buildid\":\"cd\",\"addresses\":[]}],"
+	    "\"deadline_ms\":1500,\"demangle\":true} ";
+	static const char *bad[] = {
+		"", "[]", "{}", "{\"modules\":{}}", "{\"modules\":[1]}",
+		"{\"modules\":[{}]}",
+		"{\"modules\":[{\"buildid\":\"AB\",\"addresses\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"abc\",\"addresses\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"fileid\":\"ab\","
+		"\"addresses\":[]}]}",
+		"{\"modules\":[{\"fileid\":\"ab\",\"addresses\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\"}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[],"
+		"\"offsets\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":1}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[-1]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[\"x\"]}]}",
+		"{\"modules\":[{\"buildid\":12,\"addresses\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"a\\u0000b\",\"addresses\":[]}]}",
+		"{\"modules\":[],\"deadline_ms\":-1}",
+		"{\"modules\":[],\"deadline_ms\":\"1\"}",
+		"{\"modules\":[],\"demangle\":1}",
+		"{\"modules\":[]} x",
+	};
+	struct symjson_batch	 b;
+	struct gsym_result	 r;
+	struct symjson		*j;
+	const char		*why;
+	uint64_t		 off = 0x10;
+	char			*buf;
+	size_t			 len, i;
+	long			 n;
+	int			 rc;
+
+	n = symjson_parse_batch(good, strlen(good), 10, 10, &b, &why);
+	ok(n == 3 && b.nmods == 3 && b.naddrs == 3 && b.deadline_ms == 1500 &&
+	    b.demangle == 1, "batch: 3 modules, 3 addresses, deadline, "
+	    "demangle (got %ld)", n);
+	ok(n == 3 && strcmp(b.mods[0].idhex, "ab01") == 0 &&
+	    b.mods[0].idlen == 2 && !b.mods[0].by_fileid &&
+	    !b.mods[0].offsets && b.mods[0].naddrs == 2 &&
+	    b.mods[0].addrs[0] == 16 && b.mods[0].addrs[1] == 0x20,
+	    "batch: the first module, by build-id, two addresses");
+	ok(n == 3 && b.mods[1].by_fileid && b.mods[1].idlen == 16 &&
+	    b.mods[1].offsets && b.mods[1].naddrs == 1 &&
+	    b.mods[1].addrs[0] == 0xff && b.mods[2].naddrs == 0,
+	    "batch: a FileID with offsets, a module without addresses");
+	symjson_batch_free(&b);
+	n = symjson_parse_batch("{\"modules\":[]}", 14, 10, 10, &b, &why);
+	ok(n == 0 && b.deadline_ms == -1 && !b.demangle,
+	    "batch: no modules, no deadline");
+	symjson_batch_free(&b);
+	n = symjson_parse_batch(good, strlen(good), 2, 10, &b, &why);
+	ok(n == -E2BIG && strcmp(why, "too many addresses") == 0,
+	    "batch: 3 addresses over a limit of 2 -> -E2BIG (%s)", why);
+	n = symjson_parse_batch(good, strlen(good), 10, 2, &b, &why);
+	ok(n == -E2BIG && strcmp(why, "too many modules") == 0,
+	    "batch: 3 modules over a limit of 2 -> -E2BIG (%s)", why);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		n = symjson_parse_batch(bad[i], strlen(bad[i]), 10, 10, &b,
+		    &why);
+		ok(n == -EINVAL && b.mods == NULL && why != NULL,
+		    "batch: malformed '%s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+
+	/* The pieces a multi-module answer is written with. */
+	memset(&r, 0, sizeof(r));
+	ok(symjson_open(2, 0, &j) == 0, "open a bare writer");
+	rc = symjson_text(j, "{\"modules\":[{\"buildid\":");
+	rc |= symjson_string(j, "a\"b");
+	rc |= symjson_text(j, ",\"results\":[");
+	symjson_list(j);
+	frame(&r, "f", 1, "", "x.c", 3);
+	rc |= symjson_result(j, 0x21, &off, 0, &r);
+	rc |= symjson_result(j, 0, &off, -ERANGE, NULL);
+	rc |= symjson_result(j, 0, &off, -ENOEXEC, NULL);
+	rc |= symjson_text(j, "]},{\"n\":");
+	rc |= symjson_hex(j, 255);
+	rc |= symjson_text(j, ",\"results\":[");
+	symjson_list(j);
+	rc |= symjson_result(j, 5, NULL, -ENOENT, NULL);
+	rc |= symjson_text(j, "]}]}");
+	buf = NULL;
+	if (rc == 0)
+		symjson_take(j, &buf, &len);
+	else
+		symjson_free(j);
+	{
+		static const char expect[] = "{\"modules\":[{\"buildid\":"
+		    "\"a\\\"b\",\"results\":["
+		    "{\"file_offset\":\"0x10\",\"address\":\"0x21\","
+		    "\"frames\":[{\"function\":\"f\",\"start\":\"0x20\","
+		    "\"offset\":1,\"file\":\"x.c\",\"line\":3,"
+		    "\"inlined\":false}]},"
+		    "{\"file_offset\":\"0x10\",\"frames\":[],\"error\":"
+		    "\"offset 0x10 is in no loadable segment\"},"
+		    "{\"file_offset\":\"0x10\",\"frames\":[],\"error\":"
+		    "\"file offsets need the module's executable, which is "
+		    "neither here nor upstream\"}]},{\"n\":\"0xff\","
+		    "\"results\":[{\"address\":\"0x5\",\"frames\":[],"
+		    "\"error\":\"address 0x5 is not in GSYM\"}]}]}";
+
+		ok(rc == 0 && buf != NULL && len == strlen(expect) &&
+		    memcmp(buf, expect, len) == 0, "a multi-module answer, "
+		    "byte for byte: %.*s", buf ? (int)len : 0,
+		    buf ? buf : "");
+	}
+	free(buf);
+}
+
+/* POST /symbolicate/v5's body, and Breakpad ids. */
+static void
+test_tecken(void)
+{
+	static const unsigned char bid[20] = { 0xa1, 0x2a, 0xac, 0x88, 0x5f,
+	    0xbc, 0x3b, 0xa1, 0xf5, 0xc5, 0x08, 0xc3, 0xd6, 0x2b, 0xc8, 0x6c,
+	    0x05, 0x27, 0x66, 0xaa };
+	static const char good[] = "{\"jobs\":[{\"memoryMap\":["
+	    "[\"app\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"],"
+	    "[\"again\",\"88ac2aa1bc5fa13bf5c508c3d62bc86c1\"],"
+	    "[\"lib\",\"00000000000000000000000000000000A\"]],"
+	    "\"stacks\":[[[0,16],[2,32]],[],[[1,48]]]},"
+	    "{\"memoryMap\":[],\"stacks\":[]}]}";
+	static const char one[] = "{\"memoryMap\":[[\"a\","
+	    "\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],\"stacks\":[[[0,1]]]}";
+	static const char *bad[] = {
+		"[]", "{}", "{\"jobs\":{}}", "{\"jobs\":[1]}",
+		"{\"memoryMap\":[],\"stacks\":{}}",
+		"{\"memoryMap\":[[\"a\"]],\"stacks\":[]}",
+		"{\"memoryMap\":[[\"a\",\"88AC\"]],\"stacks\":[]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86CZ\"]],"
+		"\"stacks\":[]}",
+		"{\"memoryMap\":[[1,\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[]}",
+		"{\"memoryMap\":[],\"stacks\":[[[0,1]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[0,-1]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[-1,1]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[0,1]]}",
+	};
+	struct symjson_tecken	 t;
+	const char		*why;
+	char			 bp[34];
+	long			 n;
+	size_t			 i;
+
+	symjson_breakpad_id(bid, sizeof(bid), bp);
+	ok(strcmp(bp, "88AC2AA1BC5FA13BF5C508C3D62BC86C0") == 0,
+	    "breakpad id of a 20-byte build-id: %s", bp);
+	symjson_breakpad_id(bid, 4, bp);
+	ok(strcmp(bp, "88AC2AA1000000000000000000000000" "0") == 0,
+	    "breakpad id of a 4-byte build-id, zero-padded: %s", bp);
+
+	n = symjson_parse_tecken(good, strlen(good), 10, 10, &t, &why);
+	ok(n == 2 && t.nmods == 2 && t.njobs == 2 && t.nframes == 3,
+	    "tecken: 2 jobs, 3 frames, 2 modules (the same id twice, case "
+	    "and age aside) (got %ld)", n);
+	ok(n == 2 && memcmp(t.mods[0].id, bid, 16) == 0 &&
+	    t.mods[0].idlen == 16 && t.jobs[0].nlibs == 3 &&
+	    t.jobs[0].libs[1].mod == 0 && t.jobs[0].libs[2].mod == 1 &&
+	    strcmp(t.jobs[0].libs[1].name, "again") == 0,
+	    "tecken: the GUID read back to the build-id's first 16 bytes");
+	ok(n == 2 && t.jobs[0].nstacks == 3 && t.jobs[0].stacks[1] == 2 &&
+	    t.jobs[0].stacks[2] == 2 && t.jobs[0].stacks[3] == 3 &&
+	    t.jobs[0].frames[1].lib == 2 && t.jobs[0].frames[1].addr == 32 &&
+	    t.jobs[1].nstacks == 0, "tecken: stacks and frames in order");
+	symjson_tecken_free(&t);
+	n = symjson_parse_tecken(one, strlen(one), 10, 10, &t, &why);
+	ok(n == 1 && t.njobs == 1 && t.nframes == 1,
+	    "tecken: one job without \"jobs\"");
+	symjson_tecken_free(&t);
+	n = symjson_parse_tecken(good, strlen(good), 2, 10, &t, &why);
+	ok(n == -E2BIG, "tecken: 3 frames over 2 -> -E2BIG (%s)", why);
+	n = symjson_parse_tecken(good, strlen(good), 10, 1, &t, &why);
+	ok(n == -E2BIG && strcmp(why, "too many modules") == 0,
+	    "tecken: 2 modules over 1 -> -E2BIG (%s)", why);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		n = symjson_parse_tecken(bad[i], strlen(bad[i]), 10, 10, &t,
+		    &why);
+		ok(n == -EINVAL && t.jobs == NULL && why != NULL,
+		    "tecken: malformed '%s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+}
+
 int
 main(void)
 {
 	test_parse();
 	test_write();
 	test_demangle();
+	test_batch();
+	test_tecken();
 	return done();
 }

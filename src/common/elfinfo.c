@@ -701,3 +701,61 @@ elfinfo_unfit(const struct elfinfo *ei, int debug)
 		    "separate debug file is a debuginfo)";
 	return NULL;
 }
+
+int
+elfinfo_loads(int fd, struct elfinfo_load out[ELFINFO_LOADS_MAX])
+{
+	Elf		*elf = NULL;
+	GElf_Phdr	 ph;
+	size_t		 strndx, nph, i;
+	int		 rc, n = 0;
+
+	if ((rc = elfopen(fd, &elf, &strndx)) != 0)
+		goto out;
+	rc = -ENOEXEC;
+	if (elf_getphdrnum(elf, &nph) != 0)
+		goto out;
+	for (i = 0; i < nph && n < ELFINFO_LOADS_MAX; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL)
+			goto out;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		out[n].offset = ph.p_offset;
+		out[n].vaddr = ph.p_vaddr;
+		out[n].filesz = ph.p_filesz;
+		out[n].exec = (ph.p_flags & PF_X) != 0;
+		n++;
+	}
+	rc = n;
+out:
+	if (elf != NULL)
+		elf_end(elf);
+	return rc;
+}
+
+int
+elfinfo_loads_map(const struct elfinfo_load *loads, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (loads[i].exec && loads[i].filesz > 0)
+			return 1;
+	return 0;
+}
+
+int
+elfinfo_load_addr(const struct elfinfo_load *loads, size_t n, uint64_t off,
+    uint64_t *addr)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (off >= loads[i].offset &&
+		    off - loads[i].offset < loads[i].filesz) {
+			*addr = off - loads[i].offset + loads[i].vaddr;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}

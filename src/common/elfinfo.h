@@ -118,4 +118,41 @@ int	elfinfo_sources_how(int fd, int how,
  */
 int	elfinfo_fileid(int fd, unsigned char out[16]);
 
+/* A loadable segment (PT_LOAD): where its bytes are in the file and where
+ * they are mapped, as the program headers say. */
+struct elfinfo_load {
+	uint64_t	offset;		/* p_offset */
+	uint64_t	vaddr;		/* p_vaddr */
+	uint64_t	filesz;		/* p_filesz */
+	int		exec;		/* PF_X */
+};
+
+/* Most segments elfinfo_loads() reports (linkers make 2 to 5). */
+#define ELFINFO_LOADS_MAX	16
+
+/*
+ * The PT_LOAD program headers of the ELF file open on fd, in their order.
+ * @param out  room for ELFINFO_LOADS_MAX; segments past it are ignored.
+ * @return how many (0: none); -ENOEXEC when the file is not ELF or its
+ *         program headers are out of bounds; -errno on read errors.
+ */
+int	elfinfo_loads(int fd, struct elfinfo_load out[ELFINFO_LOADS_MAX]);
+
+/*
+ * Do these segments map file offsets (what /proc/PID/maps shows) to the
+ * addresses the DWARF uses?  Only a file with its code's bytes does: a
+ * separate debug file (objcopy --only-keep-debug) keeps the addresses but
+ * rewrites the offsets and sizes (its code segment has no file bytes).
+ * @return 1 or 0.
+ */
+int	elfinfo_loads_map(const struct elfinfo_load *loads, size_t n);
+
+/*
+ * The address of file offset off: in the first segment whose file bytes
+ * hold it, off - offset + vaddr.
+ * @return 0 with *addr; -ERANGE when no segment holds it.
+ */
+int	elfinfo_load_addr(const struct elfinfo_load *loads, size_t n,
+	    uint64_t off, uint64_t *addr);
+
 #endif

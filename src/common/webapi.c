@@ -173,6 +173,14 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 		req->route = WEBAPI_METADATA;
 		return 0;
 	}
+	if (strcmp(url, "/symbolize") == 0) {
+		req->route = WEBAPI_BATCH;
+		return 0;
+	}
+	if (strcmp(url, "/symbolicate/v5") == 0) {
+		req->route = WEBAPI_TECKEN;
+		return 0;
+	}
 	by_fileid = strncmp(url, fprefix, sizeof(fprefix) - 1) == 0;
 	if (!by_fileid && strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
 		*why = "no such route";

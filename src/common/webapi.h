@@ -20,7 +20,9 @@ enum webapi_route {
 	WEBAPI_METRICS,		/* "/metrics" */
 	WEBAPI_STATUS,		/* "/status": the status page */
 	WEBAPI_ARTIFACT,	/* "/buildid/ID/..." or "/fileid/FILEID/..." */
-	WEBAPI_METADATA		/* "/metadata": its query in webapi_meta */
+	WEBAPI_METADATA,	/* "/metadata": its query in webapi_meta */
+	WEBAPI_BATCH,		/* "/symbolize": POST, many modules */
+	WEBAPI_TECKEN		/* "/symbolicate/v5": POST, Tecken's API */
 };
 
 struct webapi_req {

@@ -142,6 +142,12 @@ static const struct opt opts[] = {
 	    "connections together; beyond it, 503; 0: no limit" },
 	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
 	    "1000000", "N", "most addresses one /symbolize request may ask" },
+	{ "symbolize-max-modules", 0, O_NUM, O_BOTH, F(symbolize_modules),
+	    "1024", "N", "most modules one POST /symbolize or "
+	    "/symbolicate/v5 request may name" },
+	{ "symbolize-deadline", 0, O_NUM, O_BOTH, F(symbolize_deadline),
+	    "30", "SECONDS", "how long a multi-module request waits for "
+	    "fetches and conversions, and the most it may ask for" },
 	{ "compress", 0, O_STR, O_BOTH, F(compress), "zstd,gzip",
 	    "CODINGS", "send debuginfo and executables compressed to clients "
 	    "that accept one of these codings (zstd, gzip; comma-separated), "

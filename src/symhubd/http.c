@@ -97,16 +97,17 @@ check_head(struct http *h, struct req *r, int nul)
 		    "only the chunked transfer coding is supported", "-");
 	if (!r->post)
 		return MHD_YES;
-	if (!(r->parse_rc == 0 && r->w.route == WEBAPI_ARTIFACT &&
-	    r->w.symbolize) && r->parse_rc != -EINVAL)
+	if (!(r->parse_rc == 0 && ((r->w.route == WEBAPI_ARTIFACT &&
+	    r->w.symbolize) || r->w.route == WEBAPI_BATCH ||
+	    r->w.route == WEBAPI_TECKEN)) && r->parse_rc != -EINVAL)
 		return reply_text(r, REPLY_METHOD, "method not allowed", "-");
 	if (hd.cl != NULL) {
 		errno = 0;
 		len = strtoull(hd.cl, &end, 10);
-		if (errno != 0 || end == hd.cl || len >
-		    (unsigned long long)h->cfg->symbolize_max * 40 + 4096)
-			return reply_text(r, REPLY_TOO_LARGE,
-			    "too many addresses", "-");
+		if (errno != 0 || end == hd.cl ||
+		    len > route_body_max(h->cfg))
+			return reply_text(r, REPLY_TOO_LARGE, "request body "
+			    "too large: see --symbolize-max-addresses", "-");
 	}
 	return MHD_YES;
 }
@@ -127,10 +128,17 @@ hold(struct http *h, struct req *r, size_t n)
 
 /* Phase BODY: a /symbolize body, kept up to about 40 bytes an address
  * and within --post-buffer-max (over it: 503 once it is in). */
+size_t
+route_body_max(const struct config *cfg)
+{
+	return (size_t)cfg->symbolize_max * 40 +
+	    (size_t)cfg->symbolize_modules * 256 + 4096;
+}
+
 static int
 take_body(struct http *h, struct req *r, const char *data, size_t n)
 {
-	size_t max = (size_t)h->cfg->symbolize_max * 40 + 4096;
+	size_t max = route_body_max(h->cfg);
 
 	if (r->too_long || r->busy)
 		return 0;
@@ -205,7 +213,13 @@ dispatch(struct http *h, struct req *r)
 		return reply_text(r, REPLY_METHOD, r->post ?
 		    "method not allowed" : "POST the addresses to /symbolize",
 		    "-");
-	if (r->parse_rc == 0 && r->post && r->w.route != WEBAPI_ARTIFACT)
+	if (r->parse_rc == 0 && (r->w.route == WEBAPI_BATCH ||
+	    r->w.route == WEBAPI_TECKEN) && !r->post)
+		return reply_text(r, REPLY_METHOD, r->w.route == WEBAPI_BATCH ?
+		    "POST the modules and addresses to /symbolize" :
+		    "POST the stacks to /symbolicate/v5", "-");
+	if (r->parse_rc == 0 && r->post && r->w.route != WEBAPI_ARTIFACT &&
+	    r->w.route != WEBAPI_BATCH && r->w.route != WEBAPI_TECKEN)
 		return reply_text(r, REPLY_METHOD, "method not allowed", "-");
 	if (r->parse_rc == -ENOENT)
 		return reply_text(r, REPLY_NO_PAGE, "no such page", "-");
@@ -224,6 +238,9 @@ dispatch(struct http *h, struct req *r)
 		return route_status_page(h, r);
 	case WEBAPI_METADATA:
 		return route_metadata(h, r);
+	case WEBAPI_BATCH:
+	case WEBAPI_TECKEN:
+		return route_batch(h, r);
 	default:
 		return route_artifact(h, r);
 	}
@@ -261,6 +278,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	case PHASE_CONVERT:
 	case PHASE_METADATA:
 	case PHASE_ENCODE:
+	case PHASE_BATCH:
 		/* A body a GET should not have: let MHD discard it. */
 		if (n != 0)
 			return MHD_YES;
@@ -326,6 +344,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r->held > 0)
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
+	route_batch_free(r);
 	buf_free(&r->body);
 	free(r->meta_json);
 	webapi_req_free(&r->w);
@@ -462,6 +481,10 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	h->enc = p->enc;
 	h->hot = p->hot;
 	h->started = clock_wall_s();
+	if (batches_create(h->c, h->s, h->dv, h->f, &h->batches) != 0) {
+		free(h);
+		return -ENOMEM;
+	}
 	conns_start(h);
 	threads = (unsigned int)cfg->threads;
 	if (threads == 0) {
@@ -494,6 +517,7 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	    MHD_OPTION_END);
 	if (h->d == NULL) {
 		conns_stop(h);
+		batches_free(h->batches);
 		pthread_mutex_destroy(&h->cmu);
 		pthread_cond_destroy(&h->ccv);
 		free(h);
@@ -520,6 +544,7 @@ http_stop(struct http *h)
 	metrics_set_ready(0);
 	conns_stop(h);
 	MHD_stop_daemon(h->d);
+	batches_free(h->batches);
 	pthread_mutex_destroy(&h->cmu);
 	pthread_cond_destroy(&h->ccv);
 	free(h);

@@ -18,6 +18,7 @@ enum metrics_type {		/* the "type" label: what was asked for */
 	METRICS_T_ROOT,
 	METRICS_T_OTHER,
 	METRICS_T_METADATA,
+	METRICS_T_BATCH,	/* POST /symbolize, /symbolicate/v5 */
 	METRICS_T_N
 };
 

@@ -111,7 +111,9 @@ reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
 		    replies[what].cache_control);
 	if (what == REPLY_METHOD)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-		    r->parse_rc == 0 && r->w.symbolize ? "POST" : "GET, HEAD");
+		    r->parse_rc == 0 && (r->w.symbolize ||
+		    r->w.route == WEBAPI_BATCH ||
+		    r->w.route == WEBAPI_TECKEN) ? "POST" : "GET, HEAD");
 	if (what == REPLY_BUSY || what == REPLY_TRANSIENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (r->cors != NULL)

@@ -14,7 +14,9 @@
  *   FETCH     suspended until the upstreams answer (fetch.h), then
  *             DISPATCH again with r->fetches and r->fetch_result set;
  *   CONVERT   suspended until a GSYM conversion ends (derive.h), then
- *             DISPATCH again with r->converted and r->convert_rc set.
+ *             DISPATCH again with r->converted and r->convert_rc set;
+ *   BATCH     suspended until one of a batch's fetches or conversions
+ *             ends, or its deadline passes (batch.h), then DISPATCH.
  *   ANSWERED  a response is queued (or the connection reset); a body
  *             still arriving is discarded.
  *
@@ -36,6 +38,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "batch.h"
 #include "encode.h"
 #include "hot.h"
 #include "meta.h"
@@ -43,6 +46,7 @@
 #include "scan.h"
 
 struct cctx;
+struct breq;
 
 struct http {
 	struct MHD_Daemon	*d;
@@ -55,6 +59,7 @@ struct http {
 	struct meta		*meta;		/* /metadata */
 	struct encode		*enc;		/* NULL: nothing compressed */
 	struct hot		*hot;		/* NULL: nothing kept */
+	struct batches		*batches;	/* POST /symbolize */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
@@ -79,6 +84,7 @@ enum phase {
 	PHASE_CONVERT,
 	PHASE_METADATA,
 	PHASE_ENCODE,
+	PHASE_BATCH,
 	PHASE_ANSWERED
 };
 
@@ -117,6 +123,8 @@ struct req {
 	int			 meta_rc;
 	char			*meta_json;	/* malloc'd; NULL once sent */
 	size_t			 meta_len;
+	/* A multi-module request (route_batch.c). */
+	struct breq		*batch;
 	/* A body (PUT: an upload; POST: /symbolize addresses). */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
@@ -265,6 +273,14 @@ enum MHD_Result	route_upload_finish(struct http *h, struct req *r);
 
 /* route_metadata.c: /metadata?key=KEY&value=VALUE. */
 enum MHD_Result	route_metadata(struct http *h, struct req *r);
+
+/* route_batch.c: POST /symbolize.  route_batch_free() lets go of what
+ * a request left (at its end; idempotent). */
+enum MHD_Result	route_batch(struct http *h, struct req *r);
+void		route_batch_free(struct req *r);
+
+/* Most bytes of a POST body: about 40 an address, 256 a module. */
+size_t		route_body_max(const struct config *cfg);
 
 /* route_status.c: / and /metrics. */
 enum MHD_Result	route_root(struct http *h, struct req *r);

@@ -344,6 +344,7 @@ route_metrics(struct http *h, struct req *r)
 		fetch_metrics(h->f, fp);
 	if (h->dv != NULL)
 		derive_metrics(h->dv, fp);
+	batches_metrics(h->batches, fp);
 	meta_metrics(h->meta, fp);
 	if (h->enc != NULL)
 		encode_metrics(h->enc, fp);

@@ -15,7 +15,65 @@
 #include "base/buf.h"
 #include "base/hex.h"
 #include "common/demangle.h"
+#include "common/webapi.h"
 #include "symjson.h"
+
+/* An address of a JSON array: a number, or a hex string ("0x1f", "1f").
+ * @return 0; -EINVAL with *why. */
+static int
+read_addr(json_object *e, uint64_t *addr, const char **why)
+{
+	const char	*s;
+	char		*end;
+
+	if (json_object_is_type(e, json_type_int)) {
+		if (json_object_get_int64(e) < 0) {
+			*why = "negative address";
+			return -EINVAL;
+		}
+		*addr = json_object_get_uint64(e);
+		return 0;
+	}
+	if (!json_object_is_type(e, json_type_string)) {
+		*why = "addresses must be numbers or hex strings";
+		return -EINVAL;
+	}
+	s = json_object_get_string(e);
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	errno = 0;
+	*addr = strtoull(s, &end, 16);
+	if (*s == '\0' || *end != '\0' || errno != 0 || *s == '-' ||
+	    *s == '+' || *s == ' ') {
+		*why = "malformed address in the array";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parse len bytes of JSON, of which only blanks may follow the value.
+ * @return the value (json_object_put() it), or NULL. */
+static json_object *
+parse_whole(const char *body, size_t len)
+{
+	json_tokener	*tok;
+	json_object	*v = NULL;
+	size_t		 k;
+
+	if (len > INT32_MAX || (tok = json_tokener_new()) == NULL)
+		return NULL;
+	v = json_tokener_parse_ex(tok, body, (int)len);
+	k = v != NULL ? json_tokener_get_parse_end(tok) : len;
+	while (k < len && (body[k] == ' ' || body[k] == '\t' ||
+	    body[k] == '\r' || body[k] == '\n'))
+		k++;
+	json_tokener_free(tok);
+	if (k != len) {
+		json_object_put(v);
+		return NULL;
+	}
+	return v;
+}
 
 long
 symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
@@ -31,21 +89,10 @@ symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
 	    body[i] == '\r' || body[i] == '\n'))
 		i++;
 	if (i < len && body[i] == '[') {
-		json_tokener	*tok = json_tokener_new();
 		size_t		 k, cnt;
 
-		if (tok == NULL)
-			goto nomem;
-		if (len <= INT32_MAX)
-			arr = json_tokener_parse_ex(tok, body, (int)len);
-		/* Only blanks may follow the array. */
-		k = arr != NULL ? json_tokener_get_parse_end(tok) : len;
-		while (k < len && (body[k] == ' ' || body[k] == '\t' ||
-		    body[k] == '\r' || body[k] == '\n'))
-			k++;
-		json_tokener_free(tok);
-		if (arr == NULL || k != len ||
-		    !json_object_is_type(arr, json_type_array)) {
+		arr = parse_whole(body, len);
+		if (arr == NULL || !json_object_is_type(arr, json_type_array)) {
 			*why = "malformed JSON: expected an array of addresses";
 			goto bad;
 		}
@@ -57,33 +104,10 @@ symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
 		}
 		if (cnt > 0 && (a = malloc(cnt * sizeof(*a))) == NULL)
 			goto nomem;
-		for (k = 0; k < cnt; k++) {
-			json_object	*e = json_object_array_get_idx(arr, k);
-			const char	*s;
-			char		*end;
-
-			if (json_object_is_type(e, json_type_int)) {
-				if (json_object_get_int64(e) < 0) {
-					*why = "negative address";
-					goto bad;
-				}
-				a[n++] = json_object_get_uint64(e);
-			} else if (json_object_is_type(e, json_type_string)) {
-				s = json_object_get_string(e);
-				if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-					s += 2;
-				errno = 0;
-				a[n++] = strtoull(s, &end, 16);
-				if (*s == '\0' || *end != '\0' || errno != 0 ||
-				    *s == '-' || *s == '+' || *s == ' ') {
-					*why = "malformed address in the array";
-					goto bad;
-				}
-			} else {
-				*why = "addresses must be numbers or hex strings";
+		for (k = 0; k < cnt; k++)
+			if (read_addr(json_object_array_get_idx(arr, k),
+			    &a[n++], why) != 0)
 				goto bad;
-			}
-		}
 		json_object_put(arr);
 		*out = a;
 		return (long)n;
@@ -143,6 +167,394 @@ bad:
 	return rc;
 }
 
+
+/* Look a key of obj up: NULL when absent. */
+static json_object *
+member(json_object *obj, const char *key)
+{
+	json_object	*v;
+
+	return json_object_object_get_ex(obj, key, &v) ? v : NULL;
+}
+
+/* Read one module of a batch into m, its addresses at a. */
+static int
+read_module(json_object *o, struct symjson_module *m, uint64_t *a,
+    const char **why)
+{
+	json_object	*bid, *fid, *id, *av, *ov, *arr;
+	const char	*hex;
+	size_t		 k, cnt, len;
+	int		 n;
+
+	if (!json_object_is_type(o, json_type_object)) {
+		*why = "each module must be an object";
+		return -EINVAL;
+	}
+	bid = member(o, "buildid");
+	fid = member(o, "fileid");
+	if ((bid == NULL) == (fid == NULL)) {
+		*why = "each module needs one of \"buildid\" and \"fileid\"";
+		return -EINVAL;
+	}
+	id = bid != NULL ? bid : fid;
+	if (!json_object_is_type(id, json_type_string) ||
+	    (len = (size_t)json_object_get_string_len(id)) >
+	    WEBAPI_ID_HEX_MAX ||
+	    (n = webapi_parse_hexid(hex = json_object_get_string(id), len,
+	    m->id)) <= 0 || strlen(hex) != len) {
+		*why = "a module's id must be lowercase hex, at most 128 "
+		    "characters";
+		return -EINVAL;
+	}
+	if (fid != NULL && n != 16) {
+		*why = "a FileID is 32 hex characters";
+		return -EINVAL;
+	}
+	memcpy(m->idhex, hex, len + 1);
+	m->idlen = (size_t)n;
+	m->by_fileid = fid != NULL;
+	av = member(o, "addresses");
+	ov = member(o, "offsets");
+	if ((av == NULL) == (ov == NULL)) {
+		*why = "each module needs one of \"addresses\" and "
+		    "\"offsets\"";
+		return -EINVAL;
+	}
+	arr = av != NULL ? av : ov;
+	if (!json_object_is_type(arr, json_type_array)) {
+		*why = "\"addresses\" and \"offsets\" must be arrays";
+		return -EINVAL;
+	}
+	m->offsets = ov != NULL;
+	m->addrs = a;
+	cnt = json_object_array_length(arr);
+	for (k = 0; k < cnt; k++)
+		if (read_addr(json_object_array_get_idx(arr, k), &a[k],
+		    why) != 0)
+			return -EINVAL;
+	m->naddrs = cnt;
+	return 0;
+}
+
+long
+symjson_parse_batch(const char *body, size_t len, uint64_t max_addrs,
+    size_t max_modules, struct symjson_batch *out, const char **why)
+{
+	json_object	*doc, *mods, *v;
+	size_t		 i, n, total = 0;
+	long		 rc = -EINVAL;
+
+	memset(out, 0, sizeof(*out));
+	out->deadline_ms = -1;
+	*why = "malformed JSON: expected an object with \"modules\"";
+	if ((doc = parse_whole(body, len)) == NULL ||
+	    !json_object_is_type(doc, json_type_object) ||
+	    (mods = member(doc, "modules")) == NULL ||
+	    !json_object_is_type(mods, json_type_array))
+		goto out;
+	if ((v = member(doc, "deadline_ms")) != NULL) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0) {
+			*why = "\"deadline_ms\" must be a number of "
+			    "milliseconds";
+			goto out;
+		}
+		out->deadline_ms = json_object_get_int64(v);
+	}
+	if ((v = member(doc, "demangle")) != NULL) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			*why = "\"demangle\" must be true or false";
+			goto out;
+		}
+		out->demangle = json_object_get_boolean(v);
+	}
+	n = json_object_array_length(mods);
+	if (n > max_modules) {
+		*why = "too many modules";
+		rc = -E2BIG;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		json_object *m = json_object_array_get_idx(mods, i);
+
+		if (!json_object_is_type(m, json_type_object))
+			continue;	/* read_module() says so below */
+		if ((v = member(m, "addresses")) == NULL)
+			v = member(m, "offsets");
+		if (v != NULL && json_object_is_type(v, json_type_array))
+			total += json_object_array_length(v);
+	}
+	if (total > max_addrs) {
+		*why = "too many addresses";
+		rc = -E2BIG;
+		goto out;
+	}
+	rc = -ENOMEM;
+	*why = "out of memory";
+	if ((n > 0 && (out->mods = calloc(n, sizeof(*out->mods))) == NULL) ||
+	    (total > 0 && (out->addrs = malloc(total *
+	    sizeof(*out->addrs))) == NULL))
+		goto out;
+	for (i = 0, total = 0; i < n; i++) {
+		if (read_module(json_object_array_get_idx(mods, i),
+		    &out->mods[i], out->addrs + total, why) != 0) {
+			rc = -EINVAL;
+			goto out;
+		}
+		total += out->mods[i].naddrs;
+	}
+	out->nmods = n;
+	out->naddrs = total;
+	rc = (long)n;
+out:
+	json_object_put(doc);
+	if (rc < 0)
+		symjson_batch_free(out);
+	return rc;
+}
+
+void
+symjson_batch_free(struct symjson_batch *b)
+{
+	free(b->mods);
+	free(b->addrs);
+	b->mods = NULL;
+	b->addrs = NULL;
+	b->nmods = b->naddrs = 0;
+}
+
+/* ---- Tecken ---- */
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A Breakpad id to the build-id bytes it holds.  @return 0; -EINVAL. */
+static int
+breakpad_prefix(const char *s, size_t len, unsigned char out[16])
+{
+	static const unsigned char order[16] = { 3, 2, 1, 0, 5, 4, 7, 6,
+	    8, 9, 10, 11, 12, 13, 14, 15 };
+	unsigned char	g[16];
+	size_t		i;
+
+	/* The GUID's 32 digits, then an age of 1 to 8. */
+	if (len < 33 || len > 40 || strlen(s) != len)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (hexval(s[i]) < 0)
+			return -EINVAL;
+	for (i = 0; i < 16; i++)
+		g[i] = (unsigned char)(hexval(s[2 * i]) << 4 |
+		    hexval(s[2 * i + 1]));
+	for (i = 0; i < 16; i++)
+		out[i] = g[order[i]];
+	return 0;
+}
+
+void
+symjson_breakpad_id(const unsigned char *id, size_t idlen, char out[34])
+{
+	static const unsigned char order[16] = { 3, 2, 1, 0, 5, 4, 7, 6,
+	    8, 9, 10, 11, 12, 13, 14, 15 };
+	static const char digits[] = "0123456789ABCDEF";
+	unsigned char	p[16] = { 0 };
+	size_t		i;
+
+	memcpy(p, id, idlen < 16 ? idlen : 16);
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = digits[p[order[i]] >> 4];
+		out[2 * i + 1] = digits[p[order[i]] & 15];
+	}
+	out[32] = '0';
+	out[33] = '\0';
+}
+
+/* Read one job.  @return 0; -EINVAL, -E2BIG, -ENOMEM with *why. */
+static int
+read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
+    uint64_t max_frames, size_t max_modules, const char **why)
+{
+	json_object	*map, *stacks;
+	size_t		 i, k, n, f;
+
+	if (!json_object_is_type(o, json_type_object) ||
+	    (map = member(o, "memoryMap")) == NULL ||
+	    (stacks = member(o, "stacks")) == NULL ||
+	    !json_object_is_type(map, json_type_array) ||
+	    !json_object_is_type(stacks, json_type_array)) {
+		*why = "a job needs the arrays \"memoryMap\" and \"stacks\"";
+		return -EINVAL;
+	}
+	job->nlibs = json_object_array_length(map);
+	if (job->nlibs > 0 && (job->libs = calloc(job->nlibs,
+	    sizeof(*job->libs))) == NULL)
+		goto nomem;
+	for (i = 0; i < job->nlibs; i++) {
+		json_object	*e = json_object_array_get_idx(map, i), *nm, *id;
+		unsigned char	 prefix[16];
+
+		if (!json_object_is_type(e, json_type_array) ||
+		    json_object_array_length(e) != 2 ||
+		    !json_object_is_type(nm = json_object_array_get_idx(e, 0),
+		    json_type_string) ||
+		    !json_object_is_type(id = json_object_array_get_idx(e, 1),
+		    json_type_string) ||
+		    breakpad_prefix(json_object_get_string(id),
+		    (size_t)json_object_get_string_len(id), prefix) != 0) {
+			*why = "a memoryMap entry is [debugName, breakpadId], "
+			    "the id 33 to 40 hex digits";
+			return -EINVAL;
+		}
+		job->libs[i].name = json_object_get_string(nm);
+		job->libs[i].key = json_object_get_string(id);
+		for (k = 0; k < t->nmods; k++)
+			if (memcmp(t->mods[k].id, prefix, 16) == 0)
+				break;
+		if (k == t->nmods) {
+			if (t->nmods == max_modules) {
+				*why = "too many modules";
+				return -E2BIG;
+			}
+			memcpy(t->mods[k].id, prefix, 16);
+			t->mods[k].idlen = 16;
+			snprintf(t->mods[k].idhex, sizeof(t->mods[k].idhex),
+			    "%s", job->libs[i].key);
+			t->nmods++;
+		}
+		job->libs[i].mod = k;
+	}
+	job->nstacks = json_object_array_length(stacks);
+	for (i = 0, n = 0; i < job->nstacks; i++) {
+		json_object *st = json_object_array_get_idx(stacks, i);
+
+		if (!json_object_is_type(st, json_type_array)) {
+			*why = "each stack must be an array of frames";
+			return -EINVAL;
+		}
+		n += json_object_array_length(st);
+	}
+	if (n > max_frames || t->nframes + n > max_frames) {
+		*why = "too many addresses";
+		return -E2BIG;
+	}
+	t->nframes += n;
+	if ((job->stacks = calloc(job->nstacks + 1,
+	    sizeof(*job->stacks))) == NULL ||
+	    (n > 0 && (job->frames = calloc(n, sizeof(*job->frames))) == NULL))
+		goto nomem;
+	for (i = 0, f = 0; i < job->nstacks; i++) {
+		json_object *st = json_object_array_get_idx(stacks, i);
+
+		job->stacks[i] = f;
+		for (k = 0; k < json_object_array_length(st); k++, f++) {
+			json_object *fr = json_object_array_get_idx(st, k);
+			json_object *mi, *ad;
+
+			if (!json_object_is_type(fr, json_type_array) ||
+			    json_object_array_length(fr) != 2 ||
+			    !json_object_is_type(mi =
+			    json_object_array_get_idx(fr, 0), json_type_int) ||
+			    !json_object_is_type(ad =
+			    json_object_array_get_idx(fr, 1), json_type_int) ||
+			    json_object_get_int64(ad) < 0) {
+				*why = "a frame is [moduleIndex, address]";
+				return -EINVAL;
+			}
+			if (json_object_get_int64(mi) < 0 ||
+			    (uint64_t)json_object_get_int64(mi) >= job->nlibs) {
+				*why = "a frame's module index is beyond the "
+				    "memoryMap";
+				return -EINVAL;
+			}
+			job->frames[f].lib = (uint32_t)json_object_get_int64(mi);
+			job->frames[f].addr = json_object_get_uint64(ad);
+		}
+	}
+	job->stacks[job->nstacks] = f;
+	return 0;
+nomem:
+	*why = "out of memory";
+	return -ENOMEM;
+}
+
+long
+symjson_parse_tecken(const char *body, size_t len, uint64_t max_frames,
+    size_t max_modules, struct symjson_tecken *out, const char **why)
+{
+	json_object	*doc, *jobs;
+	size_t		 i, nlibs = 0;
+	long		 rc = -EINVAL;
+	int		 one;
+
+	memset(out, 0, sizeof(*out));
+	*why = "malformed JSON: expected an object with \"jobs\", or one job";
+	if ((doc = parse_whole(body, len)) == NULL ||
+	    !json_object_is_type(doc, json_type_object)) {
+		json_object_put(doc);
+		return -EINVAL;
+	}
+	out->doc = doc;
+	jobs = member(doc, "jobs");
+	one = jobs == NULL;
+	if (!one && !json_object_is_type(jobs, json_type_array))
+		goto out;
+	out->njobs = one ? 1 : json_object_array_length(jobs);
+	/* At most as many modules as memoryMap entries. */
+	for (i = 0; i < out->njobs; i++) {
+		json_object *j = one ? doc : json_object_array_get_idx(jobs, i);
+		json_object *m = json_object_is_type(j, json_type_object) ?
+		    member(j, "memoryMap") : NULL;
+
+		if (m != NULL && json_object_is_type(m, json_type_array))
+			nlibs += json_object_array_length(m);
+	}
+	if (nlibs > max_modules)
+		nlibs = max_modules;
+	rc = -ENOMEM;
+	if ((out->njobs > 0 && (out->jobs = calloc(out->njobs,
+	    sizeof(*out->jobs))) == NULL) ||
+	    (nlibs > 0 && (out->mods = calloc(nlibs,
+	    sizeof(*out->mods))) == NULL))
+		goto out;
+	for (i = 0; i < out->njobs; i++) {
+		json_object *j = one ? doc : json_object_array_get_idx(jobs, i);
+
+		if ((rc = read_job(j, out, &out->jobs[i], max_frames, nlibs,
+		    why)) != 0)
+			goto out;
+	}
+	rc = (long)out->nmods;
+out:
+	if (rc < 0)
+		symjson_tecken_free(out);
+	return rc;
+}
+
+void
+symjson_tecken_free(struct symjson_tecken *t)
+{
+	size_t	i;
+
+	for (i = 0; t->jobs != NULL && i < t->njobs; i++) {
+		free(t->jobs[i].libs);
+		free(t->jobs[i].stacks);
+		free(t->jobs[i].frames);
+	}
+	free(t->jobs);
+	free(t->mods);
+	json_object_put(t->doc);
+	memset(t, 0, sizeof(*t));
+}
 
 /* One escaped string: a name (b NULL) or a path dir + "/" + base. */
 struct esc {
@@ -277,8 +689,7 @@ put_string(struct symjson *j, const char *a, const char *b)
 }
 
 int
-symjson_create(const char *idhex, size_t naddrs, unsigned flags,
-    struct symjson **out)
+symjson_open(size_t naddrs, unsigned flags, struct symjson **out)
 {
 	struct symjson	*j;
 	size_t		 guess;
@@ -290,8 +701,23 @@ symjson_create(const char *idhex, size_t naddrs, unsigned flags,
 	/* About 170 bytes a result; at most 16 MiB before the first. */
 	guess = naddrs < (16u << 20) / 192 ? naddrs * 192 : 16u << 20;
 	if ((j->str = json_object_new_string("")) == NULL ||
-	    esc_grow(j) != 0 || buf_reserve(&j->out, guess + 256) != 0 ||
-	    PUTS(&j->out, "{\"buildid\":\"") != 0 ||
+	    esc_grow(j) != 0 || buf_reserve(&j->out, guess + 256) != 0) {
+		symjson_free(j);
+		return -ENOMEM;
+	}
+	*out = j;
+	return 0;
+}
+
+int
+symjson_create(const char *idhex, size_t naddrs, unsigned flags,
+    struct symjson **out)
+{
+	struct symjson	*j;
+
+	if (symjson_open(naddrs, flags, &j) != 0)
+		return -ENOMEM;
+	if (PUTS(&j->out, "{\"buildid\":\"") != 0 ||
 	    buf_add(&j->out, idhex, strlen(idhex)) != 0 ||
 	    PUTS(&j->out, "\",\"results\":[") != 0) {
 		symjson_free(j);
@@ -302,8 +728,45 @@ symjson_create(const char *idhex, size_t naddrs, unsigned flags,
 }
 
 int
-symjson_add(struct symjson *j, uint64_t addr, int rc,
-    const struct gsym_result *res)
+symjson_text(struct symjson *j, const char *text)
+{
+	return buf_add(&j->out, text, strlen(text)) == 0 ? 0 : -ENOMEM;
+}
+
+int
+symjson_string(struct symjson *j, const char *str)
+{
+	const char	*js;
+	size_t		 len = strlen(str);
+
+	if (len > INT32_MAX ||
+	    json_object_set_string_len(j->str, str, (int)len) == 0 ||
+	    (js = json_object_to_json_string_length(j->str,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+	    &len)) == NULL)
+		return -ENOMEM;
+	return buf_add(&j->out, js, len) == 0 ? 0 : -ENOMEM;
+}
+
+int
+symjson_hex(struct symjson *j, uint64_t v)
+{
+	int	r = PUTS(&j->out, "\"");
+
+	r |= put_hex(&j->out, v);
+	r |= PUTS(&j->out, "\"");
+	return r == 0 ? 0 : -ENOMEM;
+}
+
+void
+symjson_list(struct symjson *j)
+{
+	j->nresults = 0;
+}
+
+int
+symjson_result(struct symjson *j, uint64_t addr, const uint64_t *offset,
+    int rc, const struct gsym_result *res)
 {
 	struct buf	*o = &j->out;
 	size_t		 i;
@@ -311,7 +774,27 @@ symjson_add(struct symjson *j, uint64_t addr, int rc,
 
 	if (j->nresults++ > 0)
 		r |= PUTS(o, ",");
-	r |= PUTS(o, "{\"address\":\"");
+	if (offset != NULL) {
+		r |= PUTS(o, "{\"file_offset\":\"");
+		r |= put_hex(o, *offset);
+		r |= PUTS(o, "\",");
+	} else {
+		r |= PUTS(o, "{");
+	}
+	if (rc == -ERANGE || rc == -ENOEXEC) {
+		r |= PUTS(o, "\"frames\":[],\"error\":\"");
+		if (rc == -ERANGE) {
+			r |= PUTS(o, "offset ");
+			r |= put_hex(o, offset != NULL ? *offset : addr);
+			r |= PUTS(o, " is in no loadable segment\"}");
+		} else {
+			r |= PUTS(o, "file offsets need the module's "
+			    "executable, which is neither here nor "
+			    "upstream\"}");
+		}
+		return r == 0 ? 0 : -ENOMEM;
+	}
+	r |= PUTS(o, "\"address\":\"");
 	r |= put_hex(o, addr);
 	if (rc != 0) {
 		r |= PUTS(o, "\",\"frames\":[],\"error\":\"");
@@ -333,7 +816,9 @@ symjson_add(struct symjson *j, uint64_t addr, int rc,
 		r |= PUTS(o, "{\"function\":");
 		r |= put_string(j, f->name, (j->flags & SYMJSON_DEMANGLE) ?
 		    demangled : NULL);
-		r |= PUTS(o, ",\"offset\":");
+		r |= PUTS(o, ",\"start\":\"");
+		r |= put_hex(o, addr - f->offset);
+		r |= PUTS(o, "\",\"offset\":");
 		r |= put_u64(o, f->offset);
 		if (f->base != NULL) {
 			r |= PUTS(o, ",\"file\":");
@@ -351,19 +836,94 @@ symjson_add(struct symjson *j, uint64_t addr, int rc,
 }
 
 int
+symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
+    const char *module, int rc, const struct gsym_result *res)
+{
+	struct buf		*o = &j->out;
+	const struct gsym_frame	*f;
+	size_t			 i;
+	int			 r = 0;
+
+	if (j->nresults++ > 0)
+		r |= PUTS(o, ",");
+	r |= PUTS(o, "{\"frame\":");
+	r |= put_u64(o, index);
+	r |= PUTS(o, ",\"module_offset\":\"");
+	r |= put_hex(o, offset);
+	r |= PUTS(o, "\",\"module\":");
+	r |= put_string(j, module, NULL);
+	if (rc != 0 || res->nframes == 0)
+		return r | PUTS(o, "}") ? -ENOMEM : 0;
+	f = &res->frames[res->nframes - 1];
+	r |= PUTS(o, ",\"function\":");
+	r |= put_string(j, f->name, (j->flags & SYMJSON_DEMANGLE) ?
+	    demangled : NULL);
+	r |= PUTS(o, ",\"function_offset\":\"");
+	r |= put_hex(o, res->addr - res->start);
+	r |= PUTS(o, "\"");
+	if (res->size > 0) {
+		r |= PUTS(o, ",\"function_size\":\"");
+		r |= put_hex(o, res->size);
+		r |= PUTS(o, "\"");
+	}
+	if (f->base != NULL) {
+		r |= PUTS(o, ",\"file\":");
+		r |= put_string(j, f->dir, f->base);
+		r |= PUTS(o, ",\"line\":");
+		r |= put_u64(o, f->line);
+	}
+	if (res->nframes > 1) {
+		r |= PUTS(o, ",\"inlines\":[");
+		for (i = 0; i + 1 < res->nframes && r == 0; i++) {
+			f = &res->frames[i];
+			if (i > 0)
+				r |= PUTS(o, ",");
+			r |= PUTS(o, "{\"function\":");
+			r |= put_string(j, f->name,
+			    (j->flags & SYMJSON_DEMANGLE) ? demangled : NULL);
+			if (f->base != NULL) {
+				r |= PUTS(o, ",\"file\":");
+				r |= put_string(j, f->dir, f->base);
+				r |= PUTS(o, ",\"line\":");
+				r |= put_u64(o, f->line);
+			}
+			r |= PUTS(o, "}");
+		}
+		r |= PUTS(o, "]");
+	}
+	r |= PUTS(o, "}");
+	return r == 0 ? 0 : -ENOMEM;
+}
+
+int
+symjson_add(struct symjson *j, uint64_t addr, int rc,
+    const struct gsym_result *res)
+{
+	return symjson_result(j, addr, NULL, rc, res);
+}
+
+int
 symjson_finish(struct symjson *j, char **buf, size_t *len)
 {
 	int	rc;
 
-	*buf = NULL;
-	*len = 0;
-	if ((rc = PUTS(&j->out, "]}")) == 0) {
-		*buf = (char *)j->out.p;
-		*len = j->out.len;
-		j->out.p = NULL;	/* now the caller's */
+	if ((rc = PUTS(&j->out, "]}")) != 0) {
+		*buf = NULL;
+		*len = 0;
+		symjson_free(j);
+		return -ENOMEM;
 	}
+	return symjson_take(j, buf, len);
+}
+
+int
+symjson_take(struct symjson *j, char **buf, size_t *len)
+{
+	*buf = (char *)j->out.p;
+	*len = j->out.len;
+	j->out.p = NULL;	/* now the caller's */
 	symjson_free(j);
-	return rc;
+	return 0;
 }
 
 void

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/webapi.h"
 #include "gsym/gsym.h"
 
 /*
@@ -22,6 +23,102 @@
  */
 long	symjson_parse(const char *body, size_t len, uint64_t max,
 	    uint64_t **out, const char **why);
+
+/*
+ * POST /symbolize, many modules (symhubd(8), "Batches"):
+ *   {"modules": [{"buildid": HEX, "addresses": [...]},
+ *                {"fileid": HEX32, "offsets": [...]}, ...],
+ *    "deadline_ms": N, "demangle": true}
+ * Addresses as in symjson_parse()'s arrays; "offsets" are file offsets.
+ */
+struct symjson_module {
+	char		 idhex[WEBAPI_ID_HEX_MAX + 1];
+	unsigned char	 id[WEBAPI_ID_HEX_MAX / 2];
+	size_t		 idlen;
+	int		 by_fileid;	/* "fileid" */
+	int		 offsets;	/* "offsets": file offsets */
+	uint64_t	*addrs;		/* into symjson_batch.addrs */
+	size_t		 naddrs;
+};
+
+struct symjson_batch {
+	struct symjson_module	*mods;
+	size_t			 nmods;
+	uint64_t		*addrs;		/* every module's */
+	size_t			 naddrs;
+	int64_t			 deadline_ms;	/* -1: not given */
+	int			 demangle;
+};
+
+/*
+ * Read a batch request.  A malformed body, or more than max_addrs
+ * addresses or max_modules modules in all, is refused whole.
+ * @param why  on failure, a static message for the client.
+ * @return the number of modules (out filled; symjson_batch_free() it);
+ *         -E2BIG over a limit; -EINVAL malformed; -ENOMEM.
+ */
+long	symjson_parse_batch(const char *body, size_t len, uint64_t max_addrs,
+	    size_t max_modules, struct symjson_batch *out, const char **why);
+
+void	symjson_batch_free(struct symjson_batch *b);
+
+/*
+ * POST /symbolicate/v5, Mozilla's Tecken API (symhubd(8), "Tecken"):
+ *   {"jobs": [{"memoryMap": [[DEBUGNAME, BREAKPADID], ...],
+ *              "stacks": [[[MODULEINDEX, ADDRESS], ...], ...]}, ...]}
+ * or one job without "jobs" around it.  ADDRESS is relative to the
+ * module's first loadable segment.  A Breakpad id is 32 hex digits (the
+ * GUID Breakpad and samply make of a build-id's first 16 bytes) and an
+ * age; modules are gathered by it, and named by their 16 bytes.
+ */
+struct symjson_tlib {
+	const char	*name;		/* DEBUGNAME, as sent */
+	const char	*key;		/* BREAKPADID, as sent */
+	size_t		 mod;		/* into symjson_tecken.mods */
+};
+
+struct symjson_tframe {
+	uint32_t	 lib;		/* into its job's libs */
+	uint64_t	 addr;		/* relative */
+};
+
+struct symjson_tjob {
+	struct symjson_tlib	*libs;
+	size_t			 nlibs;
+	size_t			*stacks;	/* nstacks + 1 offsets into
+						 * frames */
+	size_t			 nstacks;
+	struct symjson_tframe	*frames;
+};
+
+struct symjson_tecken {
+	struct symjson_module	*mods;		/* id: the 16 bytes; no
+						 * addresses */
+	size_t			 nmods;
+	struct symjson_tjob	*jobs;
+	size_t			 njobs;
+	size_t			 nframes;	/* in all */
+	void			*doc;		/* the parsed body: names */
+};
+
+/*
+ * Read a Tecken request: over max_frames frames or max_modules distinct
+ * modules in all is -E2BIG; a frame whose module index is outside its
+ * memoryMap, or a malformed id, -EINVAL.
+ * @return the number of modules (symjson_tecken_free() out); -E2BIG;
+ *         -EINVAL; -ENOMEM; why set on failure.
+ */
+long	symjson_parse_tecken(const char *body, size_t len,
+	    uint64_t max_frames, size_t max_modules, struct symjson_tecken *out,
+	    const char **why);
+
+void	symjson_tecken_free(struct symjson_tecken *t);
+
+/* A build-id's Breakpad id, as Breakpad and samply make it (the first 16
+ * bytes, zero-padded, as a little-endian GUID, then age 0): 33
+ * uppercase hex digits and a NUL. */
+void	symjson_breakpad_id(const unsigned char *id, size_t idlen,
+	    char out[34]);
 
 struct symjson;		/* opaque: one answer being written */
 
@@ -41,9 +138,49 @@ int	symjson_create(const char *idhex, size_t naddrs, unsigned flags,
 	    struct symjson **out);
 
 /*
+ * A writer that has written nothing yet: the caller writes the frame
+ * around the results with symjson_text(), symjson_string() and
+ * symjson_hex(), and ends with symjson_take().
+ * @return 0; -ENOMEM.
+ */
+int	symjson_open(size_t naddrs, unsigned flags, struct symjson **out);
+
+/* Append JSON text as it is; a string, escaped; a number as "0x1f".
+ * @return 0; -ENOMEM (then only symjson_free()). */
+int	symjson_text(struct symjson *j, const char *text);
+int	symjson_string(struct symjson *j, const char *str);
+int	symjson_hex(struct symjson *j, uint64_t v);
+
+/* The next result is the first of a list (no comma before it). */
+void	symjson_list(struct symjson *j);
+
+/*
+ * symjson_add(), with the file offset the address came from (NULL:
+ * none), written as "offset" before it.  rc -ERANGE: the offset is in no
+ * loadable segment; -ENOEXEC: no file with the module's code is here to
+ * map it with; both without "address".
+ */
+int	symjson_result(struct symjson *j, uint64_t addr,
+	    const uint64_t *offset, int rc, const struct gsym_result *res);
+
+/*
+ * One frame of a Tecken answer: "frame" index, "module_offset" and
+ * "module", then, when rc is 0, the outermost function of res with
+ * "function_offset", "function_size" (when known), its "file" and "line",
+ * and "inlines", the frames inlined at the address, innermost first.
+ */
+int	symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
+	    const char *module, int rc, const struct gsym_result *res);
+
+/* Hand the bytes written over, as they are; j is freed.  @return 0. */
+int	symjson_take(struct symjson *j, char **buf, size_t *len);
+
+/*
  * Append the result for addr: res's frames, innermost first, when rc is
  * 0; else no frames and an error, "address 0x... is not in GSYM" for
  * -ENOENT and "corrupt record" for anything else (res is then unused).
+ * A frame gives its function, the start of its range ("start", the
+ * address less "offset"), and its file and line when known.
  * Each distinct string is escaped once per answer: strings are known by
  * their address, so those res points to must stay valid and unchanged
  * until the writer is freed (the GSYM's string table does).

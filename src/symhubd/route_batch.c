@@ -1,0 +1,337 @@
+/*
+ * route_batch: POST /symbolize, the addresses of many modules in one
+ * request, and POST /symbolicate/v5, Mozilla's Tecken API for the same
+ * (symjson.h): the modules made ready together (batch.h) within the
+ * request's deadline, then the answer written in the request's shape.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/hex.h"
+#include "log.h"
+#include "route.h"
+#include "symjson.h"
+
+/* A batch request's state, kept across its suspensions. */
+struct breq {
+	struct symjson_batch	 in;	/* /symbolize */
+	struct symjson_tecken	 tk;	/* /symbolicate/v5 */
+	struct batch_module	*mods;
+	size_t			 nmods;
+	struct batch		*b;
+};
+
+void
+route_batch_free(struct req *r)
+{
+	struct breq *q = r->batch;
+
+	if (q == NULL)
+		return;
+	batch_free(q->b);
+	symjson_batch_free(&q->in);
+	symjson_tecken_free(&q->tk);
+	free(q->mods);
+	free(q);
+	r->batch = NULL;
+}
+
+/* Runs on a fetch, derive or timer thread; MHD calls the handler again. */
+static void
+woken(void *ctx)
+{
+	struct req *r = ctx;
+
+	MHD_resume_connection(r->conn);
+}
+
+static int	write_tecken(struct symjson *, const struct breq *,
+		    struct gsym_result *);
+
+/* Write module i's part of the answer. */
+static int
+write_module(struct symjson *j, const struct symjson_module *m,
+    const struct batch_module *bm, struct gsym_result *res)
+{
+	char	 hex[2 * CACHE_ID_MAX + 1];
+	size_t	 k;
+	int	 rc = 0;
+
+	rc |= symjson_text(j, m->by_fileid ? "{\"fileid\":" : "{\"buildid\":");
+	rc |= symjson_string(j, m->idhex);
+	if (m->by_fileid && bm->bidlen > 0) {
+		hex_encode(bm->bid, bm->bidlen, hex);
+		rc |= symjson_text(j, ",\"buildid\":");
+		rc |= symjson_string(j, hex);
+	}
+	rc |= symjson_text(j, ",\"status\":");
+	rc |= symjson_string(j, batch_status_name(bm->status));
+	if (bm->status == BATCH_READY) {
+		rc |= symjson_text(j, ",\"how\":");
+		rc |= symjson_string(j, bm->how);
+	} else {
+		rc |= symjson_text(j, ",\"error\":");
+		rc |= symjson_string(j, bm->why ? bm->why : "unknown");
+	}
+	rc |= symjson_text(j, ",\"results\":[");
+	symjson_list(j);
+	for (k = 0; bm->status == BATCH_READY && k < m->naddrs && rc == 0;
+	    k++) {
+		uint64_t	addr = m->addrs[k];
+		int		lrc;
+
+		if (!m->offsets)
+			lrc = derive_gsym_lookup(bm->gf, addr, res);
+		else if (bm->nloads == 0)
+			lrc = -ENOEXEC;
+		else if ((lrc = elfinfo_load_addr(bm->loads, bm->nloads,
+		    m->addrs[k], &addr)) == 0)
+			lrc = derive_gsym_lookup(bm->gf, addr, res);
+		rc |= symjson_result(j, addr, m->offsets ? &m->addrs[k] :
+		    NULL, lrc, res);
+	}
+	rc |= symjson_text(j, "]}");
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+static enum MHD_Result
+answer(struct req *r)
+{
+	struct breq		*q = r->batch;
+	struct gsym_result	*res;
+	struct symjson		*j = NULL;
+	struct MHD_Response	*resp;
+	char			*out = NULL;
+	size_t			 i, len = 0, ready = 0;
+	int			 rc, tecken = r->w.route == WEBAPI_TECKEN;
+
+	if ((res = malloc(sizeof(*res))) == NULL ||
+	    symjson_open(tecken ? q->tk.nframes : q->in.naddrs,
+	    tecken || q->in.demangle ? SYMJSON_DEMANGLE : 0, &j) != 0) {
+		free(res);
+		return MHD_NO;
+	}
+	if (tecken) {
+		rc = write_tecken(j, q, res);
+	} else {
+		rc = symjson_text(j, "{\"modules\":[");
+		for (i = 0; i < q->in.nmods && rc == 0; i++) {
+			if (i > 0)
+				rc = symjson_text(j, ",");
+			rc |= write_module(j, &q->in.mods[i], &q->mods[i], res);
+		}
+		rc |= symjson_text(j, "]}");
+	}
+	for (i = 0; i < q->nmods; i++)
+		ready += q->mods[i].status == BATCH_READY;
+	free(res);
+	/* The GSYMs last: the writer knows their strings by address. */
+	if (rc == 0)
+		symjson_take(j, &out, &len);
+	else
+		symjson_free(j);
+	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu modules", ready,
+	    q->nmods);
+	route_batch_free(r);
+	if (rc != 0)
+		return MHD_NO;
+	resp = reply_buffer(out, len, "application/json");
+	return reply_response(r, REPLY_OK, resp, len, r->how_buf);
+}
+
+/* "DEBUGNAME/BREAKPADID", a key of found_modules and module_errors. */
+static int
+tecken_key(struct symjson *j, const struct symjson_tlib *lib, int first)
+{
+	char	*k;
+	int	 rc;
+
+	if (asprintf(&k, "%s/%s", lib->name, lib->key) < 0)
+		return -ENOMEM;
+	rc = symjson_text(j, first ? "" : ",");
+	rc |= symjson_string(j, k);
+	free(k);
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* The Tecken answer: per job, its stacks frame by frame, and which
+ * modules were found. */
+static int
+write_tecken(struct symjson *j, const struct breq *q, struct gsym_result *res)
+{
+	const struct symjson_tecken	*t = &q->tk;
+	size_t				 i, s, f, l;
+	unsigned char			*used;
+	int				 rc = 0;
+
+	rc |= symjson_text(j, "{\"results\":[");
+	for (i = 0; i < t->njobs && rc == 0; i++) {
+		const struct symjson_tjob *job = &t->jobs[i];
+		int first, errs = 0;
+
+		if ((used = calloc(job->nlibs + 1, 1)) == NULL)
+			return -ENOMEM;
+		rc |= symjson_text(j, i > 0 ? ",{\"stacks\":[" :
+		    "{\"stacks\":[");
+		for (s = 0; s < job->nstacks && rc == 0; s++) {
+			rc |= symjson_text(j, s > 0 ? ",[" : "[");
+			symjson_list(j);
+			for (f = job->stacks[s]; f < job->stacks[s + 1] &&
+			    rc == 0; f++) {
+				const struct symjson_tframe *fr =
+				    &job->frames[f];
+				const struct batch_module *bm =
+				    &q->mods[job->libs[fr->lib].mod];
+				int lrc = -ENOENT;
+
+				used[fr->lib] = 1;
+				if (bm->status == BATCH_READY &&
+				    bm->nloads > 0)
+					lrc = derive_gsym_lookup(bm->gf,
+					    bm->loads[0].vaddr + fr->addr, res);
+				rc |= symjson_tecken_frame(j,
+				    f - job->stacks[s], fr->addr,
+				    job->libs[fr->lib].name, lrc, res);
+			}
+			rc |= symjson_text(j, "]");
+		}
+		rc |= symjson_text(j, "],\"found_modules\":{");
+		for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
+			const struct batch_module *bm =
+			    &q->mods[job->libs[l].mod];
+
+			if (!used[l])
+				continue;
+			rc |= tecken_key(j, &job->libs[l], first);
+			first = 0;
+			rc |= symjson_text(j, bm->status == BATCH_READY &&
+			    bm->nloads > 0 ? ":true" : ":false");
+			errs |= !(bm->status == BATCH_READY &&
+			    bm->nloads > 0);
+		}
+		rc |= symjson_text(j, "}");
+		if (errs) {
+			rc |= symjson_text(j, ",\"module_errors\":{");
+			for (l = 0, first = 1; l < job->nlibs && rc == 0;
+			    l++) {
+				const struct batch_module *bm =
+				    &q->mods[job->libs[l].mod];
+				int ready = bm->status == BATCH_READY;
+
+				if (!used[l] || (ready && bm->nloads > 0))
+					continue;
+				rc |= tecken_key(j, &job->libs[l], first);
+				first = 0;
+				rc |= symjson_text(j, ":[{\"name\":");
+				rc |= symjson_string(j, ready ?
+				    "no_program_headers" :
+				    batch_status_name(bm->status));
+				rc |= symjson_text(j, ",\"message\":");
+				rc |= symjson_string(j, ready ? "no file of "
+				    "the module here has program headers to "
+				    "place its relative addresses" :
+				    bm->why ? bm->why : "unknown");
+				rc |= symjson_text(j, "}]");
+			}
+			rc |= symjson_text(j, "}");
+		}
+		rc |= symjson_text(j, "}");
+		free(used);
+	}
+	rc |= symjson_text(j, "]}");
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Start: read the body, make the batch. */
+static enum MHD_Result
+begin_batch(struct http *h, struct req *r)
+{
+	struct breq		*q;
+	struct fetch_req	 fr;
+	const char		*why = NULL, *xff, *via, *ua;
+	char			 peer[NI_MAXHOST] = "unknown";
+	int64_t			 ms, most;
+	size_t			 i;
+	long			 n;
+
+	if (r->too_long)
+		return reply_text(r, REPLY_TOO_LARGE, "request body too "
+		    "large: see --symbolize-max-addresses", "symbolize");
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return MHD_NO;
+	r->batch = q;
+	if (r->w.route == WEBAPI_TECKEN)
+		n = symjson_parse_tecken(r->body.p ? (const char *)r->body.p :
+		    "", r->body.len, h->cfg->symbolize_max,
+		    (size_t)h->cfg->symbolize_modules, &q->tk, &why);
+	else
+		n = symjson_parse_batch(r->body.p ? (const char *)r->body.p :
+		    "", r->body.len, h->cfg->symbolize_max,
+		    (size_t)h->cfg->symbolize_modules, &q->in, &why);
+	if (n == -E2BIG) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "%s (at most %llu)", why,
+		    (unsigned long long)(strcmp(why, "too many modules") == 0 ?
+		    h->cfg->symbolize_modules : h->cfg->symbolize_max));
+		return reply_text(r, REPLY_TOO_LARGE, msg, "symbolize");
+	}
+	if (n < 0)
+		return reply_text(r, n == -EINVAL ? REPLY_BAD_REQUEST :
+		    REPLY_INTERNAL, why, "symbolize");
+	if (n > 0 && (q->mods = calloc((size_t)n, sizeof(*q->mods))) == NULL)
+		return MHD_NO;
+	q->nmods = (size_t)n;
+	for (i = 0; i < (size_t)n; i++) {
+		const struct symjson_module *m = r->w.route == WEBAPI_TECKEN ?
+		    &q->tk.mods[i] : &q->in.mods[i];
+
+		memcpy(q->mods[i].id, m->id, m->idlen);
+		q->mods[i].idlen = m->idlen;
+		q->mods[i].by_fileid = m->by_fileid;
+		if (r->w.route == WEBAPI_TECKEN) {
+			q->mods[i].by_prefix = 1;
+			q->mods[i].want_loads = BATCH_LOADS_BASE;
+		} else if (m->offsets) {
+			q->mods[i].want_loads = BATCH_LOADS_MAP;
+		}
+	}
+	most = (int64_t)h->cfg->symbolize_deadline * 1000;
+	ms = r->w.route == WEBAPI_TECKEN || q->in.deadline_ms < 0 ||
+	    q->in.deadline_ms > most ? most : q->in.deadline_ms;
+	req_peer(r, peer, sizeof(peer));
+	ua = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
+	xff = req_header(r, "X-Forwarded-For");
+	via = req_header(r, "X-Symhub-Via");
+	memset(&fr, 0, sizeof(fr));
+	fr.user_agent = ua;
+	fr.forwarded_for = xff;
+	fr.peer = peer;
+	fr.via = via;
+	if (batch_create(h->batches, q->mods, (size_t)n, r->t0 + ms * 1000,
+	    h->f != NULL && fetch_may_ask(h->f, xff) &&
+	    !fetch_loop(h->f, via, ua) ? &fr : NULL, woken, r, &q->b) != 0)
+		return MHD_NO;
+	return MHD_YES;
+}
+
+enum MHD_Result
+route_batch(struct http *h, struct req *r)
+{
+	enum MHD_Result ret;
+
+	r->type = METRICS_T_BATCH;
+	if (r->batch == NULL && ((ret = begin_batch(h, r)) != MHD_YES ||
+	    r->status != 0))
+		return ret;
+	if (!batch_step(r->batch->b))
+		return answer(r);
+	r->phase = PHASE_BATCH;
+	MHD_suspend_connection(r->conn);
+	if (!batch_wait(r->batch->b))
+		MHD_resume_connection(r->conn);
+	return MHD_YES;
+}

@@ -268,6 +268,13 @@ import json, sys
 a, b = (json.load(open(p))["modules"] for p in sys.argv[1:])
 sys.exit([m["results"] for m in a] != [m["results"] for m in b])' \
     "$tmp/out/a1" "$tmp/out/a2"
+# The answer is sent as it is written: a client that reads a little of it
+# and goes away costs the hub nothing it keeps.
+curl -s --max-time 60 --data-binary "@$tmp/out/req1" "$URL/symbolize" |
+    head -c 2000 >"$tmp/out/part"
+code=$(post "$tmp/out/req1" "$tmp/out/a2b")
+check "a client that left mid-answer: the next one gets it whole" \
+    cmp -s "$tmp/out/a2" "$tmp/out/a2b"
 check "... nothing asked upstream again" test "$(grep -c \
     "GET /buildid/${ID[libgreet.so]}/" "$tmp/up.log")" = 1
 

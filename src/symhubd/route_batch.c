@@ -4,8 +4,11 @@
  * (symjson.h): the modules made ready together (batch.h) within the
  * request's deadline, then the answer written in the request's shape.
  */
+#include <sys/types.h>
+
 #include <errno.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,11 +27,9 @@ struct breq {
 	struct batch		*b;
 };
 
-void
-route_batch_free(struct req *r)
+static void
+breq_free(struct breq *q)
 {
-	struct breq *q = r->batch;
-
 	if (q == NULL)
 		return;
 	batch_free(q->b);
@@ -36,6 +37,12 @@ route_batch_free(struct req *r)
 	symjson_tecken_free(&q->tk);
 	free(q->mods);
 	free(q);
+}
+
+void
+route_batch_free(struct req *r)
+{
+	breq_free(r->batch);
 	r->batch = NULL;
 }
 
@@ -51,13 +58,12 @@ woken(void *ctx)
 static int	write_tecken(struct symjson *, const struct breq *,
 		    struct gsym_result *);
 
-/* Write module i's part of the answer. */
+/* A module's part of the answer up to its results. */
 static int
-write_module(struct symjson *j, const struct symjson_module *m,
-    const struct batch_module *bm, struct gsym_result *res)
+module_head(struct symjson *j, const struct symjson_module *m,
+    const struct batch_module *bm)
 {
 	char	 hex[2 * CACHE_ID_MAX + 1];
-	size_t	 k;
 	int	 rc = 0;
 
 	rc |= symjson_text(j, m->by_fileid ? "{\"fileid\":" : "{\"buildid\":");
@@ -78,8 +84,18 @@ write_module(struct symjson *j, const struct symjson_module *m,
 	}
 	rc |= symjson_text(j, ",\"results\":[");
 	symjson_list(j);
-	for (k = 0; bm->status == BATCH_READY && k < m->naddrs && rc == 0;
-	    k++) {
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* The results of a module's addresses k to end. */
+static int
+module_results(struct symjson *j, const struct symjson_module *m,
+    const struct batch_module *bm, size_t k, size_t end,
+    struct gsym_result *res)
+{
+	int	rc = 0;
+
+	for (; bm->status == BATCH_READY && k < end && rc == 0; k++) {
 		uint64_t	addr = m->addrs[k];
 		int		lrc;
 
@@ -93,8 +109,113 @@ write_module(struct symjson *j, const struct symjson_module *m,
 		rc |= symjson_result(j, addr, m->offsets ? &m->addrs[k] :
 		    NULL, lrc, res);
 	}
-	rc |= symjson_text(j, "]}");
 	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/*
+ * A /symbolize answer is written as libmicrohttpd sends it, a piece at a
+ * time: 100,000 results are some 25 MB of JSON, which built whole cost
+ * more in page faults and copies than in look-ups.  The stream owns the
+ * request's batch (the open GSYMs) until the response is freed.
+ */
+struct bstream {
+	struct breq		*q;
+	struct symjson		*j;
+	size_t			 mod;		/* next module */
+	size_t			 addr;		/* its next address; SIZE_MAX:
+						 * its head is not written */
+	int			 done;
+	struct gsym_result	 res;
+};
+
+/* Results written per step: enough to fill a send buffer or two. */
+#define STREAM_STEP	256
+
+/* Write the next piece of the answer. */
+static int
+stream_step(struct bstream *s)
+{
+	const struct breq	*q = s->q;
+	const struct symjson_module *m;
+	const struct batch_module *bm;
+	size_t			 end;
+
+	if (s->mod == q->in.nmods) {
+		s->done = 1;
+		return symjson_text(s->j, "]}");
+	}
+	m = &q->in.mods[s->mod];
+	bm = &q->mods[s->mod];
+	if (s->addr == SIZE_MAX) {
+		s->addr = 0;
+		return symjson_text(s->j, s->mod > 0 ? "," : "") |
+		    module_head(s->j, m, bm) ? -ENOMEM : 0;
+	}
+	end = bm->status != BATCH_READY ? s->addr :
+	    m->naddrs - s->addr > STREAM_STEP ? s->addr + STREAM_STEP :
+	    m->naddrs;
+	if (end > s->addr) {
+		int rc = module_results(s->j, m, bm, s->addr, end, &s->res);
+
+		s->addr = end;
+		return rc;
+	}
+	s->mod++;
+	s->addr = SIZE_MAX;
+	return symjson_text(s->j, "]}");
+}
+
+static ssize_t
+stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct bstream *s = cls;
+
+	(void)pos;
+	while (symjson_pending(s->j) < max && !s->done)
+		if (stream_step(s) != 0)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (symjson_pending(s->j) == 0)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	return (ssize_t)symjson_drain(s->j, buf, max);
+}
+
+static void
+stream_free(void *cls)
+{
+	struct bstream *s = cls;
+
+	/* The writer first: it knows the GSYMs' strings by address. */
+	symjson_free(s->j);
+	breq_free(s->q);
+	free(s);
+}
+
+/* Answer POST /symbolize with a stream of the results. */
+static enum MHD_Result
+answer_stream(struct req *r)
+{
+	struct MHD_Response	*resp;
+	struct bstream		*s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return MHD_NO;
+	if (symjson_open(0, r->batch->in.demangle ? SYMJSON_DEMANGLE : 0,
+	    &s->j) != 0 || symjson_text(s->j, "{\"modules\":[") != 0) {
+		symjson_free(s->j);
+		free(s);
+		return MHD_NO;
+	}
+	s->addr = SIZE_MAX;
+	s->q = r->batch;
+	r->batch = NULL;	/* the stream's now */
+	if ((resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+	    128 * 1024, stream_read, s, stream_free)) == NULL) {
+		stream_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	return reply_response(r, REPLY_OK, resp, 0, r->how_buf);
 }
 
 static enum MHD_Result
@@ -106,35 +227,26 @@ answer(struct req *r)
 	struct MHD_Response	*resp;
 	char			*out = NULL;
 	size_t			 i, len = 0, ready = 0;
-	int			 rc, tecken = r->w.route == WEBAPI_TECKEN;
+	int			 rc;
 
+	for (i = 0; i < q->nmods; i++)
+		ready += q->mods[i].status == BATCH_READY;
+	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu modules", ready,
+	    q->nmods);
+	if (r->w.route != WEBAPI_TECKEN)
+		return answer_stream(r);
 	if ((res = malloc(sizeof(*res))) == NULL ||
-	    symjson_open(tecken ? q->tk.nframes : q->in.naddrs,
-	    tecken || q->in.demangle ? SYMJSON_DEMANGLE : 0, &j) != 0) {
+	    symjson_open(q->tk.nframes, SYMJSON_DEMANGLE, &j) != 0) {
 		free(res);
 		return MHD_NO;
 	}
-	if (tecken) {
-		rc = write_tecken(j, q, res);
-	} else {
-		rc = symjson_text(j, "{\"modules\":[");
-		for (i = 0; i < q->in.nmods && rc == 0; i++) {
-			if (i > 0)
-				rc = symjson_text(j, ",");
-			rc |= write_module(j, &q->in.mods[i], &q->mods[i], res);
-		}
-		rc |= symjson_text(j, "]}");
-	}
-	for (i = 0; i < q->nmods; i++)
-		ready += q->mods[i].status == BATCH_READY;
+	rc = write_tecken(j, q, res);
 	free(res);
 	/* The GSYMs last: the writer knows their strings by address. */
 	if (rc == 0)
 		symjson_take(j, &out, &len);
 	else
 		symjson_free(j);
-	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu modules", ready,
-	    q->nmods);
 	route_batch_free(r);
 	if (rc != 0)
 		return MHD_NO;

@@ -570,6 +570,7 @@ struct symjson {
 	size_t		 cap, used;
 	json_object	*str;		/* reused for every escape */
 	size_t		 nresults;
+	size_t		 drained;	/* of out, handed over already */
 	unsigned	 flags;		/* SYMJSON_* */
 };
 
@@ -914,6 +915,26 @@ symjson_finish(struct symjson *j, char **buf, size_t *len)
 		return -ENOMEM;
 	}
 	return symjson_take(j, buf, len);
+}
+
+size_t
+symjson_pending(const struct symjson *j)
+{
+	return j->out.len - j->drained;
+}
+
+size_t
+symjson_drain(struct symjson *j, void *dst, size_t max)
+{
+	size_t	n = symjson_pending(j);
+
+	if (n > max)
+		n = max;
+	memcpy(dst, j->out.p + j->drained, n);
+	j->drained += n;
+	if (j->drained == j->out.len)
+		j->out.len = j->drained = 0;	/* the buffer, reused */
+	return n;
 }
 
 int

@@ -172,6 +172,12 @@ int	symjson_result(struct symjson *j, uint64_t addr,
 int	symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
 	    const char *module, int rc, const struct gsym_result *res);
 
+/* Streaming: how many bytes are written and not drained yet; move up to
+ * max of them to dst (the writer's buffer is reused once all are).
+ * @return the bytes moved. */
+size_t	symjson_pending(const struct symjson *j);
+size_t	symjson_drain(struct symjson *j, void *dst, size_t max);
+
 /* Hand the bytes written over, as they are; j is freed.  @return 0. */
 int	symjson_take(struct symjson *j, char **buf, size_t *len);
 

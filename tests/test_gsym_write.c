@@ -204,6 +204,164 @@ test_empty(void)
 	close(fd);
 }
 
+/*
+ * Aliases (doc/gsym.md, "Aliases: which name an address gets"): NALIAS
+ * ranges, each with ANAMES symbols of one range (more than an insertion
+ * sort's 16, so that an unstable sort would scramble them), and at every
+ * fourth range a function with a line row under a smaller name.  order
+ * says in what order they are added: 0 as listed, 1 reversed, 2 shuffled
+ * (a fixed seed).
+ */
+#define NALIAS	64
+#define ANAMES	20
+
+struct alias_add {
+	uint64_t	start;
+	int		name;		/* index in stem[] */
+	int		dwarf;		/* with a line row, named A_dwarf_ */
+};
+
+static struct gsym_builder *
+build_aliases(int order)
+{
+	static const char *stem[ANAMES] = { "f", "_f", "__f", "__GI_f",
+	    "__GI___f", "F", "f2", "f_", "ff", "Zf", "zf", "f@@GLIBC_2.2.5",
+	    "f@GLIBC_2.2.5", "__f_chk", "_F", "a", "zzz", "z", "f0", "_" };
+	struct alias_add e[NALIAS * (ANAMES + 1)];
+	struct gsym_builder *b;
+	struct gsym_row row;
+	uint32_t file;
+	unsigned seed = 12345;
+	size_t n = 0, i, j;
+	char nm[64];
+
+	if (gsym_builder_create(&b) < 0)
+		return NULL;
+	(void)gsym_builder_add_text(b, 0x1000, 0x1000 + 0x40 * NALIAS);
+	file = gsym_builder_file(b, "/src/a.c");
+	for (i = 0; i < NALIAS; i++) {
+		for (j = 0; j < ANAMES; j++) {
+			e[n].start = 0x1000 + 0x40 * i;
+			e[n].name = (int)j;
+			e[n++].dwarf = 0;
+		}
+		if (i % 4 == 0) {
+			e[n].start = 0x1000 + 0x40 * i;
+			e[n].name = -1;
+			e[n++].dwarf = 1;
+		}
+	}
+	for (i = 0; i < n && order > 0; i++) {
+		size_t k = order == 1 ? n - 1 - i : i + (seed = seed * 1103515245u
+		    + 12345u) % (n - i);
+
+		if (order == 1 && k <= i)
+			break;
+		if (k != i) {
+			struct alias_add t = e[i];
+
+			e[i] = e[k];
+			e[k] = t;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t id;
+
+		if (e[i].dwarf)
+			snprintf(nm, sizeof(nm), "A_dwarf_%03llx",
+			    (unsigned long long)e[i].start);
+		else
+			snprintf(nm, sizeof(nm), "%s_%03llx", stem[e[i].name],
+			    (unsigned long long)e[i].start);
+		id = gsym_builder_str(b, nm, strlen(nm), 1);
+		row.addr = e[i].start;
+		row.file = file;
+		row.line = 7;
+		if (gsym_builder_add(b, e[i].start, e[i].start + 0x20, id,
+		    e[i].dwarf ? &row : NULL, e[i].dwarf, NULL) != 0) {
+			gsym_builder_free(b);
+			return NULL;
+		}
+	}
+	return b;
+}
+
+static void
+test_aliases(void)
+{
+	unsigned char *img[3] = { NULL };
+	size_t len[3] = { 0 }, i;
+	struct gsym_builder *b;
+	struct gsym *g = NULL;
+	struct gsym_result r;
+	int order, good = 1;
+	uint32_t id, f1, f2;
+	struct gsym_row r1 = { 0x1000, 0, 1 }, r2 = { 0x1000, 0, 2 };
+
+	for (order = 0; order < 3; order++) {
+		b = build_aliases(order);
+		ok(b && mem_gsym(b, &img[order], &len[order]) == 0,
+		    "aliases added in order %d: written", order);
+		gsym_builder_free(b);
+	}
+	ok(img[0] && img[1] && img[2] && len[0] == len[1] &&
+	    len[0] == len[2] && memcmp(img[0], img[1], len[0]) == 0 &&
+	    memcmp(img[0], img[2], len[0]) == 0,
+	    "%d aliases in order, reversed and shuffled: the same bytes",
+	    NALIAS * ANAMES);
+	if (img[2] == NULL || gsym_open_mem(img[2], len[2], &g) != 0)
+		good = 0;
+	for (i = 0; good && i < NALIAS; i++) {
+		char want[32];
+
+		/* The row wins; else "zzz", the greatest name in bytes. */
+		snprintf(want, sizeof(want), i % 4 ? "zzz_%03llx" :
+		    "A_dwarf_%03llx", (unsigned long long)(0x1000 + 0x40 * i));
+		if (gsym_lookup(g, 0x1000 + 0x40 * i, &r) != 0 ||
+		    strcmp(r.frames[r.nframes - 1].name, want) != 0) {
+			printf("# at 0x%llx: %s, want %s\n",
+			    (unsigned long long)(0x1000 + 0x40 * i),
+			    r.nframes ? r.frames[r.nframes - 1].name : "none",
+			    want);
+			good = 0;
+		}
+	}
+	ok(good && g && gsym_header(g)->num_addresses == NALIAS,
+	    "one record a range: line rows first, then the greatest name");
+	gsym_free(g);
+	g = NULL;
+
+	/* Equal but for their line numbers: the first added is kept. */
+	for (order = 0; order < 2; order++) {
+		free(img[0]);
+		img[0] = NULL;
+		if (gsym_builder_create(&b) < 0)
+			break;
+		(void)gsym_builder_add_text(b, 0x1000, 0x1100);
+		f1 = gsym_builder_file(b, "/src/one.c");
+		f2 = gsym_builder_file(b, "/src/two.c");
+		r1.file = f1;
+		r2.file = f2;
+		id = gsym_builder_str(b, "same", 4, 1);
+		(void)gsym_builder_add(b, 0x1000, 0x1010, id,
+		    order ? &r2 : &r1, 1, NULL);
+		(void)gsym_builder_add(b, 0x1000, 0x1010, id,
+		    order ? &r1 : &r2, 1, NULL);
+		ok(mem_gsym(b, &img[0], &len[0]) == 0 &&
+		    gsym_open_mem(img[0], len[0], &g) == 0 &&
+		    gsym_lookup(g, 0x1000, &r) == 0 &&
+		    r.frames[0].line == (order ? 2u : 1u) &&
+		    strcmp(r.frames[0].base, order ? "two.c" : "one.c") == 0,
+		    "one name, one range, other lines: the first added (%s)",
+		    order ? "two.c:2" : "one.c:1");
+		gsym_free(g);
+		g = NULL;
+		gsym_builder_free(b);
+	}
+	for (i = 0; i < 3; i++)
+		free(img[i]);
+}
+
 int
 main(void)
 {
@@ -211,5 +369,6 @@ main(void)
 	test_build(0);
 	test_build(1);
 	test_empty();
+	test_aliases();
 	return done();
 }

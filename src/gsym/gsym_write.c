@@ -3,9 +3,10 @@
  *
  * A function is kept as a compact intermediate record (ULEB/SLEB rows and
  * inline nodes naming interned ids) in one arena.  Writing sorts and
- * prunes them as LLVM 19's GsymCreator::finalize does, then gives strings
- * and files their final offsets in order of first use by the functions
- * kept, so nothing dead is written.
+ * prunes them as LLVM 19's GsymCreator::finalize does, but in a total
+ * order (func_cmp(): the rule for aliases), then gives strings and files
+ * their final offsets in order of first use by the functions kept, so
+ * nothing dead is written.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -605,270 +606,88 @@ gsym_builder_add(struct gsym_builder *b, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/* ---- ordering: LLVM's operator< on FunctionInfo, and its sort ---- */
-
-/* The intermediate inline tree of f (after its rows), and its length. */
-static const unsigned char *
-inline_bytes(const struct gsym_builder *b, const struct func *f, size_t *len)
-{
-	const unsigned char *p = b->arena.p + f->off, *q;
-	uint64_t n = get_uleb(&p), k;
-
-	for (k = 0; k < n; k++) {
-		(void)get_uleb(&p);
-		(void)get_uleb(&p);
-		(void)get_sleb(&p);
-	}
-	q = p + 1;	/* the has-inline byte */
-	*len = f->len - (size_t)(q - (b->arena.p + f->off));
-	return q;
-}
+/* ---- ordering: which function an address gets ---- */
 
 /*
- * LLVM's FunctionInfo operator<: by range; then, when the inline trees
- * differ, the one with fewer inlined nodes (none at all counting as
- * least); when they are equal, by line table: none, then fewer rows,
- * then the rows' addresses.  Intermediate trees are canonical, so equal
- * trees have equal bytes.
+ * The rule for aliases (doc/gsym.md, "Aliases: which name an address
+ * gets").  Functions sort by this total order, and of those with the
+ * same [start, end) prune() keeps the last, the greatest:
+ *   1. start, then end, ascending;
+ *   2. without an inline tree before with one, then fewer inlined nodes
+ *      before more;
+ *   3. without line rows before with them, then fewer rows before more,
+ *      then by the rows' addresses, at the first that differs;
+ *   4. by name bytes, ascending (memcmp; a prefix before its extensions):
+ *      of equals so far, the greatest name is kept;
+ *   5. by order of addition, descending: of equals still, the first added
+ *      is kept.
+ * 1-3 are LLVM's operator< on FunctionInfo (which compares the line
+ * tables only when the inline trees are equal: where it does not, its
+ * answer for two trees of as many nodes is "neither", so ordering them
+ * by rows refines it without contradicting it).  LLVM stops there and
+ * its std::sort leaves the functions it calls equal -- aliases: one
+ * range, several names -- in an order that depends on the whole array,
+ * and on the order its threads added them; 4 and 5 make the order total,
+ * so that which alias is kept depends on the aliases alone, and any
+ * correct sort gives the same bytes.
  */
 static int
-func_less(const struct gsym_builder *b, const struct func *x,
-    const struct func *y)
+func_cmp(const void *a, const void *c, void *ctx)
 {
+	const struct gsym_builder *b = ctx;
+	const struct func *x = a, *y = c;
+	const struct str *sx, *sy;
 	const unsigned char *px, *py;
 	uint64_t nx, ny, i, ax, ay;
-	int inl_eq;
+	int r;
 
 	if (x->start != y->start)
-		return x->start < y->start;
+		return x->start < y->start ? -1 : 1;
 	if (x->end != y->end)
-		return x->end < y->end;
-	inl_eq = x->has_inline == y->has_inline;
-	if (inl_eq && x->has_inline) {
-		size_t lx, ly;
-		const unsigned char *ix = inline_bytes(b, x, &lx);
-		const unsigned char *iy = inline_bytes(b, y, &ly);
-
-		inl_eq = lx == ly && memcmp(ix, iy, lx) == 0;
-	}
-	if (!inl_eq) {
-		if (!x->has_inline)
-			return y->has_inline;
-		if (!y->has_inline)
-			return 0;
-		return x->ninl < y->ninl;
-	}
-	if (!x->has_lines)
-		return y->has_lines;
-	if (!y->has_lines)
-		return 0;
+		return x->end < y->end ? -1 : 1;
+	if (x->has_inline != y->has_inline)
+		return x->has_inline < y->has_inline ? -1 : 1;
+	if (x->ninl != y->ninl)
+		return x->ninl < y->ninl ? -1 : 1;
+	if (x->has_lines != y->has_lines)
+		return x->has_lines < y->has_lines ? -1 : 1;
 	px = b->arena.p + x->off;
 	py = b->arena.p + y->off;
 	nx = get_uleb(&px);
 	ny = get_uleb(&py);
 	if (nx != ny)
-		return nx < ny;
+		return nx < ny ? -1 : 1;
 	ax = x->start;
 	ay = y->start;
 	for (i = 0; i < nx; i++) {
 		ax += get_uleb(&px); (void)get_uleb(&px); (void)get_sleb(&px);
 		ay += get_uleb(&py); (void)get_uleb(&py); (void)get_sleb(&py);
 		if (ax != ay)
-			return ax < ay;
+			return ax < ay ? -1 : 1;
 	}
+	if (x->name != y->name) {
+		sx = &b->strs[x->name];
+		sy = &b->strs[y->name];
+		r = memcmp(sx->s, sy->s, sx->len < sy->len ? sx->len : sy->len);
+		if (r != 0)
+			return r < 0 ? -1 : 1;
+		if (sx->len != sy->len)
+			return sx->len < sy->len ? -1 : 1;
+	}
+	if (x->seq != y->seq)
+		return x->seq > y->seq ? -1 : 1;
 	return 0;
 }
 
-/*
- * libstdc++'s std::sort (introsort, median-of-three, insertion sort of
- * the rest), step for step, so that functions LLVM's comparator calls
- * equal -- aliases: one range, several names -- end up in the order
- * LLVM's own std::sort leaves them, and the same one is kept.
- */
-#define LESS(a, c)	func_less(b, (a), (c))
-
-static void
-swap_f(struct func *x, struct func *y)
-{
-	struct func t = *x;
-
-	*x = *y;
-	*y = t;
-}
-
-static void
-push_heap_f(const struct gsym_builder *b, struct func *f, size_t hole,
-    size_t top, struct func v)
-{
-	size_t parent = (hole - 1) / 2;
-
-	while (hole > top && LESS(&f[parent], &v)) {
-		f[hole] = f[parent];
-		hole = parent;
-		parent = (hole - 1) / 2;
-	}
-	f[hole] = v;
-}
-
-static void
-adjust_heap_f(const struct gsym_builder *b, struct func *f, size_t hole,
-    size_t len, struct func v)
-{
-	size_t top = hole, child = hole;
-
-	while (len > 0 && child < (len - 1) / 2) {
-		child = 2 * (child + 1);
-		if (LESS(&f[child], &f[child - 1]))
-			child--;
-		f[hole] = f[child];
-		hole = child;
-	}
-	if ((len & 1) == 0 && child == (len - 2) / 2) {
-		child = 2 * (child + 1);
-		f[hole] = f[child - 1];
-		hole = child - 1;
-	}
-	push_heap_f(b, f, hole, top, v);
-}
-
-static void
-heap_sort_f(const struct gsym_builder *b, struct func *f, size_t n)
-{
-	size_t parent;
-
-	if (n >= 2) {
-		for (parent = (n - 2) / 2;; parent--) {
-			adjust_heap_f(b, f, parent, n, f[parent]);
-			if (parent == 0)
-				break;
-		}
-	}
-	while (n > 1) {
-		struct func v;
-
-		n--;
-		v = f[n];
-		f[n] = f[0];
-		adjust_heap_f(b, f, 0, n, v);
-	}
-}
-
-static void
-move_median_f(const struct gsym_builder *b, struct func *result,
-    struct func *x, struct func *y, struct func *z)
-{
-	if (LESS(x, y)) {
-		if (LESS(y, z))
-			swap_f(result, y);
-		else if (LESS(x, z))
-			swap_f(result, z);
-		else
-			swap_f(result, x);
-	} else if (LESS(x, z)) {
-		swap_f(result, x);
-	} else if (LESS(y, z)) {
-		swap_f(result, z);
-	} else {
-		swap_f(result, y);
-	}
-}
-
-static void
-introsort_f(const struct gsym_builder *b, struct func *first,
-    struct func *last, size_t depth)
-{
-	while (last - first > 16) {
-		struct func *lo, *hi;
-
-		if (depth == 0) {
-			heap_sort_f(b, first, (size_t)(last - first));
-			return;
-		}
-		depth--;
-		move_median_f(b, first, first + 1, first + (last - first) / 2,
-		    last - 1);
-		lo = first + 1;
-		hi = last;
-		for (;;) {
-			while (LESS(lo, first))
-				lo++;
-			hi--;
-			while (LESS(first, hi))
-				hi--;
-			if (!(lo < hi))
-				break;
-			swap_f(lo, hi);
-			lo++;
-		}
-		introsort_f(b, lo, last, depth);
-		last = lo;
-	}
-}
-
-static void
-linear_insert_f(const struct gsym_builder *b, struct func *last)
-{
-	struct func v = *last, *next = last - 1;
-
-	while (LESS(&v, next)) {
-		*last = *next;
-		last = next;
-		next--;
-	}
-	*last = v;
-}
-
-static void
-insertion_sort_f(const struct gsym_builder *b, struct func *first,
-    struct func *last)
-{
-	struct func *i;
-
-	if (first == last)
-		return;
-	for (i = first + 1; i != last; i++) {
-		if (LESS(i, first)) {
-			struct func v = *i;
-
-			memmove(first + 1, first, (size_t)(i - first) *
-			    sizeof(*first));
-			*first = v;
-		} else {
-			linear_insert_f(b, i);
-		}
-	}
-}
-
-static void
-std_sort_f(const struct gsym_builder *b, struct func *f, size_t n)
-{
-	size_t lg = 0, i;
-
-	if (n == 0)
-		return;
-	while ((n >> (lg + 1)) != 0)
-		lg++;
-	introsort_f(b, f, f + n, 2 * lg);
-	if (n > 16) {
-		insertion_sort_f(b, f, f + 16);
-		for (i = 16; i < n; i++)
-			linear_insert_f(b, f + i);
-	} else {
-		insertion_sort_f(b, f, f + n);
-	}
-}
-
-#undef LESS
-
-/* LLVM 19's GsymCreator::finalize: sort, then keep the richest of equal
- * ranges, both of overlapping ones, and drop a size-0 symbol at the start
- * of the next range.  @return the number kept. */
+/* LLVM 19's GsymCreator::finalize: sort (func_cmp), then keep the
+ * greatest of equal ranges, both of overlapping ones, and drop a size-0
+ * symbol at the start of the next range.  @return the number kept. */
 static size_t
 prune(struct gsym_builder *b)
 {
 	size_t i, n = 0;
 
-	std_sort_f(b, b->funcs, b->nfuncs);
+	qsort_r(b->funcs, b->nfuncs, sizeof(*b->funcs), func_cmp, b);
 	for (i = 0; i < b->nfuncs; i++) {
 		struct func *prev = n ? &b->funcs[n - 1] : NULL;
 		struct func *cur = &b->funcs[i];

@@ -3,7 +3,9 @@
  * inline trees (doc/gsym.md), the way LLVM's GsymCreator does:
  * sorted, duplicates and overlaps resolved, line tables in LLVM's
  * encoding.  The output is deterministic: the same calls in the same order
- * give the same bytes.
+ * give the same bytes.  Which of several functions of one range is kept
+ * depends on the order of the calls only between functions of one name
+ * (doc/gsym.md, "Aliases: which name an address gets").
  *
  * Functions are encoded into a compact form as they are added, so the
  * builder holds a few bytes per line row, not a model of the whole

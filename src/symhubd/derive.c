@@ -24,7 +24,11 @@
 
 #define NSHARDS		16
 #define SHARD_BUDGET	(2u << 20)	/* decoded bytes kept per shard */
-#define MAX_OPEN	8		/* GSYM files kept open */
+/* GSYM files kept open: a profiler's stack crosses tens of modules, and a
+ * file closed loses its decoded records (8 made a 50-module batch open
+ * and decode 42 files again on every request: 8,000 page faults). */
+#define MAX_OPEN	64
+#define HOT_BUDGET	(256u << 20)	/* decoded bytes kept in all */
 #define MAX_FAILED	64		/* corrupt parents remembered */
 #define MAX_UNSTORED	4		/* GSYM the store could not take */
 #define MAX_AHEAD	65536		/* conversions queued ahead of need */
@@ -113,6 +117,7 @@ struct derive {
 	uint64_t		 n_ahead, n_ahead_dropped;
 	double			 seconds;
 	uint64_t		 hot_hits, hot_misses;
+	uint64_t		 hot_bytes;	/* decoded, all files */
 };
 
 /* ---- sections ---- */
@@ -566,9 +571,11 @@ derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
 /* ---- open files and hot records ---- */
 
 static void
-shard_clear(struct shard *sh)
+shard_clear(struct derive *s, struct shard *sh)
 {
 	size_t i;
+
+	__atomic_sub_fetch(&s->hot_bytes, sh->bytes, __ATOMIC_RELAXED);
 
 	for (i = 0; i < sh->cap; i++) {
 		struct hot *h = sh->tab[i];
@@ -594,7 +601,7 @@ file_free(struct derive_gsym *f)
 	if (f == NULL)
 		return;
 	for (i = 0; i < NSHARDS; i++) {
-		shard_clear(&f->shards[i]);
+		shard_clear(f->s, &f->shards[i]);
 		free(f->shards[i].tab);
 		pthread_mutex_destroy(&f->shards[i].mu);
 	}
@@ -773,8 +780,13 @@ derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
 		return rc;
 	rc = gsym_func_lookup(f->g, fn, addr, res);
 	pthread_mutex_lock(&sh->mu);
-	if (sh->bytes + gsym_func_size(fn) > SHARD_BUDGET)
-		shard_clear(sh);
+	/* Over this shard's budget, or over all files' together: this
+	 * shard starts again (the budget may be passed by a record a
+	 * shard). */
+	if (sh->bytes + gsym_func_size(fn) > SHARD_BUDGET ||
+	    __atomic_load_n(&f->s->hot_bytes, __ATOMIC_RELAXED) +
+	    gsym_func_size(fn) > HOT_BUDGET)
+		shard_clear(f->s, sh);
 	if (sh->cap == 0) {
 		sh->cap = 1024;
 		if ((sh->tab = calloc(sh->cap, sizeof(*sh->tab))) == NULL)
@@ -788,6 +800,8 @@ derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
 		sh->tab[slot] = h;
 		sh->n++;
 		sh->bytes += gsym_func_size(fn);
+		__atomic_add_fetch(&f->s->hot_bytes, gsym_func_size(fn),
+		    __ATOMIC_RELAXED);
 		fn = NULL;	/* now the cache's */
 	}
 	pthread_mutex_unlock(&sh->mu);
@@ -908,11 +922,16 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "decoded record (hit) or by decoding one (miss).\n"
 	    "# TYPE symhub_gsym_record_cache_total counter\n"
 	    "symhub_gsym_record_cache_total{result=\"hit\"} %" PRIu64 "\n"
-	    "symhub_gsym_record_cache_total{result=\"miss\"} %" PRIu64 "\n",
+	    "symhub_gsym_record_cache_total{result=\"miss\"} %" PRIu64 "\n"
+	    "# HELP symhub_gsym_record_cache_bytes Decoded records kept, all "
+	    "open GSYM files together.\n"
+	    "# TYPE symhub_gsym_record_cache_bytes gauge\n"
+	    "symhub_gsym_record_cache_bytes %" PRIu64 "\n",
 	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->n_corrupt,
 	    s->n_unstored, s->seconds,
 	    s->n_coalesced, s->n_ahead, s->n_ahead_dropped, queued,
 	    __atomic_load_n(&s->hot_hits, __ATOMIC_RELAXED),
-	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED));
+	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED),
+	    __atomic_load_n(&s->hot_bytes, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&s->mu);
 }

@@ -932,8 +932,11 @@ symjson_drain(struct symjson *j, void *dst, size_t max)
 		n = max;
 	memcpy(dst, j->out.p + j->drained, n);
 	j->drained += n;
-	if (j->drained == j->out.len)
-		j->out.len = j->drained = 0;	/* the buffer, reused */
+	/* What is left goes to the front: the buffer is reused, never
+	 * grown past a step's worth. */
+	memmove(j->out.p, j->out.p + j->drained, j->out.len - j->drained);
+	j->out.len -= j->drained;
+	j->drained = 0;
 	return n;
 }
 

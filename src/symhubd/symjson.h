@@ -173,7 +173,8 @@ int	symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
 	    const char *module, int rc, const struct gsym_result *res);
 
 /* Streaming: how many bytes are written and not drained yet; move up to
- * max of them to dst (the writer's buffer is reused once all are).
+ * max of them to dst (the rest moves to the front of the writer's
+ * buffer, which is reused).
  * @return the bytes moved. */
 size_t	symjson_pending(const struct symjson *j);
 size_t	symjson_drain(struct symjson *j, void *dst, size_t max);

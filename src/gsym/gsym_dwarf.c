@@ -25,12 +25,9 @@
 #include "common/dwline.h"
 #include "common/elfinfo.h"
 #include "dwimage.h"
+#include "gopclntab.h"
 #include "gsym_dwarf.h"
 #include "gsym_write.h"
-
-/* ---- raw section data ---- */
-
-
 
 /* ---- one unit's line table, as LLVM's DWARFDebugLine sees it ---- */
 
@@ -1795,6 +1792,184 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
 	}
 }
 
+/* ---- Go: .gopclntab (doc/gsym.md, "Go: .gopclntab") ---- */
+
+/* One function's rows, gathered in cv->rows. */
+struct gorows {
+	struct cvt	*cv;
+	size_t		 n;
+	const char	*file;		/* the last file met, and its id */
+	uint32_t	 fileid;
+};
+
+static int
+go_row(void *ctx, const struct gopclntab_row *r)
+{
+	struct gorows *g = ctx;
+	struct cvt *cv = g->cv;
+	struct gsym_row *last = g->n > 0 ? &cv->rows[g->n - 1] : NULL;
+
+	/* Pcs without a file or line (only in a corrupt table) stay with
+	 * the row before. */
+	if (r->file == NULL || r->line < 0)
+		return 0;
+	if (r->file != g->file) {
+		if ((g->fileid = gsym_builder_file(cv->b, r->file)) == 0)
+			return -ENOMEM;
+		g->file = r->file;
+	}
+	/* As the DWARF rows: equal neighbours collapse to the first. */
+	if (last != NULL && last->file == g->fileid &&
+	    last->line == (uint32_t)r->line)
+		return 0;
+	if (push_row(cv, &g->n, r->addr, g->fileid, (uint32_t)r->line) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The address of runtime.text from .symtab, else that of .text: the
+ * base of a Go 1.18+ table whose header holds 0 there (a PIE). */
+static uint64_t
+go_text(Elf *elf, size_t shstrndx)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t text = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+		size_t i;
+
+		if (gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		if ((n = elf_strptr(elf, shstrndx, sh.sh_name)) != NULL &&
+		    strcmp(n, ".text") == 0 && text == 0)
+			text = sh.sh_addr;
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0 ||
+		    (d = elf_getdata(scn, NULL)) == NULL)
+			continue;
+		for (i = 0; i < d->d_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(d, (int)i, &sym) != NULL &&
+			    (n = elf_strptr(elf, sh.sh_link, sym.st_name)) !=
+			    NULL && strcmp(n, "runtime.text") == 0)
+				return sym.st_value;
+		}
+	}
+	return text;
+}
+
+/* The bytes of the section called name, as stored: Go never compresses
+ * its table, and one flagged compressed is not worth inflating. */
+static void
+go_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
+{
+	Elf_Scn *scn = NULL;
+
+	out->p = NULL;
+	out->len = 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *n;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
+		    strcmp(n, name) != 0)
+			continue;
+		if (sh.sh_type != SHT_NOBITS && !(sh.sh_flags & SHF_COMPRESSED) &&
+		    (d = elf_getdata(scn, NULL)) != NULL && d->d_buf != NULL) {
+			out->p = d->d_buf;
+			out->len = d->d_size;
+		}
+		return;
+	}
+}
+
+static int
+has_start(const uint64_t *s, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && s[lo] == addr;
+}
+
+/*
+ * Add the functions of .gopclntab that DWARF did not give (all of them
+ * for a Go program built with -ldflags=-w), with their line rows; called
+ * after the DWARF, before .symtab.  A section that is no Go 1.16+ table
+ * adds nothing.
+ * @return 0; -ENOEXEC for a table whose walk passes its work budget;
+ *         -ECANCELED; -ENOMEM.
+ */
+static int
+convert_go(struct cvt *cv, size_t *count)
+{
+	struct dwline_sect s;
+	struct gopclntab t;
+	struct gopclntab_func f;
+	struct gorows g = { cv, 0, NULL, 0 };
+	uint64_t *starts = NULL;
+	size_t nstarts, shstrndx;
+	uint32_t i, name;
+	int rc;
+
+	if (elf_getshdrstrndx(cv->elf, &shstrndx) != 0)
+		return 0;
+	/* A PIE linked by Go itself (up to Go 1.25) has it in RELRO. */
+	go_sect(cv->elf, shstrndx, ".gopclntab", &s);
+	if (s.p == NULL)
+		go_sect(cv->elf, shstrndx, ".data.rel.ro.gopclntab", &s);
+	if (s.p == NULL || gopclntab_open(s.p, s.len,
+	    go_text(cv->elf, shstrndx), &t) < 0)
+		return 0;
+	if ((rc = gsym_builder_starts(cv->b, &starts, &nstarts)) < 0)
+		return rc;
+	for (i = 0; i < t.nfunc; i++) {
+		if (i % 256 == 0 && cancelled(cv)) {
+			rc = -ECANCELED;
+			goto out;
+		}
+		g.n = 0;
+		if ((rc = gopclntab_func(&t, i, &f, go_row, &g)) == -EINVAL)
+			continue;	/* this record alone is corrupt */
+		if (rc < 0)
+			goto out;
+		/* DWARF wins: its names are whole, and it has the inlined
+		 * calls. */
+		if (has_start(starts, nstarts, f.entry) ||
+		    !gsym_builder_is_text(cv->b, f.entry) || f.namelen == 0)
+			continue;
+		/* The name stays valid in the Elf's data until elf_end(),
+		 * after the builder is freed. */
+		if ((name = gsym_builder_str(cv->b, f.name, f.namelen, 0)) ==
+		    UINT32_MAX) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		rc = gsym_builder_add(cv->b, f.entry, f.end, name, cv->rows,
+		    g.n, NULL);
+		if (rc == -ENOMEM)
+			goto out;
+		if (rc == 0)
+			(*count)++;
+	}
+	rc = 0;
+out:
+	free(starts);
+	return rc;
+}
+
 int
 gsym_dwarf_convert(int fd, unsigned threads, gsym_sink_fn sink, void *ctx,
     struct gsym_convert_stats *st)
@@ -1818,7 +1993,7 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 	struct elfinfo ei;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
-	size_t shstrndx, nph, i, nsym = 0, nout = 0;
+	size_t shstrndx, nph, i, nsym = 0, ngo = 0, nout = 0;
 	int64_t wrote;
 	int rc;
 
@@ -1904,7 +2079,8 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 		rc = -ECANCELED;
 		goto out;
 	}
-	if ((rc = convert_symtab(&cv, &nsym)) < 0)
+	if ((rc = convert_go(&cv, &ngo)) < 0 ||
+	    (rc = convert_symtab(&cv, &nsym)) < 0)
 		goto out;
 	if (gsym_builder_count(cv.b) == 0) {
 		rc = -ENODATA;
@@ -1917,6 +2093,7 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 	if (st) {
 		st->dwarf_funcs = cv.dwarf_funcs;
 		st->symtab_funcs = nsym;
+		st->go_funcs = ngo;
 		st->funcs = nout;
 		st->bytes = (uint64_t)wrote;
 	}

@@ -2,7 +2,9 @@
  * gsym_dwarf: converts an ELF file's DWARF (versions 4 and 5, compressed
  * sections, a separate .debug file) and .symtab into GSYM v1, as
  * llvm-gsymutil --convert does (doc/gsym.md, "Converting from
- * DWARF"), deterministically.
+ * DWARF"), deterministically.  A Go program's .gopclntab gives the
+ * functions DWARF lacks, with their lines (doc/gsym.md, "Go:
+ * .gopclntab"): all of them when it was built with -ldflags=-w.
  *
  * Library-like: returns 0 or a negative errno and never logs.  Call
  * elfinfo_init() (or elf_version()) once before the first use.
@@ -20,6 +22,8 @@
 struct gsym_convert_stats {
 	size_t	dwarf_funcs;	/* function ranges read from DWARF */
 	size_t	symtab_funcs;	/* STT_FUNC symbols in executable sections */
+	size_t	go_funcs;	/* functions from .gopclntab that DWARF
+				 * lacks */
 	size_t	funcs;		/* records written, after pruning */
 	uint64_t bytes;		/* size of the GSYM written */
 };
@@ -47,9 +51,10 @@ struct gsym_convert_opts {
  * conversion with -ENOEXEC.
  * @param opts  NULL for the defaults (threads 0, no cancel flag).
  * @param st  NULL, or filled on success.
- * @return 0; -ENOEXEC when fd is not ELF or its DWARF is corrupt;
- *         -ENODATA when it has nothing to convert (no function in DWARF or
- *         .symtab, e.g. a stripped binary); -EFBIG when the GSYM would
+ * @return 0; -ENOEXEC when fd is not ELF, its DWARF is corrupt, or its
+ *         .gopclntab passes its work budget (gopclntab.h);
+ *         -ENODATA when it has nothing to convert (no function in DWARF,
+ *         .gopclntab or .symtab, e.g. a stripped C binary); -EFBIG when the GSYM would
  *         pass 4 GiB; -ECANCELED when *opts->cancel was set; -ENOMEM; or
  *         sink's value.
  */

@@ -483,6 +483,32 @@ gsym_builder_count(const struct gsym_builder *b)
 }
 
 static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
+gsym_builder_starts(const struct gsym_builder *b, uint64_t **out, size_t *n)
+{
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	if (b->nfuncs == 0)
+		return 0;
+	if ((*out = malloc(b->nfuncs * sizeof(**out))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < b->nfuncs; i++)
+		(*out)[i] = b->funcs[i].start;
+	qsort(*out, b->nfuncs, sizeof(**out), cmp_u64);
+	*n = b->nfuncs;
+	return 0;
+}
+
+static int
 ranges_contain(const uint64_t *r, size_t n, uint64_t start, uint64_t end)
 {
 	size_t i;

@@ -89,6 +89,14 @@ int	gsym_builder_add(struct gsym_builder *b, uint64_t start, uint64_t end,
 size_t	gsym_builder_count(const struct gsym_builder *b);
 
 /*
+ * The start addresses of the functions added so far, sorted ascending,
+ * in a new array the caller frees (NULL when there are none).
+ * @return 0 with *out and *n, or -ENOMEM (then *out is NULL).
+ */
+int	gsym_builder_starts(const struct gsym_builder *b, uint64_t **out,
+	    size_t *n);
+
+/*
  * Where written bytes go, in order, in one or more calls (elfinfo's sink
  * has the same shape).  A non-zero return stops the writing and is
  * returned.

@@ -282,7 +282,8 @@ convert_error(int rc)
 {
 	switch (rc) {
 	case -ENOEXEC:
-		return "not an ELF file, or its DWARF is corrupt";
+		return "not an ELF file, or its DWARF or .gopclntab is "
+		    "corrupt";
 	case -ENODATA:
 		return "no DWARF or symbol table functions (a stripped "
 		    "binary? convert its .debug file)";
@@ -394,7 +395,13 @@ cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	have_tmp = 0;
-	if (verbose)
+	/* The Go count only for Go programs: other output stays as it was. */
+	if (verbose && st.go_funcs > 0)
+		printf("%s: %zu functions from DWARF, %zu from .gopclntab, "
+		    "%zu from .symtab, %zu written, %" PRIu64 " bytes to %s\n",
+		    in, st.dwarf_funcs, st.go_funcs, st.symtab_funcs, st.funcs,
+		    st.bytes, out);
+	else if (verbose)
 		printf("%s: %zu functions from DWARF, %zu from .symtab, %zu "
 		    "written, %" PRIu64 " bytes to %s\n", in, st.dwarf_funcs,
 		    st.symtab_funcs, st.funcs, st.bytes, out);

@@ -1,9 +1,10 @@
 #!/bin/bash
 # seeds.sh OUTDIR: seed inputs for the fuzz harnesses, made from the test
 # fixtures (tests/fixtures/*.c, built now, so their build-ids are real):
-# OUTDIR/{elfinfo,gsym_dwarf,gsym,record}/...  Needs gcc, g++, objcopy,
-# strip, and a built symhub (SYMHUB, default src/symhub/symhub) and symhubd
-# (SYMHUBD) for the GSYM and record seeds (skipped when missing).
+# OUTDIR/{elfinfo,gsym_dwarf,gsym,record,gopclntab}/...  Needs gcc, g++,
+# objcopy, strip, and a built symhub (SYMHUB, default src/symhub/symhub)
+# and symhubd (SYMHUBD) for the GSYM and record seeds, go for the
+# gopclntab one (each skipped when missing).
 set -eu
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +29,18 @@ if [ -x "$SYMHUB" ]; then
 	for f in hello inl inlcc; do
 		"$SYMHUB" gsym convert "$w/$f.debug" -o "$out/gsym/$f.gsym" >/dev/null
 	done
+fi
+# A real Go table, when Go is installed: a small program's .gopclntab
+# (Go 1.18+ layout; the corpus has the others).
+mkdir -p "$out/gopclntab"
+if command -v go >/dev/null 2>&1; then
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }\n' \
+	    >"$w/hello.go"
+	(cd "$w" && GOCACHE=$w/gocache GOPATH=$w/gopath GOPROXY=off \
+	    GOTOOLCHAIN=local GOENV=off GO111MODULE=off CGO_ENABLED=0 \
+	    go build -ldflags=-w -o hello-go hello.go) &&
+	    objcopy -O binary --only-section=.gopclntab "$w/hello-go" \
+	    "$out/gopclntab/hello-go.gopclntab"
 fi
 # Record seeds: the catalog entries of a store holding an upload.
 if [ -x "${SYMHUBD:-}" ] && [ -x "$SYMHUB" ]; then

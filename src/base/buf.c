@@ -54,7 +54,7 @@ buf_reserve(struct buf *b, size_t n)
 }
 
 int
-buf_add(struct buf *b, const void *p, size_t n)
+buf_add_grow(struct buf *b, const void *p, size_t n)
 {
 	int rc;
 

@@ -10,6 +10,7 @@
 #define SYMHUB_BUF_H
 
 #include <stddef.h>
+#include <string.h>
 
 struct buf {
 	unsigned char	*p;	/* owned; NULL while empty */
@@ -21,8 +22,21 @@ struct buf {
 /* Room for n more bytes.  @return 0 or -ENOMEM. */
 int	buf_reserve(struct buf *b, size_t n);
 
-/* Append n bytes.  @return 0 or -ENOMEM. */
-int	buf_add(struct buf *b, const void *p, size_t n);
+/* buf_add() when the bytes do not fit, or b has failed. */
+int	buf_add_grow(struct buf *b, const void *p, size_t n);
+
+/* Append n bytes.  @return 0 or -ENOMEM.  Inline: JSON writers append
+ * a few bytes at a time, and the call cost more than the copy. */
+static inline int
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	if (b->err == 0 && n > 0 && n <= b->cap - b->len) {
+		memcpy(b->p + b->len, p, n);
+		b->len += n;
+		return 0;
+	}
+	return buf_add_grow(b, p, n);
+}
 
 /* Append a NUL-terminated string, without its NUL. */
 int	buf_puts(struct buf *b, const char *s);

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Benchmark of whole-stack symbolization (issue 15): one POST /symbolize
 # of BENCH_ADDRS (100,000) addresses over BENCH_MODULES (50) real shared
-# libraries, their debug files from Debian's libc6-dbg (libc, libm, the
-# loader and the largest gconv modules), against llvm-symbolizer-19 given
-# the same debug files and addresses on stdin, in one process:
+# libraries, the largest whose debug files come from BENCH_PACKAGES
+# (libc6-dbg: libc, libm, the loader and gconv modules; add
+# librados2-dbg for libceph-common and librados, 110 MB of DWARF), against
+# llvm-symbolizer-19 given the same debug files and addresses on stdin,
+# in one process:
 #   - cold: the hub has only the debug files (scanned); the request
 #     converts all 50 to GSYM on --gsym-workers threads: reported;
 #   - warm: the same request again (median of BENCH_ROUNDS), curl's
@@ -14,8 +16,8 @@
 #     named by another symbol at the same start, see tests/batchcheck.py).
 #
 # Not part of `make check`. Needs libc6-dbg, llvm-symbolizer-19, curl,
-# python3. Environment: BENCH_MODULES, BENCH_ADDRS, BENCH_ROUNDS=5,
-# BENCH_LLVM_ROUNDS=3, BENCH_KEEP=1. Exit 0 when the target is met, 1 when
+# python3. Environment: BENCH_PACKAGES="libc6-dbg", BENCH_MODULES,
+# BENCH_ADDRS, BENCH_ROUNDS=5, BENCH_LLVM_ROUNDS=3, BENCH_KEEP=1. Exit 0 when the target is met, 1 when
 # missed or on an error, 77 when something is not installed.
 
 set -u
@@ -29,6 +31,7 @@ nmods=${BENCH_MODULES:-50}
 naddrs=${BENCH_ADDRS:-100000}
 rounds=${BENCH_ROUNDS:-5}
 lrounds=${BENCH_LLVM_ROUNDS:-3}
+packages=${BENCH_PACKAGES:-libc6-dbg}
 
 bench_name=bench_symbolize
 # shellcheck source=tests/bench/lib.sh
@@ -50,16 +53,20 @@ now_us() { echo "${EPOCHREALTIME/./}"; }
 # --- The modules: shared libraries whose debug file is installed ----------
 
 mkdir -p "$tmp/scan" || die "mkdir"
-find /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu -maxdepth 2 \
+for p in $packages; do
+	dpkg -L "$p" >/dev/null 2>&1 || skip "$p not installed"
+	dpkg -L "$p" | grep '/\.build-id/.*\.debug$'
+done | sort -u >"$tmp/debugs"
+find /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu -maxdepth 3 \
     -name '*.so*' -type f 2>/dev/null | sort -u | while read -r lib; do
 	id=$(build_id "$lib")
 	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
-	[ -n "$id" ] && [ -f "$dbg" ] &&
+	[ -n "$id" ] && grep -qxF "$dbg" "$tmp/debugs" &&
 	    echo "$(stat -L -c %s "$dbg") $id $dbg $lib"
 done | sort -rn | awk '!seen[$2]++' | head -n "$nmods" >"$tmp/mods"
 got=$(wc -l <"$tmp/mods")
 [ "$got" -eq "$nmods" ] ||
-    skip "only $got shared libraries with debug files (install libc6-dbg)"
+    skip "only $got shared libraries with debug files in $packages"
 while read -r _ id dbg _; do
 	cp "$dbg" "$tmp/scan/$id.debug" || die "cp"
 done <"$tmp/mods"
@@ -140,7 +147,7 @@ agree=$(python3 "$check_py" compare-all "$tmp/warm.json" "$tmp/llvm.out" |
 
 ratio=$(awk -v a="$llvm" -v b="$warm" 'BEGIN { printf "%.1f", a / b }')
 print_machine "$symhubd"
-echo "input:      $nmods modules (libc6-dbg), $total addresses in one request"
+echo "input:      $nmods modules ($packages), $total addresses in one request"
 echo "cold:       $cold s ($nmods conversions to GSYM, then the lookups)"
 echo "warm:       $warm s (median of $rounds; runs: $(tr '\n' ' ' <"$tmp/warm.runs"))"
 echo "llvm:       $llvm s llvm-symbolizer-19 (median of $lrounds; runs: $(tr '\n' ' ' <"$tmp/llvm.runs"))"

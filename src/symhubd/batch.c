@@ -123,14 +123,25 @@ unref_locked(struct batch *b)
 		batch_destroy(b);
 }
 
-/* Something in flight for m ended: note it, wake the caller. */
+/*
+ * Something in flight for m ended: its result noted (by note(), under the
+ * lock, in the same section that clears inflight, so that a step never
+ * sees the module idle without its result), the caller woken.
+ */
 static void
-ended(struct bmod *m)
+ended(struct bmod *m, int is_fetch, enum fetch_result fres, int crc)
 {
 	struct batch	*b = m->b;
 	int		 wake = 0;
 
 	pthread_mutex_lock(&b->mu);
+	if (is_fetch) {
+		m->fres = fres;
+		m->ev_fetch = 1;
+	} else {
+		m->crc = crc;
+		m->ev_convert = 1;
+	}
 	m->inflight = 0;
 	b->events++;
 	if (b->waiting && !b->closed) {
@@ -149,27 +160,15 @@ static void
 fetched(void *ctx, enum fetch_result res, const char *from,
     const struct fetch_served *served)
 {
-	struct bmod *m = ctx;
-
 	(void)from;
 	(void)served;	/* never asked for: want_bytes 0 */
-	pthread_mutex_lock(&m->b->mu);
-	m->fres = res;
-	m->ev_fetch = 1;
-	pthread_mutex_unlock(&m->b->mu);
-	ended(m);
+	ended(ctx, 1, res, 0);
 }
 
 static void
 converted(void *ctx, int rc)
 {
-	struct bmod *m = ctx;
-
-	pthread_mutex_lock(&m->b->mu);
-	m->crc = rc;
-	m->ev_convert = 1;
-	pthread_mutex_unlock(&m->b->mu);
-	ended(m);
+	ended(ctx, 0, FETCH_OK, rc);
 }
 
 /* ---- the steps of one module ---- */
@@ -194,6 +193,7 @@ open_gsym(struct batches *e, struct batch_module *mod)
 {
 	struct cache_record	rec;
 	struct cache_key	k = { CACHE_GSYM, mod->bid, mod->bidlen, NULL };
+	struct derive_gsym	*gf = NULL;
 	int			rc, fd = -1;
 
 	if (cache_get(e->c, &k, clock_wall_s(), &rec) == 0) {
@@ -209,9 +209,11 @@ open_gsym(struct batches *e, struct batch_module *mod)
 		if (rc != -ESTALE && rc != -ENOENT)
 			return rc;
 	}
-	rc = derive_gsym_unstored(e->dv, mod->bid, mod->bidlen, &rec, &fd,
-	    &mod->gf);
-	return rc == 0 ? 0 : -ENOENT;
+	if (derive_gsym_unstored(e->dv, mod->bid, mod->bidlen, &rec, &fd,
+	    &gf) != 0)
+		return -ENOENT;
+	mod->gf = gf;
+	return 0;
 }
 
 /* The program headers, from the debuginfo, else from the executable; to
@@ -244,24 +246,23 @@ read_loads(struct batches *e, struct batch_module *mod)
 }
 
 /* The build-id of a module named by the first bytes of one: a stored
- * file's, else those bytes themselves (a build-id of 16 bytes or less).
- * @return 0. */
+ * file's, else those bytes themselves.  @return 0. */
 static int
 find_prefix(struct batches *e, struct batch_module *mod)
 {
 	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
 	    CACHE_EXECUTABLE, CACHE_GSYM };
-	size_t	i, n;
+	size_t	i;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (cache_find_prefix(e->c, kinds[i], mod->id, mod->idlen,
 		    mod->bid, &mod->bidlen) == 0)
 			return 0;
-	/* Not here: ask for it as it is, its padding cut. */
-	for (n = mod->idlen; n > 1 && mod->id[n - 1] == 0; n--)
-		;
-	memcpy(mod->bid, mod->id, n);
-	mod->bidlen = n;
+	/* Not here: ask for the bytes as they are (a build-id of exactly
+	 * that length can match; a shorter one's padding is not told from a
+	 * longer one's zeros). */
+	memcpy(mod->bid, mod->id, mod->idlen);
+	mod->bidlen = mod->idlen;
 	return 0;
 }
 
@@ -310,6 +311,13 @@ start(struct batch *b, struct bmod *m, int what)
 	m->inflight = 0;
 	b->refs--;	/* never the last: the owner holds one */
 	pthread_mutex_unlock(&b->mu);
+	if (what == 'x' && rc != -ECANCELED) {
+		/* Its GSYM is open: answer without offsets mapped. */
+		m->loads_read = 1;
+		settle(mod, BATCH_READY, NULL);
+		mod->how = m->converts == 0 ? "stored" : "converted";
+		return 0;
+	}
 	if (rc != -ECANCELED)
 		log_warnx("batch: cannot %s: %s", what == 'c' ? "convert" :
 		    "ask upstreams", strerror(-rc));
@@ -397,9 +405,14 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 	if (mod->gf == NULL && ev_convert) {
 		/* A lone executable with nothing in it: the debuginfo may
 		 * be upstream. */
-		if (crc == -ENODATA && can_fetch && !expired &&
-		    !stored(e, mod, CACHE_DEBUGINFO))
-			return start(b, m, 'f');
+		if (crc == -ENODATA && can_fetch &&
+		    !stored(e, mod, CACHE_DEBUGINFO)) {
+			if (!expired)
+				return start(b, m, 'f');
+			settle(mod, BATCH_TIMEOUT,
+			    "not fetched by the deadline");
+			return 0;
+		}
 		convert_failed(mod, crc);
 		return 0;
 	}
@@ -410,6 +423,9 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 			m->got = 0;
 			if (!expired)
 				return start(b, m, 'c');
+			/* Converted anyway, for the next request. */
+			(void)derive_gsym_convert(e->dv, mod->bid, mod->bidlen,
+			    NULL, NULL);
 			settle(mod, BATCH_TIMEOUT,
 			    "not converted by the deadline");
 		} else if (can_fetch && !expired) {
@@ -461,11 +477,15 @@ batch_step(struct batch *b)
 			continue;
 		pthread_mutex_lock(&b->mu);
 		busy = m->inflight;
-		evf = m->ev_fetch;
-		evc = m->ev_convert;
-		fres = m->fres;
-		crc = m->crc;
-		m->ev_fetch = m->ev_convert = 0;
+		evf = evc = crc = 0;
+		fres = FETCH_OK;
+		if (!busy) {
+			evf = m->ev_fetch;
+			evc = m->ev_convert;
+			fres = m->fres;
+			crc = m->crc;
+			m->ev_fetch = m->ev_convert = 0;
+		}
 		pthread_mutex_unlock(&b->mu);
 		if (busy && expired) {
 			/* It goes on, for the next request. */

@@ -28,7 +28,8 @@
  * file closed loses its decoded records (8 made a 50-module batch open
  * and decode 42 files again on every request: 8,000 page faults). */
 #define MAX_OPEN	64
-#define HOT_BUDGET	(256u << 20)	/* decoded bytes kept in all */
+#define HOT_BUDGET	(256u << 20)	/* decoded bytes kept in all: each
+					 * open file's share of it */
 #define MAX_FAILED	64		/* corrupt parents remembered */
 #define MAX_UNSTORED	4		/* GSYM the store could not take */
 #define MAX_AHEAD	65536		/* conversions queued ahead of need */
@@ -118,6 +119,7 @@ struct derive {
 	double			 seconds;
 	uint64_t		 hot_hits, hot_misses;
 	uint64_t		 hot_bytes;	/* decoded, all files */
+	unsigned		 nopen;		/* files in open[] */
 };
 
 /* ---- sections ---- */
@@ -570,6 +572,16 @@ derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
 
 /* ---- open files and hot records ---- */
 
+/* Decoded bytes a shard of an open file may keep. */
+static size_t
+shard_budget(struct derive *s)
+{
+	unsigned	n = __atomic_load_n(&s->nopen, __ATOMIC_RELAXED);
+	size_t		share = HOT_BUDGET / ((n ? n : 1) * NSHARDS);
+
+	return share < SHARD_BUDGET ? share : SHARD_BUDGET;
+}
+
 static void
 shard_clear(struct derive *s, struct shard *sh)
 {
@@ -680,6 +692,8 @@ derive_gsym_open(struct derive *s, const struct cache_record *rec,
 		/* The table's reference. */
 		f->refs++;
 		s->open[victim] = f;
+		if (old == NULL)
+			__atomic_add_fetch(&s->nopen, 1, __ATOMIC_RELAXED);
 		if (old != NULL && --old->refs == 0)
 			file_free(old);
 	}
@@ -733,10 +747,12 @@ derive_gsym_unstored(struct derive *s, const unsigned char *id, size_t idlen,
 	pthread_mutex_unlock(&s->mu);
 	if (rc == 0 && !cache_derived_fresh(s->c, id, idlen, rec, clock_wall_s())) {
 		/* Its debuginfo changed since. */
-		if (gf != NULL)
+		if (gf != NULL) {
 			derive_gsym_release(*gf);
-		else
+			*gf = NULL;
+		} else {
 			close(*fd);
+		}
 		pthread_mutex_lock(&s->mu);
 		if ((u = unstored_find(s, id, idlen)) != NULL &&
 		    u->parent == parent)
@@ -780,12 +796,11 @@ derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
 		return rc;
 	rc = gsym_func_lookup(f->g, fn, addr, res);
 	pthread_mutex_lock(&sh->mu);
-	/* Over this shard's budget, or over all files' together: this
-	 * shard starts again (the budget may be passed by a record a
-	 * shard). */
-	if (sh->bytes + gsym_func_size(fn) > SHARD_BUDGET ||
-	    __atomic_load_n(&f->s->hot_bytes, __ATOMIC_RELAXED) +
-	    gsym_func_size(fn) > HOT_BUDGET)
+	/* Over this shard's share, the shard starts again: SHARD_BUDGET,
+	 * or less when so many files are open that all of them at that would
+	 * pass HOT_BUDGET (each file's share, not the total, so that one
+	 * file's records do not crowd out another's). */
+	if (sh->bytes + gsym_func_size(fn) > shard_budget(f->s))
 		shard_clear(f->s, sh);
 	if (sh->cap == 0) {
 		sh->cap = 1024;

@@ -269,6 +269,20 @@ tecken_key(struct symjson *j, const struct symjson_tlib *lib, int first)
 	return rc == 0 ? 0 : -ENOMEM;
 }
 
+/* Is lib l of job named like an earlier one that its frames use?  Its
+ * key is written once. */
+static int
+dup_lib(const struct symjson_tjob *job, const unsigned char *used, size_t l)
+{
+	size_t	k;
+
+	for (k = 0; k < l; k++)
+		if (used[k] && strcmp(job->libs[k].name, job->libs[l].name) == 0 &&
+		    strcmp(job->libs[k].key, job->libs[l].key) == 0)
+			return 1;
+	return 0;
+}
+
 /* The Tecken answer: per job, its stacks frame by frame, and which
  * modules were found. */
 static int
@@ -315,7 +329,7 @@ write_tecken(struct symjson *j, const struct breq *q, struct gsym_result *res)
 			const struct batch_module *bm =
 			    &q->mods[job->libs[l].mod];
 
-			if (!used[l])
+			if (!used[l] || dup_lib(job, used, l))
 				continue;
 			rc |= tecken_key(j, &job->libs[l], first);
 			first = 0;
@@ -333,7 +347,8 @@ write_tecken(struct symjson *j, const struct breq *q, struct gsym_result *res)
 				    &q->mods[job->libs[l].mod];
 				int ready = bm->status == BATCH_READY;
 
-				if (!used[l] || (ready && bm->nloads > 0))
+				if (!used[l] || (ready && bm->nloads > 0) ||
+				    dup_lib(job, used, l))
 					continue;
 				rc |= tecken_key(j, &job->libs[l], first);
 				first = 0;

@@ -379,10 +379,46 @@ symjson_breakpad_id(const unsigned char *id, size_t idlen, char out[34])
 	out[33] = '\0';
 }
 
+/* The modules met so far, by their 16 bytes: an open-addressing table
+ * of indexes + 1 (0: free), hcap a power of 2 over twice their bound. */
+static size_t
+mod_slot(const unsigned char p[16], size_t hcap)
+{
+	uint64_t	h;
+
+	memcpy(&h, p, sizeof(h));	/* a build-id's bytes are a hash */
+	return (size_t)(h ^ (h >> 31)) & (hcap - 1);
+}
+
+/* The index of the module with prefix p, or t->nmods. */
+static size_t
+mod_find(const struct symjson_tecken *t, const size_t *hash, size_t hcap,
+    const unsigned char p[16])
+{
+	size_t	k;
+
+	for (k = mod_slot(p, hcap); hash[k] != 0; k = (k + 1) & (hcap - 1))
+		if (memcmp(t->mods[hash[k] - 1].id, p, 16) == 0)
+			return hash[k] - 1;
+	return t->nmods;
+}
+
+static void
+mod_add(const struct symjson_tecken *t, size_t *hash, size_t hcap, size_t i)
+{
+	size_t	k;
+
+	for (k = mod_slot(t->mods[i].id, hcap); hash[k] != 0;
+	    k = (k + 1) & (hcap - 1))
+		;
+	hash[k] = i + 1;
+}
+
 /* Read one job.  @return 0; -EINVAL, -E2BIG, -ENOMEM with *why. */
 static int
 read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
-    uint64_t max_frames, size_t max_modules, const char **why)
+    size_t *hash, size_t hcap, uint64_t max_frames, size_t max_modules,
+    const char **why)
 {
 	json_object	*map, *stacks;
 	size_t		 i, k, n, f;
@@ -396,6 +432,12 @@ read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
 		return -EINVAL;
 	}
 	job->nlibs = json_object_array_length(map);
+	/* Each entry is looked for among the modules met: a bound on that
+	 * work, as on the modules. */
+	if (job->nlibs > max_modules) {
+		*why = "too many modules";
+		return -E2BIG;
+	}
 	if (job->nlibs > 0 && (job->libs = calloc(job->nlibs,
 	    sizeof(*job->libs))) == NULL)
 		goto nomem;
@@ -417,9 +459,7 @@ read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
 		}
 		job->libs[i].name = json_object_get_string(nm);
 		job->libs[i].key = json_object_get_string(id);
-		for (k = 0; k < t->nmods; k++)
-			if (memcmp(t->mods[k].id, prefix, 16) == 0)
-				break;
+		k = mod_find(t, hash, hcap, prefix);
 		if (k == t->nmods) {
 			if (t->nmods == max_modules) {
 				*why = "too many modules";
@@ -427,6 +467,7 @@ read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
 			}
 			memcpy(t->mods[k].id, prefix, 16);
 			t->mods[k].idlen = 16;
+			mod_add(t, hash, hcap, k);
 			snprintf(t->mods[k].idhex, sizeof(t->mods[k].idhex),
 			    "%s", job->libs[i].key);
 			t->nmods++;
@@ -492,7 +533,7 @@ symjson_parse_tecken(const char *body, size_t len, uint64_t max_frames,
     size_t max_modules, struct symjson_tecken *out, const char **why)
 {
 	json_object	*doc, *jobs;
-	size_t		 i, nlibs = 0;
+	size_t		 i, nlibs = 0, hcap, *hash = NULL;
 	long		 rc = -EINVAL;
 	int		 one;
 
@@ -520,21 +561,25 @@ symjson_parse_tecken(const char *body, size_t len, uint64_t max_frames,
 	}
 	if (nlibs > max_modules)
 		nlibs = max_modules;
+	for (hcap = 16; hcap < 2 * nlibs; hcap *= 2)
+		;
 	rc = -ENOMEM;
 	if ((out->njobs > 0 && (out->jobs = calloc(out->njobs,
 	    sizeof(*out->jobs))) == NULL) ||
 	    (nlibs > 0 && (out->mods = calloc(nlibs,
-	    sizeof(*out->mods))) == NULL))
+	    sizeof(*out->mods))) == NULL) ||
+	    (hash = calloc(hcap, sizeof(*hash))) == NULL)
 		goto out;
 	for (i = 0; i < out->njobs; i++) {
 		json_object *j = one ? doc : json_object_array_get_idx(jobs, i);
 
-		if ((rc = read_job(j, out, &out->jobs[i], max_frames, nlibs,
-		    why)) != 0)
+		if ((rc = read_job(j, out, &out->jobs[i], hash, hcap,
+		    max_frames, nlibs, why)) != 0)
 			goto out;
 	}
 	rc = (long)out->nmods;
 out:
+	free(hash);
 	if (rc < 0)
 		symjson_tecken_free(out);
 	return rc;
@@ -679,13 +724,14 @@ put_string(struct symjson *j, const char *a, const char *b)
 		return -ENOMEM;
 	}
 	free(d);
-	e->a = a;
-	e->b = b;
-	e->off = j->arena.len;
-	e->len = len;
-	j->used++;
 	if (buf_add(&j->arena, js, len) != 0)
 		return -ENOMEM;
+	/* Known from now on, its bytes in the arena. */
+	e->a = a;
+	e->b = b;
+	e->off = j->arena.len - len;
+	e->len = len;
+	j->used++;
 	return buf_add(&j->out, js, len);
 }
 
@@ -870,8 +916,10 @@ symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
 	if (f->base != NULL) {
 		r |= PUTS(o, ",\"file\":");
 		r |= put_string(j, f->dir, f->base);
-		r |= PUTS(o, ",\"line\":");
-		r |= put_u64(o, f->line);
+		if (f->line > 0) {	/* samply leaves a line 0 out */
+			r |= PUTS(o, ",\"line\":");
+			r |= put_u64(o, f->line);
+		}
 	}
 	if (res->nframes > 1) {
 		r |= PUTS(o, ",\"inlines\":[");
@@ -885,8 +933,10 @@ symjson_tecken_frame(struct symjson *j, size_t index, uint64_t offset,
 			if (f->base != NULL) {
 				r |= PUTS(o, ",\"file\":");
 				r |= put_string(j, f->dir, f->base);
-				r |= PUTS(o, ",\"line\":");
-				r |= put_u64(o, f->line);
+				if (f->line > 0) {
+					r |= PUTS(o, ",\"line\":");
+					r |= put_u64(o, f->line);
+				}
 			}
 			r |= PUTS(o, "}");
 		}

@@ -169,6 +169,28 @@ def agree(a, astart, b, bstart):
     return None
 
 
+def tally(pairs, label):
+    """(results, llvm lines) pairs of the same addresses: prints each
+    disagreement (the first 10) and a summary; returns how many."""
+    bad = by_symbol = n = 0
+    for r, t in pairs:
+        n += 1
+        a, astart = ours(r)
+        b, bstart = theirs(t)
+        how = agree(a, astart, b, bstart)
+        if how is None:
+            bad += 1
+            if bad <= 10:
+                print("%s%s: ours %s, llvm-symbolizer %s" %
+                      (label(t), r["address"], " | ".join(a) or "-",
+                       " | ".join(b) or "-"))
+        else:
+            by_symbol += how
+    print("%d of %d addresses agree (%d named another way: by another "
+          "symbol at the same start, or qualified)" % (n - bad, n, by_symbol))
+    return bad
+
+
 def compare(answer, index, llvm):
     with open(answer) as f:
         mod = json.load(f)["modules"][index]
@@ -179,23 +201,7 @@ def compare(answer, index, llvm):
         print("%d results with an address, llvm-symbolizer printed %d" %
               (len(results), len(theirs_all)))
         return 1
-    bad = by_symbol = 0
-    for r, t in zip(results, theirs_all):
-        a, astart = ours(r)
-        b, bstart = theirs(t)
-        how = agree(a, astart, b, bstart)
-        if how is None:
-            bad += 1
-            if bad <= 10:
-                print("%s: ours %s, llvm-symbolizer %s" %
-                      (r["address"], " | ".join(a) or "-",
-                       " | ".join(b) or "-"))
-        else:
-            by_symbol += how
-    print("%d of %d addresses agree (%d named another way: by another "
-          "symbol at the same start, or qualified)" % (len(results) - bad,
-          len(results), by_symbol))
-    return 1 if bad else 0
+    return 1 if tally(zip(results, theirs_all), lambda t: "") else 0
 
 
 def compare_all(answer, llvm):
@@ -205,29 +211,18 @@ def compare_all(answer, llvm):
         mods = json.load(f)["modules"]
     with open(llvm) as f:
         lines = [json.loads(line) for line in f if line.strip()]
-    bad = by_symbol = n = 0
+    pairs = []
     for m in mods:
-        results = [r for r in m["results"] if "address" in r]
         if m["status"] != "symbolized":
             print("%s: %s" % (m.get("buildid"), m["status"]))
             return 1
-        theirs_m, lines = lines[:len(results)], lines[len(results):]
-        for r, t in zip(results, theirs_m):
-            n += 1
-            a, astart = ours(r)
-            b, bstart = theirs(t)
-            how = agree(a, astart, b, bstart)
-            if how is None:
-                bad += 1
-                if bad <= 10:
-                    print("%s %s: ours %s, llvm-symbolizer %s" %
-                          (t.get("ModuleName"), r["address"],
-                           " | ".join(a) or "-", " | ".join(b) or "-"))
-            else:
-                by_symbol += how
-    print("%d of %d addresses agree (%d named another way: by another "
-          "symbol at the same start, or qualified)" % (n - bad, n, by_symbol))
-    return 1 if bad or lines else 0
+        results = [r for r in m["results"] if "address" in r]
+        pairs += zip(results, lines[len(pairs):len(pairs) + len(results)])
+    if len(pairs) != len(lines):
+        print("%d results with an address, llvm-symbolizer printed %d" %
+              (len(pairs), len(lines)))
+        return 1
+    return 1 if tally(pairs, lambda t: t.get("ModuleName", "?") + " ") else 0
 
 
 def fileid(path):

@@ -1764,9 +1764,12 @@ convert_symtab(struct cvt *cv, size_t *count)
 	return 0;
 }
 
-/* The data of the first section called name (decompressed). */
+/* The data of the first section called name: decompressed when inflate
+ * is set, else left empty when compressed (Go never compresses its
+ * table, and one flagged so is not worth inflating). */
 static void
-find_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
+find_sect(Elf *elf, size_t shstrndx, const char *name, int inflate,
+    struct dwline_sect *out)
 {
 	Elf_Scn *scn = NULL;
 
@@ -1782,7 +1785,7 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
 		    strcmp(n, name) != 0)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) &&
-		    elf_compress(scn, 0, 0) < 0)
+		    (!inflate || elf_compress(scn, 0, 0) < 0))
 			return;
 		if ((d = elf_getdata(scn, NULL)) != NULL && d->d_buf) {
 			out->p = d->d_buf;
@@ -1861,33 +1864,6 @@ go_text(Elf *elf, size_t shstrndx)
 	return text;
 }
 
-/* The bytes of the section called name, as stored: Go never compresses
- * its table, and one flagged compressed is not worth inflating. */
-static void
-go_sect(Elf *elf, size_t shstrndx, const char *name, struct dwline_sect *out)
-{
-	Elf_Scn *scn = NULL;
-
-	out->p = NULL;
-	out->len = 0;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		const char *n;
-		Elf_Data *d;
-
-		if (gelf_getshdr(scn, &sh) == NULL ||
-		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
-		    strcmp(n, name) != 0)
-			continue;
-		if (sh.sh_type != SHT_NOBITS && !(sh.sh_flags & SHF_COMPRESSED) &&
-		    (d = elf_getdata(scn, NULL)) != NULL && d->d_buf != NULL) {
-			out->p = d->d_buf;
-			out->len = d->d_size;
-		}
-		return;
-	}
-}
-
 static int
 has_start(const uint64_t *s, size_t n, uint64_t addr)
 {
@@ -1927,9 +1903,10 @@ convert_go(struct cvt *cv, size_t *count)
 	if (elf_getshdrstrndx(cv->elf, &shstrndx) != 0)
 		return 0;
 	/* A PIE linked by Go itself (up to Go 1.25) has it in RELRO. */
-	go_sect(cv->elf, shstrndx, ".gopclntab", &s);
+	find_sect(cv->elf, shstrndx, ".gopclntab", 0, &s);
 	if (s.p == NULL)
-		go_sect(cv->elf, shstrndx, ".data.rel.ro.gopclntab", &s);
+		find_sect(cv->elf, shstrndx, ".data.rel.ro.gopclntab", 0,
+		    &s);
 	if (s.p == NULL || gopclntab_open(s.p, s.len,
 	    go_text(cv->elf, shstrndx), &t) < 0)
 		return 0;
@@ -2066,10 +2043,10 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 	for (i = 0; ndbg > 1 && i < ndbg; i++)
 		(void)dwarf_getalt(dbgs[i]);
 	if ((cv.dbg = dbgs[0]) != NULL) {
-		find_sect(delf, shstrndx, ".debug_info", &cv.info);
-		find_sect(delf, shstrndx, ".debug_line", &cv.line);
-		find_sect(delf, shstrndx, ".debug_line_str", &cv.line_str);
-		find_sect(delf, shstrndx, ".debug_str", &cv.str);
+		find_sect(delf, shstrndx, ".debug_info", 1, &cv.info);
+		find_sect(delf, shstrndx, ".debug_line", 1, &cv.line);
+		find_sect(delf, shstrndx, ".debug_line_str", 1, &cv.line_str);
+		find_sect(delf, shstrndx, ".debug_str", 1, &cv.str);
 		rc = ndbg > 1 ? convert_threads(&cv, dbgs, ndbg) :
 		    convert_dwarf(&cv);
 		if (rc < 0)

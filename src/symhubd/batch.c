@@ -173,19 +173,6 @@ converted(void *ctx, int rc)
 
 /* ---- the steps of one module ---- */
 
-static int
-stored(struct batches *e, const struct batch_module *mod,
-    enum cache_kind kind)
-{
-	struct cache_record	p;
-	struct cache_key	k = { kind, mod->bid, mod->bidlen, NULL };
-
-	if (cache_get(e->c, &k, clock_wall_s(), &p) != 0)
-		return 0;
-	cache_record_release(&p);
-	return 1;
-}
-
 /* The module's GSYM, stored and fresh or just converted unstored.
  * @return 0 with mod->gf; -ENOENT: none yet; -errno. */
 static int
@@ -406,7 +393,8 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 		/* A lone executable with nothing in it: the debuginfo may
 		 * be upstream. */
 		if (crc == -ENODATA && can_fetch &&
-		    !stored(e, mod, CACHE_DEBUGINFO)) {
+		    !records_have(e->c, CACHE_DEBUGINFO, mod->bid,
+		    mod->bidlen)) {
 			if (!expired)
 				return start(b, m, 'f');
 			settle(mod, BATCH_TIMEOUT,
@@ -418,8 +406,9 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 	}
 	if (mod->gf == NULL) {
 		if ((m->converts == 0 || m->got) &&
-		    (stored(e, mod, CACHE_DEBUGINFO) ||
-		    stored(e, mod, CACHE_EXECUTABLE))) {
+		    (records_have(e->c, CACHE_DEBUGINFO, mod->bid,
+		    mod->bidlen) || records_have(e->c, CACHE_EXECUTABLE,
+		    mod->bid, mod->bidlen))) {
 			m->got = 0;
 			if (!expired)
 				return start(b, m, 'c');

@@ -9,6 +9,19 @@
 #include "records.h"
 
 int
+records_have(struct cache *c, enum cache_kind kind, const unsigned char *id,
+    size_t idlen)
+{
+	struct cache_record	rec;
+	struct cache_key	k = { kind, id, idlen, NULL };
+
+	if (cache_get(c, &k, clock_wall_s(), &rec) != 0)
+		return 0;
+	cache_record_release(&rec);
+	return 1;
+}
+
+int
 records_broken(struct cache *c, const struct cache_key *key,
     const struct cache_record *rec, int rc)
 {

@@ -33,6 +33,11 @@ int	records_open(struct cache *c, struct scan *s,
 int	records_open_got(struct cache *c, struct scan *s,
 	    const struct cache_key *key, struct cache_record *rec, int *fd);
 
+/* Has the store a live record of kind for id (no bytes opened)?
+ * @return 1 or 0. */
+int	records_have(struct cache *c, enum cache_kind kind,
+	    const unsigned char *id, size_t idlen);
+
 /*
  * A record whose bytes failed to open or read with rc: drop it when rc
  * says they are gone for good (-ENOENT, -EIO, -ESTALE).

@@ -24,19 +24,6 @@ converted(void *ctx, int rc)
 	MHD_resume_connection(r->conn);
 }
 
-/* Has the store a record of kind for the request's id? */
-static int
-stored(struct http *h, const struct req *r, enum cache_kind kind)
-{
-	struct cache_record	p;
-	struct cache_key	k = { kind, r->w.id, r->w.idlen, NULL };
-
-	if (cache_get(h->c, &k, clock_wall_s(), &p) != 0)
-		return 0;
-	cache_record_release(&p);
-	return 1;
-}
-
 /* ?demangle=1 (or true): function names as a person reads them. */
 static int
 want_demangled(const struct req *r)
@@ -170,7 +157,7 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 		return r->w.symbolize ? symbolize(h, r, ugf) :
 		    reply_fd(h, r, key, &rec, fd);
 	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
-	    !stored(h, r, CACHE_DEBUGINFO)) {
+	    !records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen)) {
 		/* Only a stripped executable here: the debuginfo may be
 		 * upstream. */
 		r->converted = 0;
@@ -180,12 +167,13 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 	}
 	if (r->converted)
 		return conversion_failed(r);
-	have_dbg = stored(h, r, CACHE_DEBUGINFO);
+	have_dbg = records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen);
 	/* Only an executable with nothing to convert, and the upstreams said
 	 * nothing definite about the debuginfo: ask again later. */
 	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
 		return reply_transient(r);
-	if (have_dbg || stored(h, r, CACHE_EXECUTABLE)) {
+	if (have_dbg || records_have(h->c, CACHE_EXECUTABLE, r->w.id,
+	    r->w.idlen)) {
 		r->phase = PHASE_CONVERT;
 		MHD_suspend_connection(r->conn);
 		if ((rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen,

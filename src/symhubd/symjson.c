@@ -326,24 +326,22 @@ symjson_batch_free(struct symjson_batch *b)
 
 /* ---- Tecken ---- */
 
+/* A Breakpad id's GUID: the build-id's bytes 0-3, 4-5 and 6-7 each
+ * reversed (a little-endian GUID), 8-15 as they are. */
+static const unsigned char guid_order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9,
+    10, 11, 12, 13, 14, 15 };
+
+/* The value of a hex digit of either case, or -1. */
 static int
 hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return hex_value(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
 }
 
 /* A Breakpad id to the build-id bytes it holds.  @return 0; -EINVAL. */
 static int
 breakpad_prefix(const char *s, size_t len, unsigned char out[16])
 {
-	static const unsigned char order[16] = { 3, 2, 1, 0, 5, 4, 7, 6,
-	    8, 9, 10, 11, 12, 13, 14, 15 };
 	unsigned char	g[16];
 	size_t		i;
 
@@ -357,23 +355,21 @@ breakpad_prefix(const char *s, size_t len, unsigned char out[16])
 		g[i] = (unsigned char)(hexval(s[2 * i]) << 4 |
 		    hexval(s[2 * i + 1]));
 	for (i = 0; i < 16; i++)
-		out[i] = g[order[i]];
+		out[i] = g[guid_order[i]];
 	return 0;
 }
 
 void
 symjson_breakpad_id(const unsigned char *id, size_t idlen, char out[34])
 {
-	static const unsigned char order[16] = { 3, 2, 1, 0, 5, 4, 7, 6,
-	    8, 9, 10, 11, 12, 13, 14, 15 };
 	static const char digits[] = "0123456789ABCDEF";
 	unsigned char	p[16] = { 0 };
 	size_t		i;
 
 	memcpy(p, id, idlen < 16 ? idlen : 16);
 	for (i = 0; i < 16; i++) {
-		out[2 * i] = digits[p[order[i]] >> 4];
-		out[2 * i + 1] = digits[p[order[i]] & 15];
+		out[2 * i] = digits[p[guid_order[i]] >> 4];
+		out[2 * i + 1] = digits[p[guid_order[i]] & 15];
 	}
 	out[32] = '0';
 	out[33] = '\0';

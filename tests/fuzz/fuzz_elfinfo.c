@@ -1,5 +1,6 @@
-/* Fuzz ELF inspection: build-id, kind and quality, sources, sections and
- * the FileID of any file, as a scan, an upload or a fetch reads it. */
+/* Fuzz ELF inspection: build-id, kind and quality, sources, sections, the
+ * FileID and the loadable segments (file offsets mapped for POST
+ * /symbolize) of any file, as a scan, an upload or a fetch reads it. */
 #define _GNU_SOURCE 1
 #include <sys/mman.h>
 
@@ -31,9 +32,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int	 inited;
 	struct elfinfo	 ei;
+	struct elfinfo_load loads[ELFINFO_LOADS_MAX];
 	unsigned char	 fid[16];
+	uint64_t	 addr;
 	size_t		 got = 0;
-	int		 fd, n = 0;
+	int		 fd, n = 0, k;
 
 	if (!inited) {
 		if (elfinfo_init() < 0)
@@ -48,6 +51,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)elfinfo_sources(fd, count, &n);
 		(void)elfinfo_section(fd, ".debug_line", sink, &got);
 		(void)elfinfo_section(fd, ".text", sink, &got);
+		if ((k = elfinfo_loads(fd, loads)) > 0 &&
+		    elfinfo_loads_map(loads, (size_t)k))
+			(void)elfinfo_load_addr(loads, (size_t)k, 0x1000,
+			    &addr);
 	}
 	close(fd);
 	return 0;

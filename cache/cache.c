@@ -38,6 +38,7 @@
 #include "base/fs.h"
 #include "base/hex.h"
 #include "cache/cache.h"
+#include "cache/cleanmark.h"
 #include "cache/record.h"
 
 #define DEFAULT_MAPSIZE		((size_t)256 << 20)
@@ -67,6 +68,7 @@ struct cache {
 	MDB_dbi			 files;		/* path -> file entry */
 	MDB_dbi			 meta;		/* "bytes" -> u64 */
 	MDB_dbi			 fileids;	/* FileID -> build-id */
+	MDB_dbi			 lru;		/* atime | key -> "" (lru_*) */
 	char			*dir;
 	uint64_t		 budget;
 	int			 readonly;
@@ -84,6 +86,13 @@ struct cache {
 	pthread_mutex_t		 touch_mu;
 	struct touch		*touch[TOUCH_BUCKETS];
 	size_t			 ntouch;
+
+	/* Leave index/clean at close (cleanmark.h): the store was checked,
+	 * or trusted through the mark, and nothing since left a file the
+	 * index does not know of (dirty). */
+	int			 markable;
+	int			 dirty;
+	int			 trusted;	/* opened through the mark */
 
 	uint64_t		 evictions, check_dropped, check_removed;
 	uint64_t		 check_quarantined, verified, verify_failed;
@@ -119,6 +128,8 @@ struct blobref {
 static const char META_BYTES[] = "bytes";
 /* Present once every blob record has its catalog entry. */
 static const char META_CATALOG[] = "catalog";
+/* Present once the lru table lists every evictable record. */
+static const char META_LRU[] = "lru";
 
 /* LMDB result to -errno. */
 static int
@@ -456,6 +467,94 @@ add_bytes(struct cache *c, MDB_txn *t, int64_t delta)
 }
 
 /*
+ * The eviction order.  The lru table holds, for every record the byte
+ * budget may evict (a blob, not pinned), the key atime (8 bytes, big
+ * endian, sign bit flipped) | record key, and no value: evict() takes
+ * the oldest first and does work in proportion to what it evicts.  Every
+ * change of a record goes through rec_put() and rec_del(), which keep
+ * it; evict() mends an entry that lies (its record gone or changed).
+ */
+#define LRU_KEY_MAX	(8 + RECORD_KEY_MAX)
+
+/* Is the encoded record v evictable?  *atime is its access time. */
+static int
+lru_evictable(const MDB_val *v, int64_t *atime)
+{
+	uint32_t	flags;
+
+	if (v->mv_size < RECORD_FIXED)
+		return 0;
+	memcpy(&flags, (const char *)v->mv_data + 4, sizeof(flags));
+	memcpy(atime, (const char *)v->mv_data + RECORD_ATIME_OFF,
+	    sizeof(*atime));
+	return !(flags & (CACHE_F_EXTERNAL | CACHE_F_PINNED));
+}
+
+static void
+lru_key(const MDB_val *k, int64_t atime, unsigned char out[LRU_KEY_MAX],
+    MDB_val *lk)
+{
+	uint64_t	u = (uint64_t)atime ^ (1ull << 63);
+	int		i;
+
+	for (i = 0; i < 8; i++)
+		out[i] = (unsigned char)(u >> (56 - 8 * i));
+	memcpy(out + 8, k->mv_data, k->mv_size);
+	lk->mv_size = 8 + k->mv_size;
+	lk->mv_data = out;
+}
+
+/* Add (add) or remove the lru entry of the record k -> v. */
+static int
+lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
+    int add)
+{
+	unsigned char	lb[LRU_KEY_MAX];
+	MDB_val		lk, empty = { 0, NULL };
+	int64_t		atime;
+	int		rc;
+
+	if (k->mv_size > RECORD_KEY_MAX || !lru_evictable(v, &atime))
+		return 0;
+	lru_key(k, atime, lb, &lk);
+	if (add)
+		return mdb_put(t, c->lru, &lk, &empty, 0);
+	rc = mdb_del(t, c->lru, &lk, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* Store record k -> v, replacing any (and its lru entry). */
+static int
+rec_put(struct cache *c, MDB_txn *t, MDB_val *k, MDB_val *v)
+{
+	MDB_val	old;
+	int	rc;
+
+	rc = mdb_get(t, c->records, k, &old);
+	if (rc == 0)
+		rc = lru_set(c, t, k, &old, 0);
+	else if (rc == MDB_NOTFOUND)
+		rc = 0;
+	if (rc != 0 || (rc = mdb_put(t, c->records, k, v, 0)) != 0)
+		return rc;
+	return lru_set(c, t, k, v, 1);
+}
+
+/* Remove record k (and its lru entry).  MDB_NOTFOUND when there is
+ * none.  (A cursor walk calls lru_set() then mdb_cursor_del().) */
+static int
+rec_del(struct cache *c, MDB_txn *t, MDB_val *k)
+{
+	MDB_val	old;
+	int	rc;
+
+	if ((rc = mdb_get(t, c->records, k, &old)) != 0 ||
+	    (rc = lru_set(c, t, k, &old, 0)) != 0)
+		return rc;
+	return mdb_del(t, c->records, k, NULL);
+}
+
+/*
  * Drop one reference to a blob.  *unlink_it is set when this was the last
  * one: the caller removes the file after its last LMDB write.
  */
@@ -515,8 +614,10 @@ blob_unlink(struct cache *c, const unsigned char digest[32])
 {
 	char path[PATH_MAX];
 
-	if (blob_path(c, digest, path, 0) == 0)
-		unlink(path);
+	/* One left behind is a stray for the next open's check. */
+	if (blob_path(c, digest, path, 0) != 0 ||
+	    (unlink(path) != 0 && errno != ENOENT))
+		c->dirty = 1;
 }
 
 /*
@@ -542,7 +643,7 @@ drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
 	cache_record_release(&rec);
 	if (rc != 0)
 		return rc;
-	return mdb_del(t, c->records, k, NULL);
+	return rec_del(c, t, k);
 }
 
 /*
@@ -606,7 +707,8 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 		if (rc != 0)
 			break;
 		if (bad) {
-			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+			if ((rc = lru_set(c, t, &k, &v, 0)) != 0 ||
+			    (rc = mdb_cursor_del(cur, 0)) != 0)
 				break;
 			(*dropped)++;
 		}
@@ -1087,6 +1189,13 @@ open_index(struct cache *c, const char *path, size_t mapsize)
 		mdb_txn_abort(t);
 		return merr(rc);
 	}
+	/* A reader never evicts: an index from before the lru table is
+	 * read as it is. */
+	if ((rc = mdb_dbi_open(t, "lru", fl, &c->lru)) != 0 &&
+	    !(c->readonly && rc == MDB_NOTFOUND)) {
+		mdb_txn_abort(t);
+		return merr(rc);
+	}
 	return merr(mdb_txn_commit(t));
 }
 
@@ -1203,6 +1312,32 @@ catalog_check(struct cache *c)
 	return wtxn(c, mark_catalog_fn, NULL);
 }
 
+/* List every evictable record in the lru table, once, for an index
+ * made before it. */
+static int
+lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_val		 mk = { sizeof(META_LRU), (void *)META_LRU };
+	MDB_val		 mv = { 1, (void *)"1" }, k, v;
+	MDB_cursor	*cur;
+	int		 rc;
+
+	(void)ctx;
+	if ((rc = mdb_get(t, c->meta, &mk, &v)) != MDB_NOTFOUND)
+		return rc;
+	if ((rc = mdb_drop(t, c->lru, 0)) != 0 ||
+	    (rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = lru_set(c, t, &k, &v, 1)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	return mdb_put(t, c->meta, &mk, &mv, 0);
+}
+
 int
 cache_open(const char *dir, const struct cache_options *opt,
     struct cache **out)
@@ -1212,7 +1347,7 @@ cache_open(const char *dir, const struct cache_options *opt,
 	struct cache		*c;
 	char			 path[PATH_MAX];
 	size_t			 i;
-	int			 rc, guest_beside = 0;
+	int			 rc, guest_beside = 0, trusted = 0;
 
 	*out = NULL;
 	if ((c = cache_alloc(dir, opt)) == NULL)
@@ -1238,13 +1373,32 @@ cache_open(const char *dir, const struct cache_options *opt,
 	c->lockfd = -1;
 	if ((rc = lock_store(c, LOCK_SH)) < 0)
 		goto out;
+	/* Left as a clean close left it: no probe, no check (cleanmark.h).
+	 * A writer takes the mark away before its first write; a guest
+	 * beside the owner never saw it. */
+	if (!guest_beside && (rc = cleanmark_valid(dir)) > 0)
+		trusted = c->readonly || (rc = cleanmark_remove(dir)) == 0;
+	if (rc < 0)
+		goto out;
 	snprintf(path, sizeof(path), "%s/index", dir);
-	if ((rc = probe_index(c, path)) < 0 ||
+	if ((!trusted && (rc = probe_index(c, path)) < 0) ||
 	    (rc = open_index(c, path, opt != NULL && opt->mapsize ?
 	    opt->mapsize : DEFAULT_MAPSIZE)) < 0 ||
 	    (rc = catalog_check(c)) < 0)
 		goto out;
-	if (!c->readonly && !guest_beside && (rc = check(c)) < 0)
+	c->trusted = trusted;
+	if (!c->readonly && !guest_beside) {
+		if (trusted) {
+			int dead;
+
+			mdb_reader_check(c->env, &dead);
+			clear_tmp(c);
+		} else if ((rc = check(c)) < 0) {
+			goto out;
+		}
+		c->markable = 1;
+	}
+	if (!c->readonly && (rc = wtxn(c, lru_fill_fn, NULL)) < 0)
 		goto out;
 	/* OpenSSL 3 loads its providers on the first digest, 1.2 ms here:
 	 * let that not be the first blob's. */
@@ -1287,9 +1441,16 @@ cache_close(struct cache *c)
 	if (c == NULL)
 		return;
 	if (c->env != NULL) {
-		if (!c->readonly)
-			cache_flush(c, 0);
+		if (!c->readonly && cache_flush(c, 0) < 0)
+			c->dirty = 1;
 		mdb_env_close(c->env);
+		c->env = NULL;
+		/* The last one out, with nothing left astray, leaves the
+		 * mark.  (A failed conversion of the lock loses it: we are
+		 * closing anyway.) */
+		if (c->markable && !c->dirty && c->lockfd >= 0 &&
+		    flock(c->lockfd, LOCK_EX | LOCK_NB) == 0)
+			(void)cleanmark_write(c->dir);
 	}
 	touch_clear(c);
 	if (c->lockfd >= 0)
@@ -1528,7 +1689,7 @@ write_atimes(struct cache *c, MDB_txn *t, struct touch **list)
 			memcpy(buf + RECORD_ATIME_OFF, &p->atime,
 			    sizeof(p->atime));
 			v.mv_data = buf;
-			rc = mdb_put(t, c->records, &k, &v, 0);
+			rc = rec_put(c, t, &k, &v);
 			free(buf);
 			if (rc != 0)
 				return rc;
@@ -1537,76 +1698,58 @@ write_atimes(struct cache *c, MDB_txn *t, struct touch **list)
 	return 0;
 }
 
-struct victim {
-	int64_t		atime;
-	size_t		klen;
-	unsigned char	k[RECORD_KEY_MAX];
-};
-
-static int
-victim_cmp(const void *a, const void *b)
-{
-	const struct victim *x = a, *y = b;
-
-	return x->atime < y->atime ? -1 : x->atime > y->atime;
-}
-
-/* Least recently used first, until the blob bytes fit the budget. */
+/* Least recently used first, until the blob bytes fit the budget: the
+ * oldest entries of the lru table, each checked against its record. */
 static int
 evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 {
 	MDB_cursor	*cur;
-	MDB_val		 k, v;
-	struct victim	*vs = NULL;
-	unsigned char	 gone[32];
-	size_t		 n = 0, cap = 0, i;
+	MDB_val		 lk, lv, k, v;
+	unsigned char	 kb[RECORD_KEY_MAX], lb[LRU_KEY_MAX], gone[32];
 	uint64_t	 bytes;
-	uint32_t	 flags;
 	int64_t		 atime;
-	int		 rc, unl;
+	int		 rc, unl, sound;
 
 	if ((rc = get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
 		return rc;
-	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
+	if ((rc = mdb_cursor_open(t, c->lru, &cur)) != 0)
 		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (v.mv_size < RECORD_FIXED || k.mv_size > RECORD_KEY_MAX)
+	while (bytes > c->budget &&
+	    (rc = mdb_cursor_get(cur, &lk, &lv, MDB_FIRST)) == 0) {
+		if (lk.mv_size <= 8 || lk.mv_size > LRU_KEY_MAX) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				break;
 			continue;
-		memcpy(&flags, (char *)v.mv_data + 4, sizeof(flags));
-		if (flags & (CACHE_F_EXTERNAL | CACHE_F_PINNED))
-			continue;
-		memcpy(&atime, (char *)v.mv_data + RECORD_ATIME_OFF,
-		    sizeof(atime));
-		if (array_grow(&vs, &cap, n + 1, sizeof(*vs)) != 0) {
-			rc = ENOMEM;
-			break;
 		}
-		vs[n].atime = atime;
-		vs[n].klen = k.mv_size;
-		memcpy(vs[n].k, k.mv_data, k.mv_size);
-		n++;
-	}
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		goto out;
-	rc = 0;
-	if (n > 0)
-		qsort(vs, n, sizeof(*vs), victim_cmp);
-	for (i = 0; i < n && bytes > c->budget; i++) {
-		k.mv_size = vs[i].klen;
-		k.mv_data = vs[i].k;
+		k.mv_size = lk.mv_size - 8;
+		memcpy(kb, (char *)lk.mv_data + 8, k.mv_size);
+		k.mv_data = kb;
+		/* An entry whose record is gone, not evictable or of
+		 * another time is a stale one: mended, not followed. */
+		rc = mdb_get(t, c->records, &k, &v);
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			break;
+		sound = rc == 0 && lru_evictable(&v, &atime);
+		if (sound) {
+			lru_key(&k, atime, lb, &v);
+			sound = v.mv_size == lk.mv_size &&
+			    memcmp(lb, lk.mv_data, lk.mv_size) == 0;
+		}
+		if (!sound) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				break;
+			continue;
+		}
 		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
 		    (unl && (rc = gone_add(c, gone)) != 0) ||
 		    (rc = uncat_add(c, &k)) != 0)
-			goto out;
+			break;
 		fc->evicted++;
 		if ((rc = get_bytes(c, t, &bytes)) != 0)
-			goto out;
+			break;
 	}
-out:
-	free(vs);
-	return rc;
+	mdb_cursor_close(cur);
+	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
 static int
@@ -1930,7 +2073,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		return rc;
 	v.mv_size = vlen;
 	v.mv_data = val;
-	if ((rc = mdb_put(t, c->records, &k, &v, 0)) != 0)
+	if ((rc = rec_put(c, t, &k, &v)) != 0)
 		goto out;
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
@@ -2013,6 +2156,10 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	rc = wtxn(c, put_fn, &pc);
 	if (rc == 0 && digest_out != NULL)
 		memcpy(digest_out, r.digest, 32);
+	/* Renamed into blobs/ by a transaction that did not commit: a
+	 * file the index does not know, for the next open's check. */
+	if (rc != 0 && pc.renamed)
+		c->dirty = 1;
 	if (pc.renamed)
 		b->tmp[0] = '\0';
 out:
@@ -2451,6 +2598,7 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->check_dropped = c->check_dropped;
 	st->check_removed = c->check_removed;
 	st->check_quarantined = c->check_quarantined;
+	st->opened_clean = (uint64_t)c->trusted;
 	st->verified = __atomic_load_n(&c->verified, __ATOMIC_RELAXED);
 	st->verify_failed = __atomic_load_n(&c->verify_failed,
 	    __ATOMIC_RELAXED);
@@ -2663,7 +2811,7 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 	if ((rc = mdb_get(t, c->records, &k, &v)) != 0)
 		return rc == MDB_NOTFOUND ? 0 : rc;
 	if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
-		return mdb_del(t, c->records, &k, NULL);
+		return rec_del(c, t, &k);
 	/* A source record refers to the source file, not to the ELF file
 	 * that named it; the ELF file's key list is what ties them. */
 	/* A member extracted from an archive is the archive's too (a blob:
@@ -2687,7 +2835,7 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 			return rc;
 		return uncat_add(c, &k);
 	}
-	return own ? mdb_del(t, c->records, &k, NULL) : 0;
+	return own ? rec_del(c, t, &k) : 0;
 }
 
 struct filectx {
@@ -2974,7 +3122,7 @@ rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
 		if (record_decode(e->val, e->vlen, &rec) != 0)
 			continue;
 		if ((rc = blob_ref(c, t, rec.digest, rec.size, &is_new)) == 0)
-			rc = mdb_put(t, c->records, &k, &v, 0);
+			rc = rec_put(c, t, &k, &v);
 		cache_record_release(&rec);
 	}
 	return rc;
@@ -3129,6 +3277,7 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 	    (rc = quarantine_strays(c)) < 0)
 		goto out;
 	rep->quarantined = c->check_quarantined;
+	c->markable = 1;	/* as checked as a check leaves it */
 out:
 	cache_close(c);
 	return rc;
@@ -3156,7 +3305,8 @@ drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
 		cache_record_release(&rec);
 		if (!match)
 			continue;
-		if ((rc = blob_unref(c, t, digest, &unl)) != 0 ||
+		if ((rc = lru_set(c, t, &k, &v, 0)) != 0 ||
+		    (rc = blob_unref(c, t, digest, &unl)) != 0 ||
 		    (rc = uncat_add(c, &k)) != 0 ||
 		    (rc = mdb_cursor_del(cur, 0)) != 0)
 			break;

@@ -114,6 +114,9 @@ struct cache_stats {
 	uint64_t	check_dropped;	/* records dropped by the open check */
 	uint64_t	check_removed;	/* tmp/ leftovers removed by the check */
 	uint64_t	check_quarantined; /* unindexed blobs moved by the check */
+	uint64_t	opened_clean;	/* 1: the open found the store as a
+					 * clean close left it (index/clean)
+					 * and ran no check */
 	uint64_t	verified;	/* blobs verified since open */
 	uint64_t	verify_failed;	/* of them, wrong or unreadable */
 	uint64_t	mapsize;	/* current LMDB map size */
@@ -126,6 +129,10 @@ struct cache_stats {
  * it; then clear stale LMDB readers, remove tmp/ leftovers, drop records
  * whose blob is missing or of the wrong size, rebuild blob reference
  * counts and move unindexed blobs to quarantine/.
+ * The check costs time in proportion to the store, so it is skipped when
+ * the last process to close the store closed it cleanly and nothing has
+ * touched the index or blobs/ since (index/clean, cache/cleanmark.h):
+ * the open then costs the same at ten records or ten million.
  * @param opt  NULL for defaults.
  * @param out  set to the new handle on success, NULL on failure.
  * @return 0, or -errno: -EROFS/-EACCES for an unwritable store;

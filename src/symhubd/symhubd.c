@@ -226,7 +226,12 @@ main(int argc, char **argv)
 		}
 	}
 	c = open_store(&cfg);
-	if (cache_stats(c, &st) == 0) {
+	if (cache_stats(c, &st) == 0 && st.opened_clean) {
+		log_info("store %s: %llu entries, %llu blob bytes; closed "
+		    "cleanly, not checked", cfg.store,
+		    (unsigned long long)st.records,
+		    (unsigned long long)st.bytes);
+	} else if (cache_stats(c, &st) == 0) {
 		log_info("store %s: %llu entries, %llu blob bytes; check dropped "
 		    "%llu records, removed %llu tmp files, quarantined %llu "
 		    "unindexed blobs", cfg.store,

@@ -6,6 +6,7 @@
 #   cache/        the storage engine      uses base/
 #   src/common/   vocabulary, ELF, tokens uses base/, cache/ (its kinds)
 #   src/gsym/     GSYM library            uses base/, common/
+#   src/s3/       S3 client               uses base/
 #   src/symhubd/  the daemon              uses all of the above
 #   src/symhub/   the CLI                 uses all of the above
 #
@@ -13,10 +14,11 @@
 #    (a header of its own folder is included without one).
 # 2. No undefined symbol of a layer's library is defined by a layer it may
 #    not use, and no layer but the daemon refers to libmicrohttpd or
-#    json-c, no layer but the daemon and the CLI to libcurl, none below
-#    them to LMDB except cache/.
+#    json-c, no layer but the daemon, the CLI and s3/ to libcurl, none
+#    but s3/ to expat, none below the programs to LMDB except cache/.
 # 3. The programs need only their libraries: the CLI needs no
-#    libmicrohttpd and no json-c.
+#    libmicrohttpd and no json-c; the tests of the GSYM library and of
+#    the S3 client's parsers link no daemon library.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_layers.sh
@@ -32,8 +34,9 @@ may() {
 	cache) echo cache base ;;
 	common) echo common cache base ;;
 	gsym) echo gsym common base ;;
-	symhubd) echo symhubd common gsym cache base ;;
-	symhub) echo symhub common gsym cache base ;;
+	s3) echo s3 base ;;
+	symhubd) echo symhubd common gsym s3 cache base ;;
+	symhub) echo symhub common gsym s3 cache base ;;
 	esac
 }
 # lib LAYER: its library in the build tree.
@@ -50,7 +53,7 @@ dir() {
 	*) echo "$top_srcdir/src/$1" ;;
 	esac
 }
-LAYERS="base cache common gsym symhubd symhub"
+LAYERS="base cache common gsym s3 symhubd symhub"
 
 section 'includes'
 for l in $LAYERS; do
@@ -94,12 +97,13 @@ for l in $LAYERS; do
 	done
 	# Foreign libraries, by the prefixes of their symbols.
 	case $l in
-	symhubd) deny= ;;
-	symhub) deny='^(MHD_|json_)' ;;
-	base) deny='^(MHD_|json_|curl_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|EVP_|SHA|archive_)' ;;
-	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_|archive_)' ;;
-	gsym) deny='^(MHD_|json_|curl_|mdb_|archive_)' ;;
-	*) deny='^(MHD_|json_|curl_|mdb_)' ;;
+	symhubd) deny='^XML_' ;;
+	symhub) deny='^(MHD_|json_|XML_)' ;;
+	base) deny='^(MHD_|json_|curl_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|EVP_|SHA|archive_|XML_)' ;;
+	cache) deny='^(MHD_|json_|curl_|elf_|elf64_|gelf_|dwarf_|dwfl_|archive_|XML_)' ;;
+	gsym) deny='^(MHD_|json_|curl_|mdb_|archive_|XML_)' ;;
+	s3) deny='^(MHD_|json_|mdb_|elf_|elf64_|gelf_|dwarf_|dwfl_|archive_)' ;;
+	*) deny='^(MHD_|json_|curl_|mdb_|XML_)' ;;
 	esac
 	if [ -n "$deny" ]; then
 		b=$(grep -E "$deny" "$tmp/und.$l" | head -5 | tr '\n' ' ')
@@ -135,5 +139,13 @@ if echo "$n" | grep -Eq '^lib(microhttpd|json-c|curl|lmdb)\.'; then
 	fail "the GSYM library's test links no daemon library" "$n"
 else
 	pass "the GSYM library's test links no daemon library"
+fi
+n=$(needed "$top_builddir/tests/test_s3parse")
+if [ -z "$n" ]; then
+	fail "the S3 client's test is a dynamic program"
+elif echo "$n" | grep -Eq '^lib(microhttpd|json-c|lmdb|dw|elf|archive)\.'; then
+	fail "the S3 client's test links no daemon library" "$n"
+else
+	pass "the S3 client's test links no daemon library"
 fi
 finish

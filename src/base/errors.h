@@ -36,7 +36,14 @@
  *   -ENAMETOOLONG  a path, URL or line past its buffer.
  *   -EBUSY      held by another: the store is open in another process.
  *   -EADDRINUSE the listening address is taken.
- *   -EAGAIN     transient: the same call may succeed later.
+ *   -EAGAIN     transient: the same call may succeed later (a server's
+ *               500 or 503).
+ *   -EPROTO     a server's answer that is not what its protocol sends
+ *               (an S3 listing that is not ListObjectsV2 XML, a status
+ *               no S3 call answers), or TLS failed.
+ *   -ETIMEDOUT  a server did not connect, answer or go on in time.
+ *   -ECONNREFUSED  no connection to a server could be made.
+ *   -ECONNRESET the connection to a server broke mid-request.
  *   -ECANCELED  stopped on request (shutdown), not failed; also what a
  *               stopped engine answers to new work.
  *   -ENOTSUP    valid input this build does not handle (a byte order not

@@ -1,0 +1,105 @@
+#!/bin/bash
+# The S3 client (src/s3/) against a real S3 server: a one-node OpenStack
+# Swift with its S3 API (tests/s3/start-s3.sh), plus the misbehaving
+# endpoints of tests/s3proxy.py (one that never answers, proxies that cut
+# a request or an answer).  The checks themselves are tests/test_s3.c.
+#
+# start-s3.sh takes PORT..PORT+4; PORT is SYMHUB_S3_PORT when set, else
+# 18185 when those five are free, else five free ones found now.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_s3.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+for t in swift-ring-builder swift-proxy-server swift-object-server \
+    swift-container-server swift-account-server memcached; do
+	command -v "$t" >/dev/null 2>&1 || skip "$t not found (Debian:" \
+	    "swift swift-proxy swift-object swift-container swift-account" \
+	    "memcached)"
+done
+need curl python3
+
+S3DIR=$tmp/s3
+STOP="$top_srcdir/tests/s3/stop-s3.sh $S3DIR"
+# Swift stops by the PIDs its script wrote, whatever way this test ends.
+trap 'st=$?; $STOP; (exit $st); on_exit' EXIT
+
+five_free() {
+	local p i
+	for p in "$@"; do
+		for i in 0 1 2 3 4; do
+			port_free $((p + i)) || continue 2
+		done
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+
+start_s3() {
+	local try base
+	for try in 1 2 3; do
+		if [ -n "$SYMHUB_S3_PORT" ]; then
+			base=$SYMHUB_S3_PORT
+		else
+			base=$(five_free 18185 $((20000 + RANDOM % 30000)) \
+			    $((20000 + RANDOM % 30000)) \
+			    $((20000 + RANDOM % 30000))) || continue
+		fi
+		if out=$("$top_srcdir/tests/s3/start-s3.sh" "$S3DIR" "$base" \
+		    2>"$tmp/start-s3.err"); then
+			eval "$out"
+			return 0
+		fi
+		$STOP
+		[ -z "$SYMHUB_S3_PORT" ] || break
+	done
+	return 1
+}
+
+# proxy NAME MODE ARGS...: tests/s3proxy.py; sets PROXY_PORT.
+proxy() {
+	local name=$1 pid
+	shift
+	python3 "$top_srcdir/tests/s3proxy.py" "$@" >"$tmp/$name.out" \
+	    2>"$tmp/$name.err" &
+	pid=$!
+	PIDS+=("$pid")
+	wait_until 10 eval "grep -q '^ready ' '$tmp/$name.out' || ! alive $pid"
+	PROXY_PORT=$(awk '/^ready / { print $2 }' "$tmp/$name.out")
+	[ -n "$PROXY_PORT" ]
+}
+
+section 'servers'
+if start_s3; then
+	pass "Swift with s3api on $S3_ENDPOINT"
+else
+	fail "Swift with s3api starts" "$(tail -n 20 "$tmp/start-s3.err")"
+	finish
+fi
+S3_PORT=${S3_ENDPOINT##*:}
+proxy hang hang || { fail "the hanging endpoint starts"; finish; }
+S3_HANG=http://127.0.0.1:$PROXY_PORT
+# tests/test_s3.c's CUT_BYTES: 1 MiB.
+proxy cutdown cut "$S3_PORT" -1 1048576 ||
+    { fail "the proxy cutting answers starts"; finish; }
+S3_CUTDOWN=http://127.0.0.1:$PROXY_PORT
+proxy cutup cut "$S3_PORT" 1048576 -1 ||
+    { fail "the proxy cutting requests starts"; finish; }
+S3_CUTUP=http://127.0.0.1:$PROXY_PORT
+pass "the misbehaving endpoints listen"
+
+section 'the client (tests/test_s3.c)'
+S3_ENDPOINT=$S3_ENDPOINT S3_REGION=$S3_REGION S3_ACCESS_KEY=$S3_ACCESS_KEY \
+    S3_SECRET_KEY=$S3_SECRET_KEY S3_BUCKET=$S3_BUCKET S3_HANG=$S3_HANG \
+    S3_CUTDOWN=$S3_CUTDOWN S3_CUTUP=$S3_CUTUP S3_STOP=$STOP TMPDIR=$tmp \
+    timeout 600 "$top_builddir/tests/test_s3"
+st=$?
+if [ "$st" -eq 0 ]; then
+	pass "test_s3: every check passed"
+else
+	fail "test_s3: every check passed" "exit status $st; Swift's logs:" \
+	    "$(tail -n 5 "$S3DIR"/log/*.log 2>/dev/null)"
+fi
+finish

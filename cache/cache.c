@@ -2331,6 +2331,36 @@ cache_mark_checked(struct cache *c, const struct cache_key *key,
 	return wtxn(c, mark_fn, &mc);
 }
 
+static int
+unneg_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_val	*k = ctx;
+	int	 rc;
+
+	rc = mdb_del(t, c->negs, k, NULL);
+	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int
+cache_forget_negative(struct cache *c, const struct cache_key *key)
+{
+	unsigned char	kb[RECORD_KEY_MAX];
+	MDB_val		k, v;
+	MDB_txn		*t;
+	int		rc;
+
+	if ((rc = keyval(key, kb, &k)) < 0)
+		return rc;
+	/* Most keys have none: look before taking the writer's lock. */
+	if ((rc = rbegin(c, &t)) < 0)
+		return rc;
+	rc = mdb_get(t, c->negs, &k, &v);
+	rend(c, t);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	return wtxn(c, unneg_fn, &k);
+}
+
 int
 cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
 {

@@ -352,6 +352,11 @@ int	cache_mark_checked(struct cache *c, const struct cache_key *key,
 int	cache_checked(struct cache *c, const struct cache_key *key,
 	    int64_t now);
 
+/* Forget key's negative entry (or mark), so the next cache_get() is a
+ * miss rather than -ENODATA: the key may exist elsewhere now.
+ * @return 0 (also when there was none) or -errno. */
+int	cache_forget_negative(struct cache *c, const struct cache_key *key);
+
 /* Fill st.  @return 0 or -errno. */
 int	cache_stats(struct cache *c, struct cache_stats *st);
 

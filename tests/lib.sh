@@ -150,6 +150,7 @@ wait_exit() {
 
 cleanup() {
 	local p m
+	stop_s3
 	for p in "${PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -511,6 +512,65 @@ start_badupstream() {
 		wait_exit "$BPID" 1
 	done
 	return 1
+}
+
+# ---- an S3 server (tests/s3/start-s3.sh) -------------------------------
+
+# need_swift: skip the test unless Swift's Debian packages are there.
+need_swift() {
+	local t
+	for t in swift-ring-builder swift-proxy-server swift-object-server \
+	    swift-container-server swift-account-server memcached; do
+		command -v "$t" >/dev/null 2>&1 || skip "$t not found (Debian:" \
+		    "swift swift-proxy swift-object swift-container" \
+		    "swift-account memcached)"
+	done
+}
+
+# five_free PORT...: the first PORT with PORT..PORT+4 free.
+five_free() {
+	local p i
+	for p in "$@"; do
+		for i in 0 1 2 3 4; do
+			port_free $((p + i)) || continue 2
+		done
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+
+# start_s3: a one-node Swift with its S3 API in $S3DIR ($tmp/s3), on
+# PORT..PORT+4: SYMHUB_S3_PORT, else 18185 when free, else free ones; a
+# second call after stop_s3 starts it again on the same port, with the
+# same objects.  Stopped at exit.  Sets S3_ENDPOINT S3_REGION
+# S3_ACCESS_KEY S3_SECRET_KEY S3_BUCKET.  Its errors: $tmp/start-s3.err.
+S3DIR=$tmp/s3
+S3_BASE=
+start_s3() {
+	local try base out
+	for try in 1 2 3; do
+		base=${S3_BASE:-$SYMHUB_S3_PORT}
+		[ -n "$base" ] || base=$(five_free 18185 \
+		    $((20000 + RANDOM % 30000)) $((20000 + RANDOM % 30000)) \
+		    $((20000 + RANDOM % 30000))) || continue
+		if out=$("$top_srcdir/tests/s3/start-s3.sh" "$S3DIR" "$base" \
+		    2>"$tmp/start-s3.err"); then
+			S3_BASE=$base
+			eval "$out"
+			return 0
+		fi
+		stop_s3
+		[ -z "$S3_BASE$SYMHUB_S3_PORT" ] || break
+	done
+	return 1
+}
+
+# stop_s3: stop it, by the PIDs its script wrote.
+stop_s3() {
+	[ -d "$S3DIR/run" ] &&
+	    "$top_srcdir/tests/s3/stop-s3.sh" "$S3DIR" >/dev/null 2>&1
+	return 0
 }
 
 # ---- uploads (tests/test_upload.sh) ------------------------------------

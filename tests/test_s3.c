@@ -329,6 +329,12 @@ listing(void)
 	    "%" PRIu64 " pages", rc, seen->n,
 	    after.requests - before.requests);
 	memset(seen, 0, sizeof(*seen));
+	rc = s3_list_after(s3, "page/", "page/17", collect, seen);
+	ok(rc == 0 && seen->n == 7 && strcmp(seen->keys[0], "page/18") == 0 &&
+	    strcmp(seen->keys[6], "page/24") == 0,
+	    "start-after page/17: the 7 keys after it, over pages (%d, %d "
+	    "keys)", rc, seen->n);
+	memset(seen, 0, sizeof(*seen));
 	rc = s3_list(s3, "nothing-here/", collect, seen);
 	ok(rc == 0 && seen->n == 0, "an empty listing");
 	for (i = 0; i < 25; i++) {

@@ -12,51 +12,10 @@
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-for t in swift-ring-builder swift-proxy-server swift-object-server \
-    swift-container-server swift-account-server memcached; do
-	command -v "$t" >/dev/null 2>&1 || skip "$t not found (Debian:" \
-	    "swift swift-proxy swift-object swift-container swift-account" \
-	    "memcached)"
-done
+need_swift
 need curl python3
 
-S3DIR=$tmp/s3
 STOP="$top_srcdir/tests/s3/stop-s3.sh $S3DIR"
-# Swift stops by the PIDs its script wrote, whatever way this test ends.
-trap 'st=$?; $STOP; (exit $st); on_exit' EXIT
-
-five_free() {
-	local p i
-	for p in "$@"; do
-		for i in 0 1 2 3 4; do
-			port_free $((p + i)) || continue 2
-		done
-		echo "$p"
-		return 0
-	done
-	return 1
-}
-
-start_s3() {
-	local try base
-	for try in 1 2 3; do
-		if [ -n "$SYMHUB_S3_PORT" ]; then
-			base=$SYMHUB_S3_PORT
-		else
-			base=$(five_free 18185 $((20000 + RANDOM % 30000)) \
-			    $((20000 + RANDOM % 30000)) \
-			    $((20000 + RANDOM % 30000))) || continue
-		fi
-		if out=$("$top_srcdir/tests/s3/start-s3.sh" "$S3DIR" "$base" \
-		    2>"$tmp/start-s3.err"); then
-			eval "$out"
-			return 0
-		fi
-		$STOP
-		[ -z "$SYMHUB_S3_PORT" ] || break
-	done
-	return 1
-}
 
 # proxy NAME MODE ARGS...: tests/s3proxy.py; sets PROXY_PORT.
 proxy() {

@@ -753,6 +753,45 @@ perform(struct req *r, const char *payload_sha)
 
 /* ---- the calls -------------------------------------------------------- */
 
+int
+s3_get_setup(struct s3 *s3, const char *key, CURL *c,
+    struct curl_slist **hdrs)
+{
+	struct curl_slist	*l;
+	struct buf		 url = {0};
+	int			 rc;
+
+	*hdrs = NULL;
+	if ((rc = key_check(key)) < 0)
+		return rc;
+	buf_puts(&url, s3->base);
+	buf_add(&url, "/", 1);
+	pct(&url, key, 1);
+	buf_add(&url, "", 1);
+	if (url.err != 0) {
+		rc = url.err;
+		buf_free(&url);
+		return rc;
+	}
+	if ((l = curl_slist_append(NULL, "x-amz-content-sha256: "
+	    UNSIGNED)) == NULL) {
+		buf_free(&url);
+		return -ENOMEM;
+	}
+	*hdrs = l;
+	/* CURLOPT_URL copies the string. */
+	curl_easy_setopt(c, CURLOPT_URL, (char *)url.p);
+	buf_free(&url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "symhub/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s3->sigv4);
+	curl_easy_setopt(c, CURLOPT_USERNAME, s3->cfg.access_key);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, s3->cfg.secret_key);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, l);
+	return 0;
+}
+
 /* The SHA-256 of bytes [0, size) of fd. */
 static int
 hash_fd(int fd, uint64_t size, unsigned char out[32])
@@ -980,8 +1019,8 @@ s3_delete(struct s3 *s3, const char *key)
 
 /* One page of a listing, after token ("" for the first). */
 static int
-list_page(struct s3 *s3, const char *prefix, const char *token,
-    int (*fn)(void *, const char *, uint64_t), void *ctx,
+list_page(struct s3 *s3, const char *prefix, const char *after,
+    const char *token, int (*fn)(void *, const char *, uint64_t), void *ctx,
     struct s3xml_page *page)
 {
 	struct s3_info	info;
@@ -1006,6 +1045,11 @@ list_page(struct s3 *s3, const char *prefix, const char *token,
 		buf_puts(&r.url, "&prefix=");
 		pct(&r.url, prefix, 0);
 	}
+	/* Once a page has a token, it says where the next one starts. */
+	if (after != NULL && after[0] != '\0' && token[0] == '\0') {
+		buf_puts(&r.url, "&start-after=");
+		pct(&r.url, after, 0);
+	}
 	if ((rc = r.url.err) < 0 || (rc = perform(&r, UNSIGNED)) < 0)
 		goto out;
 	rc = s3xml_list((const char *)r.body.p, r.body.len, fn, ctx, page);
@@ -1020,6 +1064,13 @@ int
 s3_list(struct s3 *s3, const char *prefix,
     int (*fn)(void *ctx, const char *key, uint64_t size), void *ctx)
 {
+	return s3_list_after(s3, prefix, NULL, fn, ctx);
+}
+
+int
+s3_list_after(struct s3 *s3, const char *prefix, const char *after,
+    int (*fn)(void *ctx, const char *key, uint64_t size), void *ctx)
+{
 	struct s3xml_page	*page;
 	char			*token;
 	int			 rc;
@@ -1027,8 +1078,9 @@ s3_list(struct s3 *s3, const char *prefix,
 	last_reset();
 	if (fn == NULL)
 		return -EINVAL;
-	if (prefix != NULL && prefix[0] != '\0' && key_check(prefix) < 0) {
-		last_message("prefix refused");
+	if ((prefix != NULL && prefix[0] != '\0' && key_check(prefix) < 0) ||
+	    (after != NULL && after[0] != '\0' && key_check(after) < 0)) {
+		last_message("prefix or start refused");
 		return -EINVAL;
 	}
 	page = malloc(sizeof(*page));
@@ -1038,7 +1090,8 @@ s3_list(struct s3 *s3, const char *prefix,
 		goto out;
 	}
 	for (;;) {
-		if ((rc = list_page(s3, prefix, token, fn, ctx, page)) != 0 ||
+		if ((rc = list_page(s3, prefix, after, token, fn, ctx,
+		    page)) != 0 ||
 		    !page->truncated)
 			break;
 		/* A server that hands the same token back would loop. */

@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <curl/curl.h>
+
 /* Longest key, bytes of UTF-8, as S3. */
 #define S3_KEY_MAX	1024
 /* Largest object one PUT stores, as S3 and Swift. */
@@ -145,6 +147,20 @@ int	s3_get(struct s3 *s3, const char *key,
  * fd holds an unspecified prefix of the object.  fd stays the caller's. */
 int	s3_get_fd(struct s3 *s3, const char *key, int fd, struct s3_info *info);
 
+/*
+ * Set up the caller's libcurl handle c for a GET of KEY, for a caller
+ * that drives its own transfers (symhubd's fetch engine, on a multi
+ * handle): the URL, SigV4 signing, the keys, and the
+ * x-amz-content-sha256 header S3 needs, in *hdrs (the caller's:
+ * curl_slist_free_all() after the transfer; more may be appended, and
+ * set again with CURLOPT_HTTPHEADER).  Nothing else is set: timeouts,
+ * callbacks and the answer's status are the caller's, and s3_last()
+ * and s3_stats() know nothing of the transfer.
+ * @return 0; -EINVAL for a key refused; -ENOMEM.
+ */
+int	s3_get_setup(struct s3 *s3, const char *key, CURL *c,
+	    struct curl_slist **hdrs);
+
 /* @param info  NULL, or filled on success (all but sha256).
  * @return 0, -ENOENT, the errors above. */
 int	s3_head(struct s3 *s3, const char *key, struct s3_info *info);
@@ -163,6 +179,12 @@ int	s3_delete(struct s3 *s3, const char *key);
  *         failure have gone to fn).
  */
 int	s3_list(struct s3 *s3, const char *prefix,
+	    int (*fn)(void *ctx, const char *key, uint64_t size), void *ctx);
+
+/* s3_list() of the keys after AFTER only (S3's start-after; NULL or "":
+ * from the first), for a caller that lists a growing set of keys named
+ * in order, as a log. */
+int	s3_list_after(struct s3 *s3, const char *prefix, const char *after,
 	    int (*fn)(void *ctx, const char *key, uint64_t size), void *ctx);
 
 /*

@@ -13,6 +13,7 @@
 #include "cache/cache.h"
 #include "common/kind.h"
 #include "common/webapi.h"
+#include "s3/s3conf.h"
 #include "config.h"
 
 enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
@@ -120,6 +121,22 @@ static const struct opt opts[] = {
 	    "skip an upstream after N transport failures in a row; 0: never" },
 	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30",
 	    "SECONDS", "then try it again after this long" },
+	{ "s3", 0, O_STR, O_BOTH, F(s3), NULL,
+	    "URL", "keep everything in this S3-compatible bucket too, "
+	    "shared by replicas (http[s]://HOST[:PORT]/BUCKET[?region=R]); "
+	    "the store is its cache: asked first, then the bucket, then "
+	    "the upstreams; an upload answers 201 once it is in the bucket" },
+	{ "s3-credentials", 0, O_STR, O_BOTH, F(s3_credentials), NULL,
+	    "FILE", "the bucket's keys, from an AWS credentials file "
+	    "([default] aws_access_key_id, aws_secret_access_key); "
+	    "default: $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY" },
+	{ "s3-writers", 0, O_NUM, O_BOTH, F(s3_writers), "2", "N",
+	    "threads writing to the bucket (uploads first, then what "
+	    "upstreams sent)" },
+	{ "s3-queue-max", 0, O_NUM, O_BOTH, F(s3_queue_max), "1024", "N",
+	    "files fetched from upstreams waiting to be written to the "
+	    "bucket at most; past it they are not (a later miss fetches "
+	    "them again)" },
 	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL, "FILE",
 	    "accept uploads and deletions from the bearer tokens in FILE "
 	    "(lines: NAME SHA256HEX SCOPES); none: uploads refused" },
@@ -479,6 +496,19 @@ validate(const struct config *cfg)
 		return -1;
 	}
 	free(ttls);
+	if (cfg->s3 != NULL) {
+		struct s3_config	sc;
+
+		if (s3conf_url(cfg->s3, &sc, &why) < 0) {
+			fprintf(stderr, "symhubd: s3 '%s': %s\n", cfg->s3, why);
+			return -1;
+		}
+		if (cfg->offline) {
+			fprintf(stderr, "symhubd: offline and s3: the bucket "
+			    "is an outbound connection; choose one\n");
+			return -1;
+		}
+	}
 	if (config_parse_codings(cfg->compress, &codings) < 0) {
 		fprintf(stderr, "symhubd: compress: expected zstd, gzip or "
 		    "none, separated by commas, got '%s'\n", cfg->compress);

@@ -44,6 +44,10 @@ struct config {
 	char		*negative_ttl;	/* "600,3600,..." seconds */
 	uint64_t	 breaker_failures;
 	uint64_t	 breaker_cooldown;	/* seconds */
+	char		*s3;		/* bucket URL; NULL: no S3 tier */
+	char		*s3_credentials;	/* file; NULL: environment */
+	uint64_t	 s3_writers;	/* threads writing to the bucket */
+	uint64_t	 s3_queue_max;	/* write-backs waiting at most */
 	char		*tokens;	/* tokens file; NULL: no uploads */
 	uint64_t	 max_upload;	/* bytes */
 	uint64_t	 gsym_workers;	/* conversions at once */

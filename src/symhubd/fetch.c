@@ -24,6 +24,7 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
+#include "bucket.h"
 #include "fetch.h"
 #include "log.h"
 
@@ -47,6 +48,10 @@ static const uint64_t fbb[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500,
 
 struct upstream {
 	struct upstream_spec	 spec;
+	/* The S3 tier (bucket.h): asked first, alone (tier 0); the
+	 * upstreams (tier 1) only when it has nothing. */
+	struct bucket		*bucket;
+	int			 tier;
 	struct curl_slist	*headers;	/* from header-file */
 	int			 ca_is_dir;	/* ca-path names a directory */
 	/* Breaker, fetch thread only (state mirrored for metrics). */
@@ -81,6 +86,7 @@ struct attempt {
 	int			 got_header;
 	long			 status;	/* of the last response */
 	char			*xfile, *xarchive, *ximasig;
+	char			*origin, *sha256;	/* the bucket's */
 	int64_t			 lastmod;
 	int64_t			 xsize;		/* X-DEBUGINFOD-SIZE, or -1 */
 	int			 encoded;	/* a Content-Encoding */
@@ -104,6 +110,7 @@ struct job {
 	int			 write_failed;	/* -errno from the blob */
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 upgrade;	/* see fetch_req */
+	int			 tier;		/* asked now */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -118,6 +125,7 @@ struct fetch {
 	struct cache		*c;
 	struct upstream		*up;
 	size_t			 nup;
+	struct bucket		*bucket;	/* NULL: none */
 	int64_t			*ttls;
 	size_t			 nttls;
 	uint64_t		 fwd_hops;	/* X-Forwarded-For hops; 0: any */
@@ -299,6 +307,30 @@ header_value(const char *line, size_t n, const char *name)
 	return strndup(line, n);
 }
 
+/* The bucket's x-amz-meta-* headers (bucket.h): what an upstream's
+ * X-DEBUGINFOD-* say, the record's origin and the bytes' SHA-256.
+ * @return 1 when line was one of them. */
+static int
+bucket_header(struct attempt *a, const char *line, size_t len)
+{
+	static const char	*names[] = { "debuginfod-file",
+				    "debuginfod-archive", "origin", "sha256" };
+	char			**to[] = { &a->xfile, &a->xarchive,
+				    &a->origin, &a->sha256 };
+	const char		*v;
+	size_t			 i, vlen;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((v = bucket_meta_header(line, len, names[i],
+		    &vlen)) == NULL)
+			continue;
+		free(*to[i]);
+		*to[i] = strndup(v, vlen);
+		return 1;
+	}
+	return 0;
+}
+
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)
 {
@@ -321,7 +353,10 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 		free(a->xfile);
 		free(a->xarchive);
 		free(a->ximasig);
+		free(a->origin);
+		free(a->sha256);
 		a->xfile = a->xarchive = a->ximasig = NULL;
+		a->origin = a->sha256 = NULL;
 		a->lastmod = 0;
 		a->xsize = -1;
 		a->encoded = 0;
@@ -343,6 +378,8 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 		free(v);
 		return len;
 	}
+	if (a->up->bucket != NULL && bucket_header(a, buf, len))
+		return len;
 	if ((v = header_value(buf, len, "X-DEBUGINFOD-FILE")) != NULL) {
 		free(a->xfile);
 		a->xfile = v;
@@ -498,6 +535,21 @@ attempt_start(struct fetch *f, struct attempt *a)
 	uint64_t		 max;
 	int			 rc;
 
+	if (u->bucket != NULL) {
+		/* Signed by libcurl; no federation headers: the bucket is
+		 * this hub's own store. */
+		if ((a->easy = curl_easy_init()) == NULL)
+			return -ENOMEM;
+		if ((rc = bucket_get_setup(u->bucket, &j->key, a->easy,
+		    &a->hdrs)) < 0)
+			return rc;
+		curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
+		    (long)(u->spec.connect * 1000));
+		curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS,
+		    (long)(u->spec.timeout * 1000));
+		goto common;
+	}
 	len = (size_t)snprintf(url, sizeof(url), "%s/buildid/%s/%s",
 	    u->spec.url, j->idhex, kind_name(j->key.kind));
 	if (len >= sizeof(url))
@@ -517,6 +569,7 @@ attempt_start(struct fetch *f, struct attempt *a)
 			return -ENOMEM;
 		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
 	}
+common:
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
@@ -558,10 +611,13 @@ attempt_free(struct attempt *a)
 	curl_slist_free_all(a->hdrs);
 	free(a->xfile);
 	free(a->xarchive);
+	free(a->origin);
+	free(a->sha256);
 	free(a->ximasig);
 	a->easy = NULL;
 	a->hdrs = NULL;
 	a->xfile = a->xarchive = a->ximasig = NULL;
+	a->origin = a->sha256 = NULL;
 	a->got_header = 0;
 }
 
@@ -696,8 +752,26 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 		}
 		rec->quality = ei.quality;
 	}
+	if (a->up->bucket != NULL && a->sha256 != NULL) {
+		unsigned char	d[32];
+		char		hex[65];
+
+		/* What the writer said it wrote: another's bytes under the
+		 * name, or rot, is not served. */
+		if (cache_blob_digest(j->blob, d) < 0)
+			return -EBADMSG;
+		hex_encode(d, sizeof(d), hex);
+		if (strcmp(hex, a->sha256) != 0) {
+			log_warnx("bucket: %s %s does not hash to its "
+			    "x-amz-meta-sha256: dropped",
+			    kind_name(j->key.kind), j->idhex);
+			INC(a->up->out[O_WRONG_ID]);
+			return -EBADMSG;
+		}
+	}
 	rec->size = cache_blob_size(j->blob);
-	rec->origin = a->up->spec.name;
+	rec->origin = a->up->bucket != NULL && a->origin != NULL ? a->origin :
+	    a->up->spec.name;
 	rec->xfile = a->xfile;
 	rec->xarchive = a->xarchive;
 	rec->ximasig = a->ximasig;
@@ -852,6 +926,10 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	j->blob = NULL;		/* consumed */
 	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
 		f->on_dbg(f->on_dbg_ctx, &j->key);
+	/* What an upstream sent goes to the bucket too, for every replica;
+	 * what came from it is there. */
+	if (rc == 0 && a->up->bucket == NULL)
+		bucket_writeback(f->bucket, &j->key);
 	if (rc == -ECANCELED)
 		rc = 0;
 	if (rc < 0) {
@@ -863,6 +941,8 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	INC(a->up->out[O_HIT]);
 	return 0;
 }
+
+static size_t	start_tier(struct fetch *, struct job *, int);
 
 /* Decide a job whose attempts have all ended without a winner. */
 static void
@@ -892,6 +972,12 @@ job_settle(struct fetch *f, struct job *j)
 				a->up->probing = 0;
 			}
 		}
+		for (i = 0; i < j->natt; i++)
+			if (j->att[i].state == A_RUNNING)
+				return;
+	}
+	/* The bucket has nothing (or cannot say): the upstreams. */
+	if (j->tier == 0 && start_tier(f, j, 1) > 0) {
 		for (i = 0; i < j->natt; i++)
 			if (j->att[i].state == A_RUNNING)
 				return;
@@ -1000,13 +1086,44 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 	job_settle(f, j);
 }
 
-/* Start a job: one attempt per eligible upstream. */
+/* Ask every eligible upstream of tier at once (an attempt each, after
+ * the job's earlier ones).  @return how many were eligible. */
+static size_t
+start_tier(struct fetch *f, struct job *j, int tier)
+{
+	int64_t	now = clock_ms();
+	size_t	i, n = 0;
+
+	j->tier = tier;
+	for (i = 0; i < f->nup; i++) {
+		struct upstream	*u = &f->up[i];
+		struct attempt	*a = &j->att[j->natt];
+
+		if (u->tier != tier || !(u->spec.kinds & (1u << j->key.kind)))
+			continue;
+		n++;
+		if (!breaker_allows(f, u, now)) {
+			j->transient = 1;
+			continue;
+		}
+		a->job = j;
+		a->up = u;
+		j->natt++;
+		if (attempt_start(f, a) < 0) {
+			a->state = A_DONE;
+			j->transient = 1;
+			u->probing = 0;
+		}
+	}
+	return n;
+}
+
+/* Start a job: the bucket, or else one attempt per eligible upstream. */
 static void
 job_start(struct fetch *f, struct job *j)
 {
 	struct cache_record	rec;
 	int64_t			now = clock_ms();
-	size_t			i, n = 0;
 	int			rc;
 
 	j->next = f->jobs;
@@ -1030,28 +1147,11 @@ job_start(struct fetch *f, struct job *j)
 	}
 	INC(f->started_jobs);
 	atomic_store(&f->last_job_ms, now);
-	for (i = 0; i < f->nup; i++) {
-		struct upstream	*u = &f->up[i];
-		struct attempt	*a = &j->att[n];
-
-		if (!(u->spec.kinds & (1u << j->key.kind)))
-			continue;
-		if (!breaker_allows(f, u, now)) {
-			j->transient = 1;
-			continue;
-		}
-		a->job = j;
-		a->up = u;
-		n++;
-		if (attempt_start(f, a) < 0) {
-			a->state = A_DONE;
-			j->transient = 1;
-			u->probing = 0;
-		}
-	}
-	j->natt = n;
+	/* The bucket first; when it cannot have the kind, the upstreams. */
+	if (start_tier(f, j, 0) == 0)
+		(void)start_tier(f, j, 1);
 	/* No upstream cuts sections: let the caller fetch the file. */
-	if (n == 0 && j->key.kind == CACHE_SECTION && !j->transient)
+	if (j->natt == 0 && j->key.kind == CACHE_SECTION && !j->transient)
 		j->unsupported = 1;
 	job_settle(f, j);
 }
@@ -1305,7 +1405,9 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
 	if (i >= f->nup)
 		return -ENOENT;
 	u = &f->up[i];
-	if (!(u->spec.kinds & kinds))
+	/* The bucket answers no /metadata: it is this hub's own store,
+	 * which the query walks already. */
+	if (!(u->spec.kinds & kinds) || u->bucket != NULL)
 		return -EPERM;
 	if (atomic_load(&u->state) == 1)
 		return -EAGAIN;
@@ -1386,17 +1488,43 @@ fetch_negative_ttl(const struct fetch *f)
 	return f->ttls[0];	/* config_parse_ttls gives at least one */
 }
 
+/* The bucket as upstream 0, tier 0. */
+static int
+bucket_upstream(struct fetch *f, const struct config *cfg,
+    struct bucket *b)
+{
+	struct upstream	*u = &f->up[f->nup];
+
+	memset(&u->spec, 0, sizeof(u->spec));
+	if ((u->spec.url = strdup(cfg->s3)) == NULL ||
+	    (u->spec.name = strdup("bucket")) == NULL)
+		return -ENOMEM;
+	f->nup++;
+	u->spec.connect = cfg->up_connect;
+	u->spec.first_byte = cfg->up_first_byte;
+	u->spec.timeout = cfg->up_timeout;
+	u->spec.max_size = cfg->up_max_size;
+	u->spec.tls_verify = 1;
+	u->spec.kinds = 1u << CACHE_DEBUGINFO | 1u << CACHE_EXECUTABLE |
+	    1u << CACHE_SOURCE;
+	u->bucket = b;
+	u->tier = 0;
+	f->bucket = b;
+	return 0;
+}
+
 int
-fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
+fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
+    struct fetch **out)
 {
 	struct fetch	*f;
 	const char	*why;
 	unsigned char	 rnd[16];
-	size_t		 i;
+	size_t		 i, k;
 	int		 rc;
 
 	*out = NULL;
-	if (cfg->upstreams.n == 0)
+	if (cfg->upstreams.n == 0 && b == NULL)
 		return 0;
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -ENOMEM;
@@ -1412,14 +1540,18 @@ fetch_create(struct cache *c, const struct config *cfg, struct fetch **out)
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
 	    &f->nttls)) < 0)
 		goto out;
-	if ((f->up = calloc(cfg->upstreams.n, sizeof(*f->up))) == NULL) {
+	if ((f->up = calloc(cfg->upstreams.n + 1, sizeof(*f->up))) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < cfg->upstreams.n; i++, f->nup++) {
-		if ((rc = config_parse_upstream(cfg, cfg->upstreams.v[i],
+	if (b != NULL && (rc = bucket_upstream(f, cfg, b)) < 0)
+		goto out;
+	for (k = 0; k < cfg->upstreams.n; k++, f->nup++) {
+		i = f->nup;
+		f->up[i].tier = 1;
+		if ((rc = config_parse_upstream(cfg, cfg->upstreams.v[k],
 		    &f->up[i].spec, &why)) < 0) {
-			log_warnx("upstream '%s': %s", cfg->upstreams.v[i], why);
+			log_warnx("upstream '%s': %s", cfg->upstreams.v[k], why);
 			goto out;
 		}
 		if ((rc = load_headers(&f->up[i])) < 0) {

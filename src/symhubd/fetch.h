@@ -27,6 +27,7 @@
 #include "config.h"
 
 struct fetch;
+struct bucket;
 
 enum fetch_result {
 	FETCH_OK,		/* committed: look the key up again */
@@ -74,13 +75,17 @@ typedef void (*fetch_done_fn)(void *ctx, enum fetch_result result,
     const char *upstream, const struct fetch_served *served);
 
 /*
- * Build the engine from cfg's upstreams (none: *out is NULL and 0 is
- * returned, nothing to fetch from).  Starts the fetch thread.
+ * Build the engine from cfg's upstreams and the bucket b (bucket.h; NULL:
+ * none), which is asked first and alone: the upstreams only when it has
+ * nothing or cannot answer (then a 404 of theirs is not definite).  What
+ * an upstream sends is written back to the bucket.  No upstream and no
+ * bucket: *out is NULL and 0 is returned, nothing to fetch from.  Starts
+ * the fetch thread.
  * @return 0 or -errno (-EINVAL for a bad upstream spec, diagnosed with
  *         log_warnx).
  */
 int	fetch_create(struct cache *c, const struct config *cfg,
-	    struct fetch **out);
+	    struct bucket *b, struct fetch **out);
 
 /* Called on the store thread for each debuginfo fetched and stored, with
  * its key; set before the first request.  NULL: none. */

@@ -273,6 +273,8 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 			return take_body(h, r, upload_data, n) < 0 ? MHD_NO :
 			    MHD_YES;
 		return dispatch(h, r);
+	case PHASE_BUCKET:
+		return route_upload_bucket(h, r);
 	case PHASE_DISPATCH:
 	case PHASE_FETCH:
 	case PHASE_CONVERT:
@@ -347,6 +349,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	route_batch_free(r);
 	buf_free(&r->body);
 	free(r->meta_json);
+	free(r->up_msg);
 	webapi_req_free(&r->w);
 	if (r->sfd >= 0)
 		close(r->sfd);
@@ -480,6 +483,7 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	h->meta = p->meta;
 	h->enc = p->enc;
 	h->hot = p->hot;
+	h->bucket = p->bucket;
 	h->started = clock_wall_s();
 	if (batches_create(h->c, h->s, h->dv, h->f, &h->batches) != 0) {
 		free(h);

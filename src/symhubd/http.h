@@ -33,6 +33,7 @@ struct http_parts {
 	struct meta	*meta;
 	struct encode	*enc;
 	struct hot	*hot;
+	struct bucket	*bucket;	/* NULL: no S3 tier */
 };
 
 /*

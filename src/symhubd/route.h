@@ -15,6 +15,8 @@
  *             DISPATCH again with r->fetches and r->fetch_result set;
  *   CONVERT   suspended until a GSYM conversion ends (derive.h), then
  *             DISPATCH again with r->converted and r->convert_rc set;
+ *   BUCKET    suspended until an upload or a delete is done in the
+ *             bucket (bucket.h), then route_upload_bucket();
  *   BATCH     suspended until one of a batch's fetches or conversions
  *             ends, or its deadline passes (batch.h), then DISPATCH.
  *   ANSWERED  a response is queued (or the connection reset); a body
@@ -39,6 +41,7 @@
 #include "fetch.h"
 #include "derive.h"
 #include "batch.h"
+#include "bucket.h"
 #include "encode.h"
 #include "hot.h"
 #include "meta.h"
@@ -59,6 +62,7 @@ struct http {
 	struct meta		*meta;		/* /metadata */
 	struct encode		*enc;		/* NULL: nothing compressed */
 	struct hot		*hot;		/* NULL: nothing kept */
+	struct bucket		*bucket;	/* NULL: no S3 tier */
 	struct batches		*batches;	/* POST /symbolize */
 	uint16_t		 port;
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
@@ -85,6 +89,7 @@ enum phase {
 	PHASE_METADATA,
 	PHASE_ENCODE,
 	PHASE_BATCH,
+	PHASE_BUCKET,
 	PHASE_ANSWERED
 };
 
@@ -125,6 +130,11 @@ struct req {
 	size_t			 meta_len;
 	/* A multi-module request (route_batch.c). */
 	struct breq		*batch;
+	/* Waiting for the bucket (route_upload.c): an upload's result
+	 * and message here, the bucket's in bucket_rc. */
+	int			 bucket_rc;
+	int			 up_res;	/* enum upload_result */
+	char			*up_msg;	/* malloc'd */
 	/* A body (PUT: an upload; POST: /symbolize addresses). */
 	struct upload		*up;		/* a PUT being received */
 	const char		*who;		/* its token's name */
@@ -270,6 +280,8 @@ enum MHD_Result	route_gsym(struct http *h, struct req *r,
  * the body's end (phase BODY). */
 enum MHD_Result	route_upload_begin(struct http *h, struct req *r);
 enum MHD_Result	route_upload_finish(struct http *h, struct req *r);
+/* ... and with --s3, once the bucket has done its part (phase BUCKET). */
+enum MHD_Result	route_upload_bucket(struct http *h, struct req *r);
 
 /* route_metadata.c: /metadata?key=KEY&value=VALUE. */
 enum MHD_Result	route_metadata(struct http *h, struct req *r);

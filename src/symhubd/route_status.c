@@ -342,6 +342,7 @@ route_metrics(struct http *h, struct req *r)
 	metrics_render(fp, have ? &st : NULL);
 	if (h->f != NULL)
 		fetch_metrics(h->f, fp);
+	bucket_metrics(h->bucket, fp);
 	if (h->dv != NULL)
 		derive_metrics(h->dv, fp);
 	batches_metrics(h->batches, fp);

@@ -22,16 +22,47 @@ no_space(int rc)
 	    rc == -EACCES || rc == -EPERM;
 }
 
-static enum MHD_Result
-delete(struct http *h, struct req *r, const struct cache_key *key)
+/* The bucket's part is done (a writer thread): back to the front. */
+static void
+bucket_done(void *ctx, int rc)
+{
+	struct req *r = ctx;
+
+	r->bucket_rc = rc;
+	MHD_resume_connection(r->conn);
+}
+
+/* Hand key to the bucket (put or delete) and wait, suspended.
+ * @return 0 (the request is the bucket's now), or -errno. */
+static int
+ask_bucket(struct http *h, struct req *r, const struct cache_key *key,
+    int del)
 {
 	int rc;
 
-	if ((rc = cache_drop(h->c, key)) == -ENOENT)
+	r->phase = PHASE_BUCKET;
+	MHD_suspend_connection(r->conn);
+	rc = del ? bucket_delete(h->bucket, key, bucket_done, r) :
+	    bucket_put(h->bucket, key, bucket_done, r);
+	if (rc < 0) {
+		MHD_resume_connection(r->conn);
+		r->phase = PHASE_DISPATCH;
+	}
+	return rc;
+}
+
+static enum MHD_Result
+delete(struct http *h, struct req *r, const struct cache_key *key,
+    int bucket_had)
+{
+	int rc;
+
+	if ((rc = cache_drop(h->c, key)) == -ENOENT && !bucket_had)
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
-	if (rc < 0)
+	if (rc < 0 && rc != -ENOENT)
 		return reply_text(r, REPLY_INTERNAL, strerror(-rc), "delete");
-	log_info("deleted %s by %s", r->url, r->who);
+	log_info("deleted %s by %s%s", r->url, r->who,
+	    h->bucket != NULL ? " (and from the bucket)" : "");
 	/* A scanned file the deleted copy had displaced takes over again:
 	 * the next pass reads the files that list this key. */
 	if (h->s != NULL && cache_file_invalidate(h->c, key) > 0)
@@ -80,8 +111,15 @@ route_upload_begin(struct http *h, struct req *r)
 	key.id = r->w.id;
 	key.idlen = r->w.idlen;
 	key.extra = NULL;
+	/* The bucket first: a copy kept there would come back. */
+	if (del && h->bucket != NULL) {
+		if (ask_bucket(h, r, &key, 1) == 0)
+			return MHD_YES;
+		return reply_text(r, REPLY_INTERNAL, "cannot ask the bucket",
+		    "delete");
+	}
 	if (del)
-		return delete(h, r, &key);
+		return delete(h, r, &key, 0);
 	cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl != NULL && (len = strtoull(cl, NULL, 10)) > 0 &&
 	    h->cfg->max_upload && len > h->cfg->max_upload)
@@ -92,6 +130,8 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
 		upload_by_fileid(r->up);
+	if (h->bucket != NULL)
+		upload_unpinned(r->up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
 		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) !=
 		    CACHE_FILEID_LEN) {
@@ -119,8 +159,8 @@ eager_gsym(struct http *h, const struct req *r)
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
 }
 
-enum MHD_Result
-route_upload_finish(struct http *h, struct req *r)
+static enum reply
+upload_reply(enum upload_result res)
 {
 	static const enum reply replies[] = {
 		[UPLOAD_STORED] = REPLY_CREATED,
@@ -132,6 +172,13 @@ route_upload_finish(struct http *h, struct req *r)
 		[UPLOAD_NO_SPACE] = REPLY_NO_SPACE,
 		[UPLOAD_ERROR] = REPLY_INTERNAL,
 	};
+
+	return replies[res];
+}
+
+enum MHD_Result
+route_upload_finish(struct http *h, struct req *r)
+{
 	enum upload_result	 res;
 	const char		*f;
 	char			 msg[400];
@@ -144,9 +191,62 @@ route_upload_finish(struct http *h, struct req *r)
 	force |= f != NULL && strcmp(f, "0") != 0;
 	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
 	r->up = NULL;	/* consumed */
+	/* Durable only once in the bucket: 201 after it, not before. */
+	if (h->bucket != NULL && (res == UPLOAD_STORED ||
+	    res == UPLOAD_REPLACED || res == UPLOAD_SAME)) {
+		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
+		    NULL };
+
+		r->up_res = (int)res;
+		if ((r->up_msg = strdup(msg)) != NULL &&
+		    ask_bucket(h, r, &key, 0) == 0)
+			return MHD_YES;
+		log_warnx("upload %s: cannot ask the bucket", r->url);
+		r->bucket_rc = -ENOMEM;
+		return route_upload_bucket(h, r);
+	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
 	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);
-	return reply_text(r, replies[res], msg, "upload");
+	return reply_text(r, upload_reply(res), msg, "upload");
+}
+
+enum MHD_Result
+route_upload_bucket(struct http *h, struct req *r)
+{
+	struct cache_key	 key = { r->w.kind, r->w.id, r->w.idlen, NULL };
+	enum upload_result	 res = (enum upload_result)r->up_res;
+	char			 msg[512];
+	int			 rc = r->bucket_rc;
+
+	r->phase = PHASE_DISPATCH;
+	if (strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0) {
+		if (rc < 0 && rc != -ENOENT) {
+			log_warnx("delete %s: the bucket: %s", r->url,
+			    strerror(-rc));
+			snprintf(msg, sizeof(msg), "the bucket could not delete "
+			    "it (%s): nothing deleted; try again", strerror(-rc));
+			return reply_text(r, REPLY_BUSY, msg, "delete");
+		}
+		return delete(h, r, &key, rc == 0);
+	}
+	if (rc < 0) {
+		/* Not durable: not kept either (another replica would not
+		 * have it); what the bucket holds is served again. */
+		if (res != UPLOAD_SAME)
+			(void)cache_drop(h->c, &key);
+		log_warnx("upload %s by %s: the bucket: %s: not stored",
+		    r->url, r->who ? r->who : "-", strerror(-rc));
+		snprintf(msg, sizeof(msg), "the bucket could not store it "
+		    "(%s): not stored; try again", strerror(-rc));
+		return reply_text(r, REPLY_BUSY, msg, "upload");
+	}
+	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
+	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
+		eager_gsym(h, r);
+	log_info("upload %s by %s: %s (in the bucket)", r->url,
+	    r->who ? r->who : "-", r->up_msg ? r->up_msg : "");
+	return reply_text(r, upload_reply(res), r->up_msg ? r->up_msg :
+	    "stored", "upload");
 }

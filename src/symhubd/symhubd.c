@@ -16,6 +16,7 @@
 #include "cache/cache.h"
 #include "common/auth.h"
 #include "common/elfinfo.h"
+#include "bucket.h"
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
@@ -136,6 +137,22 @@ recover_store(const struct config *cfg)
 	return 0;
 }
 
+/* Seconds between two looks at the bucket's events: half the first
+ * negative TTL, so that a delete through another replica is seen here
+ * within one TTL (as a miss is). */
+static int64_t
+poll_period(const struct config *cfg)
+{
+	int64_t	*ttls, p = 300;
+	size_t	 n;
+
+	if (config_parse_ttls(cfg->negative_ttl, &ttls, &n) == 0) {
+		p = ttls[0] / 2;
+		free(ttls);
+	}
+	return p > 0 ? p : 1;
+}
+
 static struct cache *
 open_store(const struct config *cfg)
 {
@@ -169,6 +186,7 @@ main(int argc, char **argv)
 	struct cache		*c;
 	struct scan		*s = NULL;
 	struct fetch		*f = NULL;
+	struct bucket		*bk = NULL;
 	struct derive		*dv = NULL;
 	struct meta		*meta = NULL;
 	struct encode		*enc = NULL;
@@ -287,11 +305,19 @@ main(int argc, char **argv)
 		log_info("offline: no upstream is asked%s",
 		    cfg.upstreams.n > 0 ? " (the configured ones are ignored)" :
 		    "");
-	} else if (cfg.upstreams.n > 0 &&
-	    (rc = fetch_create(c, &cfg, &f)) < 0)
-		fatalx("upstreams: %s", strerror(-rc));
-	if (f != NULL)
-		log_info("asking %zu upstream(s) on a miss", cfg.upstreams.n);
+	} else {
+		/* The bucket's events are polled twice per negative TTL, so a
+		 * delete through another replica is seen within one. */
+		if (cfg.s3 != NULL && (rc = bucket_create(c, &cfg,
+		    poll_period(&cfg), &bk)) < 0)
+			fatalx("bucket: %s", strerror(-rc));
+		if ((cfg.upstreams.n > 0 || bk != NULL) &&
+		    (rc = fetch_create(c, &cfg, bk, &f)) < 0)
+			fatalx("upstreams: %s", strerror(-rc));
+	}
+	if (f != NULL && cfg.upstreams.n > 0)
+		log_info("asking %zu upstream(s) on a miss%s", cfg.upstreams.n,
+		    bk != NULL ? ", after the bucket" : "");
 	if (f != NULL && cfg.gsym_ahead)
 		fetch_on_debuginfo(f, gsym_ahead, dv);
 	if (cfg.tokens != NULL) {
@@ -313,6 +339,7 @@ main(int argc, char **argv)
 	parts.dv = dv;
 	parts.meta = meta;
 	parts.enc = enc;
+	parts.bucket = bk;
 	if ((rc = hot_create(cfg.hot_cache, cfg.hot_file_max, &hot)) < 0)
 		fatalx("hot cache: %s", strerror(-rc));
 	parts.hot = hot;
@@ -338,11 +365,14 @@ main(int argc, char **argv)
 	derive_stop(dv);	/* the same, for conversions */
 	meta_stop(meta);	/* and for /metadata queries */
 	encode_stop(enc);	/* and for compressions */
+	bucket_stop(bk);	/* and for uploads and deletes */
 	http_stop(h);
 	meta_free(meta);
 	encode_free(enc);
 	hot_free(hot);
 	fetch_free(f);
+	/* After the front: no upload waits on it any more. */
+	bucket_free(bk);
 	/* The scanner may still hand derive a new debuginfo: stop it first
 	 * (derive's workers, which re-read through it, are joined). */
 	scan_free(s);

@@ -25,7 +25,14 @@ struct upload {
 	int			 by_fileid;	/* key.id is a FileID */
 	int			 have_fid;
 	unsigned char		 fid[CACHE_FILEID_LEN];	/* to map */
+	int			 unpinned;	/* durable elsewhere */
 };
+
+void
+upload_unpinned(struct upload *u)
+{
+	u->unpinned = 1;
+}
 
 void
 upload_by_fileid(struct upload *u)
@@ -175,6 +182,7 @@ same_bytes(struct upload *u, const struct cache_record *rec,
 struct decision {
 	uint32_t		 quality;	/* of the upload */
 	int			 force;
+	int			 pin;
 	enum upload_result	 res;
 	char			*msg;
 	size_t			 msglen;
@@ -197,8 +205,9 @@ decide(void *ctx, const struct cache_record *old,
 		 * upload now: pinned, so the budget never evicts it. */
 		d->res = UPLOAD_SAME;
 		snprintf(d->msg, d->msglen, "already stored: the same bytes%s",
-		    old->flags & CACHE_F_PINNED ? "" : ", now pinned");
-		return !(old->flags & CACHE_F_PINNED);
+		    !d->pin || (old->flags & CACHE_F_PINNED) ? "" :
+		    ", now pinned");
+		return d->pin && !(old->flags & CACHE_F_PINNED);
 	}
 	if (!d->force &&
 	    elfinfo_score(old->quality) >= elfinfo_score(d->quality)) {
@@ -229,7 +238,8 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 {
 	struct cache_record	 old, rec;
 	struct elfinfo		 ei;
-	struct decision		 d = { 0, force, UPLOAD_ERROR, msg, msglen };
+	struct decision		 d = { 0, force, !u->unpinned, UPLOAD_ERROR, msg,
+				    msglen };
 	enum upload_result	 res;
 	unsigned char		 digest[32];
 	char			 origin[128], nq[96];
@@ -276,7 +286,7 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 	}
 
 	memset(&rec, 0, sizeof(rec));
-	rec.flags = CACHE_F_PINNED;
+	rec.flags = u->unpinned ? 0 : CACHE_F_PINNED;
 	rec.quality = ei.quality;
 	snprintf(origin, sizeof(origin), "upload:%s", who ? who : "-");
 	rec.origin = origin;

@@ -50,6 +50,10 @@ void	upload_by_fileid(struct upload *u);
 void	upload_set_fileid(struct upload *u,
 	    const unsigned char fid[CACHE_FILEID_LEN]);
 
+/* Do not pin the stored copy: its durable copy is elsewhere (the
+ * bucket, --s3), and the store is a cache the budget may evict. */
+void	upload_unpinned(struct upload *u);
+
 /* Bytes received so far. */
 uint64_t upload_size(const struct upload *u);
 

@@ -1,0 +1,916 @@
+/*
+ * bucket: the S3 tier's writes and events.  See bucket.h.
+ *
+ * Threads: --s3-writers writers take jobs from one queue (uploads and
+ * deletes first, then write-backs whose time has come); one poller lists
+ * events/ every poll_s seconds.  The queue's lock guards the queue and
+ * the stop flag only; counters are atomics.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1	/* memfd_create */
+#endif
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "base/buf.h"
+#include "base/clock.h"
+#include "base/hex.h"
+#include "base/strmap.h"
+#include "common/kind.h"
+#include "common/webapi.h"
+#include "s3/s3.h"
+#include "s3/s3conf.h"
+#include "bucket.h"
+#include "log.h"
+
+#define EVENTS		"events/"
+#define EVENT_KEEP_S	(7 * 86400)	/* events older are removed */
+#define EVENT_WINDOW_S	900		/* events listed at each look */
+#define RETRIES		5		/* write-back tries, 1 s apart, then
+					 * 2, 4, 8 */
+#define OBJ_MAX		(S3_KEY_MAX + 1)
+
+enum bjob_type { J_UPLOAD, J_DELETE, J_WRITEBACK };
+
+struct bjob {
+	struct bjob		*next;
+	enum bjob_type		 type;
+	struct cache_key	 key;
+	unsigned char		 id[CACHE_ID_MAX];
+	char			*extra;
+	bucket_done_fn		 done;
+	void			*ctx;
+	int			 tries;
+	int64_t			 due_ms;	/* not before */
+};
+
+enum { C_PUT, C_SKIPPED, C_PUT_FAILED, C_WB_QUEUED, C_WB_DROPPED,
+	C_WB_FAILED, C_DELETED, C_DELETE_FAILED, C_EVENTS_WRITTEN,
+	C_EVENTS_APPLIED, C_POLL_FAILED, C_N };
+
+static const char *cnames[C_N] = {
+	"symhub_bucket_puts_total", "symhub_bucket_puts_skipped_total",
+	"symhub_bucket_put_failures_total",
+	"symhub_bucket_writebacks_queued_total",
+	"symhub_bucket_writebacks_dropped_total",
+	"symhub_bucket_writeback_failures_total",
+	"symhub_bucket_deletes_total", "symhub_bucket_delete_failures_total",
+	"symhub_bucket_events_written_total",
+	"symhub_bucket_events_applied_total",
+	"symhub_bucket_poll_failures_total",
+};
+
+struct bucket {
+	struct cache		*c;
+	struct s3		*s3;
+	char			 replica[17];	/* hex, for event names */
+	atomic_uint		 seq;
+	int64_t			 poll_s;
+	uint64_t		 queue_max;
+	atomic_int		 no_cond;	/* the server refused
+						 * If-None-Match once */
+
+	pthread_mutex_t		 mu;
+	pthread_cond_t		 cv;		/* writers: a job, or stop */
+	pthread_cond_t		 pcv;		/* the poller: stop */
+	struct bjob		*urgent;	/* uploads, deletes: FIFO */
+	struct bjob		**urgent_tail;
+	struct bjob		*backlog;	/* write-backs: FIFO */
+	struct bjob		**backlog_tail;
+	size_t			 nbacklog;
+	int			 stop;
+	pthread_t		*writers;
+	size_t			 nwriters;
+	pthread_t		 poller;
+	int			 have_poller;
+
+	struct strmap		 seen;		/* events applied; poller */
+	uint64_t		 polls;		/* poller */
+	int64_t			 full_ms;	/* poller: last full listing */
+
+	atomic_int		 healthy;
+	atomic_int		 last_err;	/* -errno of the last failure */
+	atomic_uint_fast64_t	 count[C_N];
+};
+
+#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
+#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
+
+/* Note how the bucket answered: a definite answer (found, not found, there
+ * already, cannot do that) is health; anything else is not. */
+static int
+heard(struct bucket *b, int rc)
+{
+	int ok = rc == 0 || rc == -ENOENT || rc == -EEXIST || rc == -ENOTSUP;
+
+	if (!ok)
+		atomic_store(&b->last_err, rc);
+	if (atomic_exchange(&b->healthy, ok) != ok) {
+		if (ok)
+			log_info("bucket: reachable again");
+		else
+			log_warnx("bucket: %s (HTTP %ld %s)", strerror(-rc),
+			    s3_last()->http, s3_last()->code);
+	}
+	return rc;
+}
+
+int
+bucket_object(const struct cache_key *key, char *out, size_t outsz)
+{
+	char	hex[2 * CACHE_ID_MAX + 1];
+	int	n;
+
+	if (key->idlen == 0 || key->idlen > CACHE_ID_MAX)
+		return -EINVAL;
+	if (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
+	    key->kind != CACHE_SOURCE)
+		return -EINVAL;
+	if (key->kind == CACHE_SOURCE && (key->extra == NULL ||
+	    key->extra[0] != '/'))
+		return -EINVAL;
+	hex_encode(key->id, key->idlen, hex);
+	n = snprintf(out, outsz, "buildid/%s/%s%s", hex, kind_name(key->kind),
+	    key->kind == CACHE_SOURCE ? key->extra : "");
+	if (n < 0 || (size_t)n >= outsz || n > S3_KEY_MAX)
+		return -ENAMETOOLONG;
+	return n;
+}
+
+int
+bucket_get_setup(struct bucket *b, const struct cache_key *key, CURL *easy,
+    struct curl_slist **hdrs)
+{
+	char	obj[OBJ_MAX];
+	int	rc;
+
+	if ((rc = bucket_object(key, obj, sizeof(obj))) < 0)
+		return rc;
+	return s3_get_setup(b->s3, obj, easy, hdrs);
+}
+
+const char *
+bucket_meta_header(const char *line, size_t n, const char *name,
+    size_t *vlen)
+{
+	static const char	pre[] = "x-amz-meta-";
+	size_t			pl = sizeof(pre) - 1, nl = strlen(name);
+
+	if (n < pl + nl + 1 || strncasecmp(line, pre, pl) != 0 ||
+	    strncasecmp(line + pl, name, nl) != 0 || line[pl + nl] != ':')
+		return NULL;
+	line += pl + nl + 1;
+	n -= pl + nl + 1;
+	while (n > 0 && (*line == ' ' || *line == '\t')) {
+		line++;
+		n--;
+	}
+	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
+	    line[n - 1] == ' '))
+		n--;
+	*vlen = n;
+	return line;
+}
+
+/*
+ * The queue.
+ */
+
+static void
+job_free(struct bjob *j)
+{
+	if (j == NULL)
+		return;
+	free(j->extra);
+	free(j);
+}
+
+static struct bjob *
+job_new(enum bjob_type type, const struct cache_key *key,
+    bucket_done_fn done, void *ctx)
+{
+	struct bjob	*j;
+
+	if (key->idlen == 0 || key->idlen > CACHE_ID_MAX ||
+	    (j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->type = type;
+	j->key = *key;
+	memcpy(j->id, key->id, key->idlen);
+	j->key.id = j->id;
+	if (key->extra != NULL && (j->extra = strdup(key->extra)) == NULL) {
+		free(j);
+		return NULL;
+	}
+	j->key.extra = j->extra;
+	j->done = done;
+	j->ctx = ctx;
+	return j;
+}
+
+static int
+enqueue(struct bucket *b, struct bjob *j)
+{
+	pthread_mutex_lock(&b->mu);
+	if (b->stop) {
+		pthread_mutex_unlock(&b->mu);
+		return -ECANCELED;
+	}
+	if (j->type == J_WRITEBACK) {
+		if (b->nbacklog >= b->queue_max) {
+			pthread_mutex_unlock(&b->mu);
+			INC(b->count[C_WB_DROPPED]);
+			return -ENOSPC;
+		}
+		*b->backlog_tail = j;
+		b->backlog_tail = &j->next;
+		b->nbacklog++;
+	} else {
+		*b->urgent_tail = j;
+		b->urgent_tail = &j->next;
+	}
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return 0;
+}
+
+/* The next job for a writer: an urgent one, else the first write-back
+ * that is due; NULL once stopped.  Called with b->mu held. */
+static struct bjob *
+take(struct bucket *b)
+{
+	struct bjob	**pp, *j;
+	struct timespec	  until;
+	int64_t		  now, next;
+
+	for (;;) {
+		if (b->stop)
+			return NULL;
+		if ((j = b->urgent) != NULL) {
+			if ((b->urgent = j->next) == NULL)
+				b->urgent_tail = &b->urgent;
+			j->next = NULL;
+			return j;
+		}
+		now = clock_ms();
+		next = INT64_MAX;
+		for (pp = &b->backlog; (j = *pp) != NULL; pp = &j->next) {
+			if (j->due_ms <= now) {
+				if ((*pp = j->next) == NULL)
+					b->backlog_tail = pp;
+				j->next = NULL;
+				b->nbacklog--;
+				return j;
+			}
+			if (j->due_ms < next)
+				next = j->due_ms;
+		}
+		if (next == INT64_MAX) {
+			pthread_cond_wait(&b->cv, &b->mu);
+		} else {
+			until = clock_deadline(next - now);
+			pthread_cond_timedwait(&b->cv, &b->mu, &until);
+		}
+	}
+}
+
+/*
+ * Writing.
+ */
+
+/* A metadata value S3 takes: printable ASCII, no space at either end,
+ * not too long.  Anything else is left out (the header is optional). */
+static int
+meta_ok(const char *v)
+{
+	size_t	n, i;
+
+	if (v == NULL || (n = strlen(v)) == 0 || n > 1024 || v[0] == ' ' ||
+	    v[n - 1] == ' ')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (v[i] < 0x20 || v[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* Does the object's x-amz-meta-sha256 say these bytes? */
+static int
+same_bytes(const struct s3_info *info, const char *hex)
+{
+	const char *v = s3_info_meta(info, "sha256");
+
+	return v != NULL && strcmp(v, hex) == 0;
+}
+
+/*
+ * Put key's record into the bucket.  replace: an upload, which wins over
+ * what is there; a write-back never replaces (the object there is as
+ * good: the same build-id).
+ * @return 0 (stored, or there already), -ENOENT (no record any more),
+ *         -errno.
+ */
+static int
+put_record(struct bucket *b, const struct cache_key *key, int replace,
+    char obj[OBJ_MAX], char hex[65])
+{
+	struct cache_record	 rec;
+	struct s3_info		 info;
+	const char		*meta[10];
+	size_t			 nm = 0;
+	int			 fd = -1, rc;
+
+	if ((rc = bucket_object(key, obj, OBJ_MAX)) < 0)
+		return rc;
+	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &rec)) < 0)
+		return rc == -ENODATA ? -ENOENT : rc;
+	/* Bytes of a package member are not the record's to send. */
+	if ((rec.flags & CACHE_F_MEMBER) ||
+	    (rc = cache_open_data(b->c, &rec, &fd)) < 0) {
+		if (rc == 0)
+			rc = -EMEDIUMTYPE;
+		goto out;
+	}
+	if (rec.flags & CACHE_F_EXTERNAL) {
+		/* A file in place has no digest in its record. */
+		hex[0] = '\0';
+	} else {
+		hex_encode(rec.digest, 32, hex);
+		meta[nm++] = "sha256";
+		meta[nm++] = hex;
+	}
+	if (meta_ok(rec.origin)) {
+		meta[nm++] = "origin";
+		meta[nm++] = rec.origin;
+	}
+	if (meta_ok(rec.xfile)) {
+		meta[nm++] = "debuginfod-file";
+		meta[nm++] = rec.xfile;
+	}
+	if (meta_ok(rec.xarchive)) {
+		meta[nm++] = "debuginfod-archive";
+		meta[nm++] = rec.xarchive;
+	}
+	meta[nm] = NULL;
+
+	/* There with these bytes already (a replica raced us, or an upload
+	 * of the same file): nothing to send. */
+	if (!replace && !GET(b->no_cond)) {
+		rc = heard(b, s3_put_fd(b->s3, obj, fd, rec.size,
+		    hex[0] ? rec.digest : NULL, S3_PUT_IF_ABSENT, meta));
+		if (rc == -ENOTSUP) {
+			atomic_store(&b->no_cond, 1);
+			log_info("bucket: no conditional writes; a HEAD "
+			    "before each write instead");
+		} else {
+			if (rc == -EEXIST) {
+				INC(b->count[C_SKIPPED]);
+				rc = 0;
+			} else if (rc == 0) {
+				INC(b->count[C_PUT]);
+			}
+			goto out;
+		}
+	}
+	rc = heard(b, s3_head(b->s3, obj, &info));
+	if (rc == 0 && hex[0] && same_bytes(&info, hex)) {
+		INC(b->count[C_SKIPPED]);
+		goto out;
+	}
+	if (rc == 0 && !replace) {
+		/* Another copy of the same build-id: as good. */
+		INC(b->count[C_SKIPPED]);
+		goto out;
+	}
+	if (rc != 0 && rc != -ENOENT)
+		goto out;
+	rc = heard(b, s3_put_fd(b->s3, obj, fd, rec.size,
+	    hex[0] ? rec.digest : NULL, 0, meta));
+	if (rc == 0)
+		INC(b->count[C_PUT]);
+out:
+	if (rc < 0 && rc != -ENOENT)
+		INC(b->count[C_PUT_FAILED]);
+	if (fd >= 0)
+		close(fd);
+	cache_record_release(&rec);
+	return rc;
+}
+
+/*
+ * Tell the other replicas: an empty object whose name says it all,
+ * events/MS-REPLICA-SEQ.OP.KIND.ID[.SHA256], so that one listing tells
+ * a replica every event.  Best effort: a miss is also seen within the
+ * negative TTL; a delete is not, so its failure is logged.
+ */
+static int
+write_event(struct bucket *b, const char *op, const struct cache_key *key,
+    const char *hex)
+{
+	char	name[128 + 2 * CACHE_ID_MAX], id[2 * CACHE_ID_MAX + 1];
+	int	fd, rc;
+
+	hex_encode(key->id, key->idlen, id);
+	snprintf(name, sizeof(name), EVENTS "%013" PRId64 "-%s-%06u.%s.%s.%s"
+	    "%s%s", (int64_t)(clock_wall_s() * 1000), b->replica,
+	    atomic_fetch_add(&b->seq, 1) % 1000000, op, kind_name(key->kind),
+	    id, hex != NULL && hex[0] ? "." : "", hex != NULL ? hex : "");
+	if ((fd = memfd_create("symhub-event", MFD_CLOEXEC)) < 0)
+		return -errno;
+	rc = heard(b, s3_put_fd(b->s3, name, fd, 0, NULL, 0, NULL));
+	close(fd);
+	if (rc == 0)
+		INC(b->count[C_EVENTS_WRITTEN]);
+	else
+		log_warnx("bucket: cannot tell the other replicas of %s %s %s: "
+		    "%s", op, kind_name(key->kind), id, strerror(-rc));
+	return rc;
+}
+
+static int
+do_delete(struct bucket *b, const struct cache_key *key)
+{
+	char	obj[OBJ_MAX];
+	int	rc, had;
+
+	if ((rc = bucket_object(key, obj, sizeof(obj))) < 0)
+		return rc;
+	rc = heard(b, s3_head(b->s3, obj, NULL));
+	if (rc < 0 && rc != -ENOENT)
+		goto fail;
+	had = rc == 0;
+	if (had && (rc = heard(b, s3_delete(b->s3, obj))) < 0)
+		goto fail;
+	INC(b->count[C_DELETED]);
+	/* Told even when this bucket had none: a replica may hold a copy
+	 * from before. */
+	(void)write_event(b, "delete", key, NULL);
+	return had ? 0 : -ENOENT;
+fail:
+	INC(b->count[C_DELETE_FAILED]);
+	return rc;
+}
+
+static void
+run_job(struct bucket *b, struct bjob *j)
+{
+	char	obj[OBJ_MAX], hex[65];
+	int	rc;
+
+	switch (j->type) {
+	case J_UPLOAD:
+		rc = put_record(b, &j->key, 1, obj, hex);
+		if (rc == 0)
+			(void)write_event(b, "put", &j->key, hex);
+		j->done(j->ctx, rc);
+		break;
+	case J_DELETE:
+		j->done(j->ctx, do_delete(b, &j->key));
+		break;
+	case J_WRITEBACK:
+		rc = put_record(b, &j->key, 0, obj, hex);
+		if (rc == 0 || rc == -ENOENT || rc == -EMEDIUMTYPE ||
+		    rc == -EINVAL || rc == -ENAMETOOLONG)
+			break;
+		if (++j->tries < RETRIES) {
+			j->due_ms = clock_ms() + (1000LL << (j->tries - 1));
+			pthread_mutex_lock(&b->mu);
+			if (!b->stop) {
+				*b->backlog_tail = j;
+				b->backlog_tail = &j->next;
+				b->nbacklog++;
+				j = NULL;
+			}
+			pthread_mutex_unlock(&b->mu);
+			if (j == NULL)
+				return;
+		}
+		INC(b->count[C_WB_FAILED]);
+		log_warnx("bucket: could not write %s back: %s", obj,
+		    strerror(-rc));
+		break;
+	}
+	job_free(j);
+}
+
+static void *
+writer(void *arg)
+{
+	struct bucket	*b = arg;
+	struct bjob	*j;
+
+	for (;;) {
+		pthread_mutex_lock(&b->mu);
+		j = take(b);
+		pthread_mutex_unlock(&b->mu);
+		if (j == NULL)
+			return NULL;
+		run_job(b, j);
+	}
+}
+
+void
+bucket_writeback(struct bucket *b, const struct cache_key *key)
+{
+	struct bjob	*j;
+
+	if (b == NULL || (key->kind != CACHE_DEBUGINFO &&
+	    key->kind != CACHE_EXECUTABLE && key->kind != CACHE_SOURCE))
+		return;
+	if ((j = job_new(J_WRITEBACK, key, NULL, NULL)) == NULL) {
+		INC(b->count[C_WB_DROPPED]);
+		return;
+	}
+	if (enqueue(b, j) < 0)
+		job_free(j);
+	else
+		INC(b->count[C_WB_QUEUED]);
+}
+
+int
+bucket_put(struct bucket *b, const struct cache_key *key, bucket_done_fn done,
+    void *ctx)
+{
+	struct bjob	*j;
+	int		 rc;
+
+	if ((j = job_new(J_UPLOAD, key, done, ctx)) == NULL)
+		return -ENOMEM;
+	if ((rc = enqueue(b, j)) < 0)
+		job_free(j);
+	return rc;
+}
+
+int
+bucket_delete(struct bucket *b, const struct cache_key *key,
+    bucket_done_fn done, void *ctx)
+{
+	struct bjob	*j;
+	int		 rc;
+
+	if ((j = job_new(J_DELETE, key, done, ctx)) == NULL)
+		return -ENOMEM;
+	if ((rc = enqueue(b, j)) < 0)
+		job_free(j);
+	return rc;
+}
+
+/*
+ * Events of the other replicas.
+ */
+
+struct names {
+	char	**v;
+	size_t	  n, cap;
+};
+
+static int
+list_fn(void *ctx, const char *key, uint64_t size)
+{
+	struct names	*l = ctx;
+
+	(void)size;
+	if (array_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)) != 0 ||
+	    (l->v[l->n] = strdup(key)) == NULL)
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+/*
+ * Apply the event named name (after "events/") of another replica: drop
+ * what this one holds of the object (a delete; a put of other bytes),
+ * and any negative entry of it.  Dropping is all an event ever does, so
+ * one applied twice, or late, costs a fetch from the bucket at most.
+ */
+static void
+apply(struct bucket *b, const char *name)
+{
+	struct cache_record	 rec;
+	struct cache_key	 key;
+	unsigned char		 id[CACHE_ID_MAX];
+	char			 buf[256], have[65], *f[5], *save = NULL, *p;
+	int			 n = 0, idlen, drop;
+
+	if (strlen(name) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, name);
+	for (p = strtok_r(buf, ".", &save); p != NULL && n < 5;
+	    p = strtok_r(NULL, ".", &save))
+		f[n++] = p;
+	if (n < 4 || p != NULL)
+		goto bad;
+	key.kind = strcmp(f[2], "debuginfo") == 0 ? CACHE_DEBUGINFO :
+	    strcmp(f[2], "executable") == 0 ? CACHE_EXECUTABLE : 0;
+	if (key.kind == 0 || (idlen = webapi_parse_hexid(f[3], strlen(f[3]),
+	    id)) <= 0 || idlen > CACHE_ID_MAX)
+		goto bad;
+	key.id = id;
+	key.idlen = (size_t)idlen;
+	key.extra = NULL;
+	drop = strcmp(f[1], "delete") == 0;
+	if (!drop && strcmp(f[1], "put") != 0)
+		goto bad;
+	if (!drop && cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
+		hex_encode(rec.digest, 32, have);
+		drop = n < 5 || (rec.flags & CACHE_F_EXTERNAL) ||
+		    strcmp(have, f[4]) != 0;
+		cache_record_release(&rec);
+	}
+	if (drop && cache_drop(b->c, &key) == 0)
+		log_info("bucket: %s of %s %s through another replica: "
+		    "dropped here", f[1], f[2], f[3]);
+	/* A put is served from the bucket at once, a delete missed. */
+	(void)cache_forget_negative(b->c, &key);
+	INC(b->count[C_EVENTS_APPLIED]);
+	return;
+bad:
+	log_debug("bucket: event %s: not one of ours", name);
+}
+
+/*
+ * A look at events/.  The first after the start lists them all (what
+ * happened while this replica was stopped, 7 days at most); the next
+ * ones only those of the last EVENT_WINDOW_S seconds (start-after: the
+ * names sort by time), wide enough for the clocks of replicas to differ
+ * and for a server whose listings lag its writes; every hour, all of
+ * them again, to remove the expired ones.
+ */
+static void
+poll_events(struct bucket *b)
+{
+	struct names	 l = { NULL, 0, 0 };
+	struct strmap	 seen = { 0 };
+	char		 after[64];
+	int64_t		 now = (int64_t)(clock_wall_s() * 1000), ms;
+	int64_t		 old = now - (int64_t)EVENT_KEEP_S * 1000;
+	int64_t		 window = now - (int64_t)EVENT_WINDOW_S * 1000;
+	size_t		 i, dummy;
+	int		 rc, full;
+
+	full = b->polls++ == 0 || now - b->full_ms >= 3600 * 1000;
+	snprintf(after, sizeof(after), EVENTS "%013" PRId64, window);
+	if ((rc = heard(b, s3_list_after(b->s3, EVENTS, full ? NULL : after,
+	    list_fn, &l))) < 0) {
+		INC(b->count[C_POLL_FAILED]);
+		goto out;
+	}
+	if (full)
+		b->full_ms = now;
+	for (i = 0; i < l.n; i++) {
+		const char *n = l.v[i] + strlen(EVENTS);
+
+		ms = strtoll(n, NULL, 10);
+		if (ms < old) {
+			(void)heard(b, s3_delete(b->s3, l.v[i]));
+			continue;
+		}
+		/* Past the first look, one older than the window was seen
+		 * when it was in it. */
+		if (b->polls > 1 && ms < window)
+			continue;
+		if (!strmap_get(&b->seen, n, &dummy) &&
+		    strstr(n, b->replica) == NULL)
+			apply(b, n);
+		/* Only the window's names are kept: the set stays small. */
+		if (strmap_put(&seen, n, 1) < 0)
+			break;
+	}
+	if (i == l.n) {
+		strmap_free(&b->seen);
+		b->seen = seen;
+		memset(&seen, 0, sizeof(seen));
+	}
+out:
+	strmap_free(&seen);
+	for (i = 0; i < l.n; i++)
+		free(l.v[i]);
+	free(l.v);
+}
+
+static void *
+poller(void *arg)
+{
+	struct bucket	*b = arg;
+	struct timespec	 until;
+	int		 stop;
+
+	for (;;) {
+		poll_events(b);
+		pthread_mutex_lock(&b->mu);
+		until = clock_deadline(b->poll_s * 1000);
+		while (!b->stop && pthread_cond_timedwait(&b->pcv, &b->mu,
+		    &until) != ETIMEDOUT)
+			;
+		stop = b->stop;
+		pthread_mutex_unlock(&b->mu);
+		if (stop)
+			return NULL;
+	}
+}
+
+/*
+ * Life.
+ */
+
+static int
+config_of(const struct config *cfg, struct s3_config *sc)
+{
+	const char	*why = NULL;
+	unsigned	 line = 0;
+	int		 rc;
+
+	memset(sc, 0, sizeof(*sc));
+	if ((rc = s3conf_url(cfg->s3, sc, &why)) < 0) {
+		log_warnx("--s3 %s: %s", cfg->s3, why);
+		return rc;
+	}
+	if (cfg->s3_credentials != NULL) {
+		if ((rc = s3conf_file(cfg->s3_credentials, sc, &why,
+		    &line)) < 0) {
+			if (rc == -EINVAL)
+				log_warnx("--s3-credentials %s:%u: %s",
+				    cfg->s3_credentials, line, why);
+			else
+				log_warnx("--s3-credentials %s: %s",
+				    cfg->s3_credentials, strerror(-rc));
+			return -EINVAL;
+		}
+	} else if ((rc = s3conf_env(sc, &why)) < 0) {
+		log_warnx("--s3: %s", rc == -ENOENT ? "no credentials: set "
+		    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
+		    "--s3-credentials" : why);
+		return -EINVAL;
+	}
+	sc->connect_ms = (long)cfg->up_connect * 1000;
+	if ((rc = s3conf_check(sc, &why)) < 0) {
+		log_warnx("--s3 %s: %s", cfg->s3, why);
+		return rc;
+	}
+	return 0;
+}
+
+int
+bucket_create(struct cache *c, const struct config *cfg, int64_t poll_s,
+    struct bucket **out)
+{
+	struct s3_config	 sc;
+	struct bucket		*b;
+	unsigned char		 r[8];
+	size_t			 i;
+	int			 rc;
+
+	*out = NULL;
+	if (cfg->s3 == NULL)
+		return 0;
+	if ((rc = config_of(cfg, &sc)) < 0)
+		return rc;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return -ENOMEM;
+	b->c = c;
+	b->poll_s = poll_s > 0 ? poll_s : 1;
+	b->queue_max = cfg->s3_queue_max;
+	b->urgent_tail = &b->urgent;
+	b->backlog_tail = &b->backlog;
+	atomic_store(&b->healthy, 1);
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	pthread_cond_init(&b->pcv, NULL);
+	if (RAND_bytes(r, sizeof(r)) != 1) {
+		rc = -EIO;
+		goto fail;
+	}
+	hex_encode(r, sizeof(r), b->replica);
+	rc = s3_create(&sc, &b->s3);
+	explicit_bzero(&sc, sizeof(sc));
+	if (rc < 0)
+		goto fail;
+	/* A first word with the bucket, for the log and the health gauge:
+	 * a bucket down at start is no reason not to serve. */
+	if ((rc = heard(b, s3_head(b->s3, "symhub-probe", NULL))) < 0 &&
+	    rc != -ENOENT)
+		log_warnx("bucket %s: not reachable now (%s); serving from "
+		    "the store and the upstreams meanwhile", cfg->s3,
+		    strerror(-rc));
+	else
+		log_info("bucket %s: reachable", cfg->s3);
+	b->nwriters = cfg->s3_writers > 0 ? cfg->s3_writers : 1;
+	if ((b->writers = calloc(b->nwriters, sizeof(*b->writers))) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < b->nwriters; i++)
+		if ((rc = pthread_create(&b->writers[i], NULL, writer, b)) !=
+		    0) {
+			b->nwriters = i;
+			rc = -rc;
+			goto fail;
+		}
+	if ((rc = pthread_create(&b->poller, NULL, poller, b)) != 0) {
+		rc = -rc;
+		goto fail;
+	}
+	b->have_poller = 1;
+	*out = b;
+	return 0;
+fail:
+	bucket_free(b);
+	return rc;
+}
+
+void
+bucket_stop(struct bucket *b)
+{
+	struct bjob	*j, *n;
+	size_t		 i;
+
+	if (b == NULL)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->stop = 1;
+	pthread_cond_broadcast(&b->cv);
+	pthread_cond_broadcast(&b->pcv);
+	pthread_mutex_unlock(&b->mu);
+	for (i = 0; i < b->nwriters; i++)
+		pthread_join(b->writers[i], NULL);
+	b->nwriters = 0;
+	if (b->have_poller)
+		pthread_join(b->poller, NULL);
+	b->have_poller = 0;
+	/* No writer is left: the queues are this thread's. */
+	for (j = b->urgent; j != NULL; j = n) {
+		n = j->next;
+		j->done(j->ctx, -ECANCELED);
+		job_free(j);
+	}
+	for (j = b->backlog; j != NULL; j = n) {
+		n = j->next;
+		job_free(j);
+	}
+	b->urgent = b->backlog = NULL;
+	b->urgent_tail = &b->urgent;
+	b->backlog_tail = &b->backlog;
+	b->nbacklog = 0;
+}
+
+void
+bucket_free(struct bucket *b)
+{
+	if (b == NULL)
+		return;
+	bucket_stop(b);
+	s3_free(b->s3);
+	strmap_free(&b->seen);
+	free(b->writers);
+	pthread_cond_destroy(&b->cv);
+	pthread_cond_destroy(&b->pcv);
+	pthread_mutex_destroy(&b->mu);
+	free(b);
+}
+
+int
+bucket_healthy(const struct bucket *b)
+{
+	return b != NULL && atomic_load(&b->healthy);
+}
+
+void
+bucket_metrics(struct bucket *b, FILE *fp)
+{
+	struct s3_stats	st;
+	size_t		i, queued;
+
+	if (b == NULL)
+		return;
+	pthread_mutex_lock(&b->mu);
+	queued = b->nbacklog;
+	pthread_mutex_unlock(&b->mu);
+	s3_stats(b->s3, &st);
+	fprintf(fp, "# TYPE symhub_bucket_up gauge\nsymhub_bucket_up %d\n"
+	    "# TYPE symhub_bucket_writeback_queue gauge\n"
+	    "symhub_bucket_writeback_queue %zu\n"
+	    "# TYPE symhub_bucket_requests_total counter\n"
+	    "symhub_bucket_requests_total %" PRIu64 "\n"
+	    "# TYPE symhub_bucket_request_failures_total counter\n"
+	    "symhub_bucket_request_failures_total %" PRIu64 "\n"
+	    "# TYPE symhub_bucket_bytes_up_total counter\n"
+	    "symhub_bucket_bytes_up_total %" PRIu64 "\n"
+	    "# TYPE symhub_bucket_bytes_down_total counter\n"
+	    "symhub_bucket_bytes_down_total %" PRIu64 "\n",
+	    atomic_load(&b->healthy), queued, st.requests, st.failures,
+	    st.bytes_up, st.bytes_down);
+	for (i = 0; i < C_N; i++)
+		fprintf(fp, "# TYPE %s counter\n%s %" PRIu64 "\n", cnames[i],
+		    cnames[i], (uint64_t)GET(b->count[i]));
+}

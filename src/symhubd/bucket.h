@@ -1,0 +1,109 @@
+/*
+ * bucket: the S3 tier (--s3).  An S3-compatible bucket is the durable
+ * store that replicas share; the local store is its hot cache.
+ *
+ * Layout (doc/store.md, "The bucket"): the debuginfod tree,
+ *   buildid/ID/debuginfo, buildid/ID/executable,
+ *   buildid/ID/source/ABSOLUTE/PATH,
+ * each object carrying its SHA-256 and provenance as user metadata
+ * (x-amz-meta-sha256, -origin, -debuginfod-file, -debuginfod-archive),
+ * so the bucket served as static files is a read-only debuginfod server
+ * and has the shape of `symhub export`'s tree; and
+ *   events/MS-REPLICA-SEQ.OP.KIND.ID[.SHA256]
+ * one empty object per upload or delete through a replica, which the
+ * others list (every half negative-ttl) to drop what they hold of it.
+ *
+ * Reads are the fetch engine's: the bucket is the first tier it asks
+ * (fetch.h).  This module writes: an upload while its client waits (the
+ * 201 only once it is durable), what upstreams sent in the background
+ * (a bounded queue; a write lost there costs a later fetch, never
+ * data), deletes; on its own threads, so no HTTP thread waits on S3.
+ *
+ * Two replicas may write one key at once.  An S3 PUT is atomic (an
+ * object is one writer's whole bytes), so they cannot tear it; where the
+ * server does conditional writes (If-None-Match), a write-back never
+ * replaces an object; where it does not (Swift), a HEAD first skips
+ * what is there with the same SHA-256, and readers check every object's
+ * bytes against its x-amz-meta-sha256.
+ */
+#ifndef SYMHUB_BUCKET_H
+#define SYMHUB_BUCKET_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <curl/curl.h>
+
+#include "cache/cache.h"
+#include "config.h"
+
+struct bucket;
+
+/*
+ * From cfg->s3 (and cfg->s3_credentials, or AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY).  Starts the writer threads and the event
+ * poller (every poll_s seconds).  A bucket that cannot be reached now is
+ * not an error: it is reported unhealthy until it can.
+ * @return 0 and *out (NULL when no --s3 was given); -EINVAL with the
+ *         reason logged; -errno.
+ */
+int	bucket_create(struct cache *c, const struct config *cfg,
+	    int64_t poll_s, struct bucket **out);
+
+/* Stop the threads: a write under way ends first (its done runs); an
+ * upload or delete still queued gets -ECANCELED, a write-back is
+ * dropped.  Call it before the HTTP front stops, so no connection stays
+ * suspended.  Idempotent; accepts NULL. */
+void	bucket_stop(struct bucket *b);
+
+/* bucket_stop(), then free.  Accepts NULL. */
+void	bucket_free(struct bucket *b);
+
+/* The object name of key ("buildid/ID/KIND[/PATH]").
+ * @return its length, or -ENAMETOOLONG / -EINVAL. */
+int	bucket_object(const struct cache_key *key, char *out, size_t outsz);
+
+/*
+ * For the fetch engine: a GET of key's object, on a handle of its own:
+ * the URL, the signature (libcurl's SigV4) and the headers S3 needs.
+ * @return 0 (*hdrs the caller's to free), or -errno.
+ */
+int	bucket_get_setup(struct bucket *b, const struct cache_key *key,
+	    CURL *easy, struct curl_slist **hdrs);
+
+/* Is the header line (as libcurl hands it over) the object's
+ * x-amz-meta-NAME?  @return its value's start (the caller trims the
+ * CRLF), or NULL. */
+const char *bucket_meta_header(const char *line, size_t n,
+	    const char *name, size_t *vlen);
+
+/* Write key's record (fetched from an upstream) to the bucket, later.
+ * Never blocks; when the queue is full it is dropped and counted. */
+void	bucket_writeback(struct bucket *b, const struct cache_key *key);
+
+/* Called on a writer thread once an upload's or a delete's bucket
+ * write is done: 0, or -errno (-EAGAIN, -ETIMEDOUT, -EACCES...). */
+typedef void (*bucket_done_fn)(void *ctx, int rc);
+
+/*
+ * Make key's record durable in the bucket (an upload), ahead of the
+ * write-backs; done runs once, on a writer thread, never before this
+ * returns.  The record is read from the store when the writer gets to
+ * it.  @return 0, or -errno (done is then never called).
+ */
+int	bucket_put(struct bucket *b, const struct cache_key *key,
+	    bucket_done_fn done, void *ctx);
+
+/* Remove key's object, and tell the other replicas.  done gets 0 when it
+ * was there, -ENOENT when it was not, or -errno. */
+int	bucket_delete(struct bucket *b, const struct cache_key *key,
+	    bucket_done_fn done, void *ctx);
+
+/* Append the bucket's metrics in Prometheus text: health, requests by
+ * outcome, the write-back queue, events applied. */
+void	bucket_metrics(struct bucket *b, FILE *fp);
+
+/* 1 while the last request the bucket answered went well. */
+int	bucket_healthy(const struct bucket *b);
+
+#endif

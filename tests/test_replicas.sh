@@ -1,0 +1,178 @@
+#!/bin/bash
+# Integration test of replicas: three symhubd on one bucket (a real S3
+# server, tests/s3/start-s3.sh) behind a real nginx (Debian's), as an
+# operator runs them (man symhubd, "Scaling").
+#
+#   - a file uploaded through the load balancer is served by every
+#     replica, asked directly;
+#   - a replica killed (SIGKILL) under load costs no more requests than
+#     were in flight: 8 clients keep asking through nginx, the kill comes
+#     after 200 answers, and the clients go on to 400 more.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_replicas.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need curl gcc objcopy python3 nginx
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+need_swift
+unset DEBUGINFOD_URLS AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+
+section 'a bucket, three replicas, nginx'
+start_s3 || { fail "Swift starts" "$(tail -5 "$tmp/start-s3.err")"; finish; }
+export AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET_KEY
+pass "Swift answers at $S3_ENDPOINT"
+
+mkdir -p "$tmp"/{src,bin,out} || exit 99
+cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
+    exit 99
+(cd "$tmp/src" && gcc -g -O1 -o "$tmp/bin/prog" hello.c greet.c) || exit 99
+objcopy --only-keep-debug "$tmp/bin/prog" "$tmp/bin/prog.debug" || exit 99
+ID=$(buildid "$tmp/bin/prog")
+TOKENS=$tmp/tokens
+TOK=$(new_token ci upload,admin "$TOKENS") || exit 99
+
+declare -a RURL RPID
+for i in 1 2 3; do
+	start_symhubd -d "$tmp/store$i" --s3 "$S3_ENDPOINT/$S3_BUCKET" \
+	    --tokens "$TOKENS" --negative-ttl 2 -t 0 ||
+	    { fail "replica $i starts"; finish; }
+	RURL[$i]=$URL
+	RPID[$i]=$SYMHUBD_PID
+done
+pass "three replicas on one bucket"
+
+# nginx in the foreground (its master is our child, stopped by PID),
+# its files under $tmp; a failed connection to a replica is retried on
+# the next one (GETs only: nginx never repeats a PUT).
+NPORT=$(free_port)
+mkdir -p "$tmp/nginx/logs" || exit 99
+cat >"$tmp/nginx/nginx.conf" <<EOF
+daemon off;
+$( [ "$(id -u)" = 0 ] && echo "user root;" )
+worker_processes 1;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/error.log;
+events { worker_connections 512; }
+http {
+	access_log $tmp/nginx/access.log;
+	client_body_temp_path $tmp/nginx/body;
+	proxy_temp_path $tmp/nginx/proxy;
+	fastcgi_temp_path $tmp/nginx/fastcgi;
+	uwsgi_temp_path $tmp/nginx/uwsgi;
+	scgi_temp_path $tmp/nginx/scgi;
+	upstream hubs {
+		server ${RURL[1]#http://} max_fails=1 fail_timeout=30s;
+		server ${RURL[2]#http://} max_fails=1 fail_timeout=30s;
+		server ${RURL[3]#http://} max_fails=1 fail_timeout=30s;
+		keepalive 16;
+	}
+	server {
+		listen 127.0.0.1:$NPORT;
+		client_max_body_size 0;
+		location / {
+			proxy_pass http://hubs;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+			proxy_next_upstream error timeout http_502 http_503;
+		}
+	}
+}
+EOF
+nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" >"$tmp/nginx/out" 2>&1 &
+NGPID=$!
+PIDS+=("$NGPID")
+LB=http://127.0.0.1:$NPORT
+if wait_until 20 eval '[ "$(http_code "$LB/metrics")" = 200 ]'; then
+	pass "nginx balances the three"
+else
+	fail "nginx balances the three" "$(cat "$tmp/nginx/out" "$tmp/nginx/error.log")"
+	finish
+fi
+
+section 'an upload through the balancer'
+URL=$LB
+code=$(put_file "/buildid/$ID/debuginfo" "$tmp/bin/prog.debug" \
+    "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
+check "PUT through nginx: 201 (got $code)" [ "$code" = 201 ]
+for i in 1 2 3; do
+	URL=${RURL[$i]}
+	expect_get "replica $i serves it" "/buildid/$ID/debuginfo" 200 \
+	    "$tmp/bin/prog.debug"
+done
+
+section 'a replica killed under load'
+# 8 clients, keep-alive, through nginx; the kill after 200 answers; 600
+# in all.  A request fails when its answer is not the file.
+cat >"$tmp/load.py" <<'EOF'
+import http.client, sys, threading
+port, path, want_file, victim = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+want = open(want_file, 'rb').read()
+lock = threading.Lock()
+done = {'ok': 0, 'failed': 0, 'killed': False, 'inflight_at_kill': 0}
+inflight = [0]
+started = [0]
+TOTAL, KILL_AT, CLIENTS = 600, 200, 8
+
+def client():
+    conn = None
+    while True:
+        with lock:
+            if started[0] >= TOTAL:
+                return
+            started[0] += 1
+            inflight[0] += 1
+        good = False
+        try:
+            if conn is None:
+                conn = http.client.HTTPConnection('127.0.0.1', port, timeout=30)
+            conn.request('GET', path)
+            r = conn.getresponse()
+            body = r.read()
+            good = r.status == 200 and body == want
+            if r.getheader('Connection', '').lower() == 'close':
+                conn.close(); conn = None
+        except Exception:
+            if conn is not None:
+                conn.close()
+            conn = None
+        with lock:
+            inflight[0] -= 1
+            done['ok' if good else 'failed'] += 1
+            if done['ok'] >= KILL_AT and not done['killed']:
+                done['killed'] = True
+                done['inflight_at_kill'] = inflight[0] + 1
+                import os, signal
+                os.kill(victim, signal.SIGKILL)
+
+ts = [threading.Thread(target=client) for _ in range(CLIENTS)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(done['ok'], done['failed'], done['inflight_at_kill'], int(done['killed']))
+EOF
+read -r ok failed inflight killed < <(python3 "$tmp/load.py" "$NPORT" \
+    "/buildid/$ID/debuginfo" "$tmp/bin/prog.debug" "${RPID[2]}")
+forget_pid "${RPID[2]}"
+check "replica 2 was killed after 200 answers (killed=$killed)" \
+    [ "${killed:-0}" = 1 ]
+check "600 requests: $ok answered with the file, $failed failed; at most the $inflight in flight at the kill failed" \
+    eval '[ -n "$ok" ] && [ $((ok + failed)) = 600 ] &&
+    [ "$failed" -le "$inflight" ]'
+URL=$LB
+expect_get "the balancer still serves it" "/buildid/$ID/debuginfo" 200 \
+    "$tmp/bin/prog.debug"
+for i in 1 3; do
+	URL=${RURL[$i]}
+	expect_get "replica $i still serves it" "/buildid/$ID/debuginfo" 200 \
+	    "$tmp/bin/prog.debug"
+done
+
+section 'stops'
+kill -QUIT "$NGPID"
+wait_exit "$NGPID" 10 && pass "nginx stops" || fail "nginx stops"
+for i in 1 3; do
+	stop_symhubd "${RPID[$i]}"
+	check "replica $i stops (exit $exit_status)" [ "$exit_status" = 0 ]
+done
+finish

@@ -31,6 +31,9 @@ the connection.  Modes:
                     /metadata request, 404 to the rest
     gate DIR        append "METHOD PATH" to DIR/log for each request, then
                     hold it until the file DIR/open exists, then 404
+    status CODE     CODE to everything, with an S3-style XML error body
+                    (a server in trouble: 500, 503; an S3 endpoint that
+                    refuses: 403)
 
 Python 3 standard library only.
 """
@@ -45,7 +48,7 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima", "meta", "gate")
+         "gzipcut", "endless", "ima", "meta", "gate", "status")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -95,6 +98,12 @@ def serve(conn, mode, arg, payload):
     method, path, headers = req
     if mode == "hang":
         hung.append(conn)
+        return
+    if mode == "status":
+        answer(conn, int(arg), b"<?xml version='1.0' encoding='UTF-8'?>"
+               b"<Error><Code>ServiceUnavailable</Code><Message>badupstream"
+               b"</Message></Error>", ("Content-Type: application/xml",))
+        conn.close()
         return
     if mode == "reset":
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -212,7 +221,7 @@ def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
-                "gzipcut", "ima", "meta", "gate") and arg is None:
+                "gzipcut", "ima", "meta", "gate", "status") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
         return 2
     payload = b""

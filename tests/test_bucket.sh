@@ -9,12 +9,17 @@
 #   - an upload answers 201 once its bytes are in the bucket, and the
 #     other hub serves it at once; a delete through one hub is seen by
 #     the other within its negative TTL (events/);
+#   - two hubs uploading two files of one build-id at once: the object is
+#     one of them, whole, and both hubs come to serve it;
 #   - the bucket's objects have the debuginfod tree's names, the shape of
 #     `symhub export`'s tree;
 #   - an object whose bytes are not its x-amz-meta-sha256 is not served;
 #   - faults: the bucket stopped (serving goes on, uploads 503, /metrics
 #     says so), started again (uploads 201), a wrong secret (403: the
-#     same), a connection cut mid-upload (503, nothing half-written).
+#     same); a bucket not there at start, one answering 503, one that
+#     never answers (tests/badupstream.py): the upstream still serves,
+#     uploads are 503; a connection cut mid-upload (503, nothing
+#     half-written).
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_bucket.sh
@@ -62,8 +67,10 @@ cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
 (cd "$tmp/src" && gcc -g -O0 -o "$tmp/bin/prog1" hello.c greet.c &&
     gcc -g -O1 -o "$tmp/bin/prog2" hello.c greet.c &&
     gcc -g -O2 -o "$tmp/bin/prog3" hello.c greet.c &&
-    gcc -g -Os -o "$tmp/bin/prog4" hello.c greet.c) || exit 99
-for p in prog1 prog2 prog3 prog4; do
+    gcc -g -Os -o "$tmp/bin/prog4" hello.c greet.c &&
+    gcc -g -O2 -fno-omit-frame-pointer -o "$tmp/bin/prog5" hello.c greet.c) ||
+    exit 99
+for p in prog1 prog2 prog3 prog4 prog5; do
 	objcopy --only-keep-debug "$tmp/bin/$p" "$tmp/orig/$p.debug" || exit 99
 	strip -g -o "$tmp/orig/$p.stripped" "$tmp/bin/$p" || exit 99
 done
@@ -72,10 +79,12 @@ ID1=$(buildid "$tmp/bin/prog1")
 ID2=$(buildid "$tmp/bin/prog2")
 ID3=$(buildid "$tmp/bin/prog3")
 ID4=$(buildid "$tmp/bin/prog4")
-[ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] || exit 99
+ID5=$(buildid "$tmp/bin/prog5")
+[ -n "$ID1" ] && [ -n "$ID2" ] && [ "$ID1" != "$ID2" ] &&
+    [ -n "$ID5" ] && [ "$ID5" != "$ID3" ] && [ "$ID5" != "$ID4" ] || exit 99
 TOKENS=$tmp/tokens
 TOK=$(new_token ci upload,admin "$TOKENS") || exit 99
-pass "four programs, prog1 upstream only, a token"
+pass "five programs, prog1 upstream only, a token"
 
 start_debuginfod up "" "$tmp/up" || { fail "debuginfod starts"; finish; }
 UPURL=$DURL
@@ -165,13 +174,47 @@ else
 	fail "and B serves it within its negative TTL"
 fi
 
+section 'two hubs racing on one build-id'
+# prog2's debuginfo, and the same with one more section: two files of one
+# build-id, uploaded at once through A and B.
+objcopy --add-section .note.race="$tmp/orig/prog1.stripped" \
+    "$tmp/orig/prog2.debug" "$tmp/orig/prog2b.debug" || exit 99
+URL=$A_URL
+put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2.debug" "$tmp/out/ra" \
+    "$tmp/out/rah" -H "Authorization: Bearer $TOK" >"$tmp/out/ra.code" &
+ra=$!
+URL=$B_URL
+put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2b.debug" "$tmp/out/rb" \
+    "$tmp/out/rbh" -H "Authorization: Bearer $TOK" >"$tmp/out/rb.code"
+wait "$ra"
+check "both uploads are answered 201 ($(cat "$tmp/out/ra.code"), $(cat "$tmp/out/rb.code"))" \
+    eval '[ "$(cat "$tmp/out/ra.code")" = 201 ] && [ "$(cat "$tmp/out/rb.code")" = 201 ]'
+s3 GET "buildid/$ID2/debuginfo" >/dev/null
+cp "$tmp/s3.body" "$tmp/out/won"
+won=$(sha256sum "$tmp/out/won" | cut -c1-64)
+check "the object is one of them, whole, and its x-amz-meta-sha256 says so" \
+    eval '{ cmp -s "$tmp/out/won" "$tmp/orig/prog2.debug" ||
+    cmp -s "$tmp/out/won" "$tmp/orig/prog2b.debug"; } &&
+    grep -qi "^x-amz-meta-sha256: $won" "$tmp/s3.hdrs"'
+# serves_won URL: the hub serves what the bucket holds.
+serves_won() {
+	curl -s --max-time 10 -o "$tmp/out/sw" "$1/buildid/$ID2/debuginfo" &&
+	    cmp -s "$tmp/out/sw" "$tmp/out/won"
+}
+if wait_until 30 serves_won "$A_URL" && wait_until 30 serves_won "$B_URL"
+then
+	pass "within the negative TTL both hubs serve the bucket's copy"
+else
+	fail "within the negative TTL both hubs serve the bucket's copy"
+fi
+
 section 'the bucket is the debuginfod tree'
 names=$(curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" \
     -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
     "http://$S3AUTH@$S3HOSTPORT/$S3_BUCKET?list-type=2&prefix=buildid%2F" |
     grep -o '<Key>[^<]*</Key>' | sed 's/<Key>//; s/<\/Key>//' | sort)
 want=$(printf '%s\n' "buildid/$ID1/debuginfo" "buildid/$ID1/executable" \
-    "buildid/$ID3/debuginfo" | sort)
+    "buildid/$ID2/debuginfo" "buildid/$ID3/debuginfo" | sort)
 check "its objects are buildid/ID/KIND" [ "$names" = "$want" ]
 
 section 'an object that lies'
@@ -216,12 +259,39 @@ AWS_SECRET_ACCESS_KEY=wrong start_symhubd -d "$tmp/storeC" \
 C_PID=$SYMHUBD_PID
 check "it starts, and logs that the bucket refused it" \
     grep -q "bucket.*not reachable now" "$tmp/symhubd.out"
-code=$(put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2.debug" \
+code=$(put_file "/buildid/$ID5/debuginfo" "$tmp/orig/prog5.debug" \
     "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
 check "its uploads are 503 (got $code)" [ "$code" = 503 ]
 check "/metrics: symhub_bucket_up 0" metric_cmp symhub_bucket_up -eq 0
-check "nothing of it reached the bucket" s3_gone "buildid/$ID2/debuginfo"
+check "nothing of it reached the bucket" s3_gone "buildid/$ID5/debuginfo"
 stop_symhubd "$C_PID"
+
+section 'a bucket down at start, answering 503, or hanging'
+# hub_upload_503 DESC ARGS...: a hub on a bad bucket with debuginfod as
+# its upstream still serves prog1 from it, and answers an upload 503.
+bad_bucket() {
+	local d=$1
+	shift
+	start_symhubd -d "$tmp/store-$RANDOM" --s3 "$1" --tokens "$TOKENS" \
+	    -t 0 -u "$UPURL" || { fail "$d: the hub starts"; return; }
+	pass "$d: the hub starts"
+	expect_get "$d: it serves from the upstream" \
+	    "/buildid/$ID1/executable" 200 "$tmp/orig/prog1.stripped" \
+	    --max-time 60
+	code=$(put_file "/buildid/$ID5/debuginfo" "$tmp/orig/prog5.debug" \
+	    "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK" \
+	    --max-time 90)
+	check "$d: an upload is 503 (got $code)" [ "$code" = 503 ]
+	check "$d: /metrics: symhub_bucket_up 0" metric_cmp symhub_bucket_up \
+	    -eq 0
+	stop_symhubd "$SYMHUBD_PID"
+}
+bad_bucket "nothing listening" "http://127.0.0.1:$(free_port)/$S3_BUCKET"
+start_badupstream b503 status 503 || { fail "a 503 server starts"; finish; }
+bad_bucket "503 to everything" "$BURL/$S3_BUCKET"
+start_badupstream bhang hang || { fail "a hanging server starts"; finish; }
+bad_bucket "never answering" "$BURL/$S3_BUCKET"
+check "nothing reached the real bucket" s3_gone "buildid/$ID5/debuginfo"
 
 section 'a connection cut mid-upload'
 # A proxy that relays each connection, but cuts it once 4 KiB of the
@@ -236,11 +306,11 @@ PPORT=$(awk '/^ready / { print $2 }' "$tmp/proxy.out")
 start_symhubd -d "$tmp/storeD" --s3 "http://127.0.0.1:$PPORT/$S3_BUCKET" \
     --tokens "$TOKENS" -t 0 || { fail "a hub behind the proxy starts"; finish; }
 D_PID=$SYMHUBD_PID
-code=$(put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2.debug" \
+code=$(put_file "/buildid/$ID5/debuginfo" "$tmp/orig/prog5.debug" \
     "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
 check "an upload cut on its way to the bucket is 503 (got $code)" \
     [ "$code" = 503 ]
-check "and nothing of it is in the bucket" s3_gone "buildid/$ID2/debuginfo"
+check "and nothing of it is in the bucket" s3_gone "buildid/$ID5/debuginfo"
 stop_symhubd "$D_PID"
 
 section 'clean stops'

@@ -753,7 +753,10 @@ config_of(const struct config *cfg, struct s3_config *sc)
 		    "--s3-credentials" : why);
 		return -EINVAL;
 	}
+	/* A bucket that stops answering is given up on as an upstream is:
+	 * an upload waits that long for progress at most, then 503. */
 	sc->connect_ms = (long)cfg->up_connect * 1000;
+	sc->stall_s = cfg->up_first_byte > 0 ? (long)cfg->up_first_byte : 30;
 	if ((rc = s3conf_check(sc, &why)) < 0) {
 		log_warnx("--s3 %s: %s", cfg->s3, why);
 		return rc;

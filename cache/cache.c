@@ -687,7 +687,10 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 	mk.mv_data = (void *)META_BYTES;
 	mv.mv_size = sizeof(bytes);
 	mv.mv_data = &bytes;
+	/* The eviction order is rebuilt too: an index written meanwhile by a
+	 * binary from before the table has records it does not list. */
 	if ((rc = mdb_drop(t, c->blobs, 0)) != 0 ||
+	    (rc = mdb_drop(t, c->lru, 0)) != 0 ||
 	    (rc = mdb_put(t, c->meta, &mk, &mv, 0)) != 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
@@ -707,10 +710,11 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 		if (rc != 0)
 			break;
 		if (bad) {
-			if ((rc = lru_set(c, t, &k, &v, 0)) != 0 ||
-			    (rc = mdb_cursor_del(cur, 0)) != 0)
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
 				break;
 			(*dropped)++;
+		} else if ((rc = lru_set(c, t, &k, &v, 1)) != 0) {
+			break;
 		}
 	}
 	mdb_cursor_close(cur);
@@ -1121,15 +1125,23 @@ static int
 lock_store(struct cache *c, int how)
 {
 	char	path[PATH_MAX];
+	int	tries;
 
 	snprintf(path, sizeof(path), "%s/lock", c->dir);
 	if ((c->lockfd = open(path, (c->readonly ? O_RDONLY : O_RDWR | O_CREAT)
 	    | O_CLOEXEC, 0644)) < 0)
 		return c->readonly ? 0 : -errno;
-	while (flock(c->lockfd, how | LOCK_NB) != 0) {
+	/* A shared lock waits a second for a closer holding it exclusively
+	 * while it writes index/clean (two fsyncs); a rebuild holds it far
+	 * longer and is reported busy. */
+	for (tries = 0; flock(c->lockfd, how | LOCK_NB) != 0; tries++) {
 		if (errno == EINTR)
 			continue;
-		return errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (how != LOCK_SH || tries >= 100)
+			return -EBUSY;
+		usleep(10000);
 	}
 	return 0;
 }
@@ -1376,10 +1388,8 @@ cache_open(const char *dir, const struct cache_options *opt,
 	/* Left as a clean close left it: no probe, no check (cleanmark.h).
 	 * A writer takes the mark away before its first write; a guest
 	 * beside the owner never saw it. */
-	if (!guest_beside && (rc = cleanmark_valid(dir)) > 0)
-		trusted = c->readonly || (rc = cleanmark_remove(dir)) == 0;
-	if (rc < 0)
-		goto out;
+	if (!guest_beside && cleanmark_valid(dir) > 0)
+		trusted = c->readonly || cleanmark_remove(dir) == 0;
 	snprintf(path, sizeof(path), "%s/index", dir);
 	if ((!trusted && (rc = probe_index(c, path)) < 0) ||
 	    (rc = open_index(c, path, opt != NULL && opt->mapsize ?
@@ -1704,11 +1714,11 @@ static int
 evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 {
 	MDB_cursor	*cur;
-	MDB_val		 lk, lv, k, v;
+	MDB_val		 lk, lv, k, v, want, empty = { 0, NULL };
 	unsigned char	 kb[RECORD_KEY_MAX], lb[LRU_KEY_MAX], gone[32];
 	uint64_t	 bytes;
 	int64_t		 atime;
-	int		 rc, unl, sound;
+	int		 rc, unl, evictable;
 
 	if ((rc = get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
 		return rc;
@@ -1725,18 +1735,18 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 		memcpy(kb, (char *)lk.mv_data + 8, k.mv_size);
 		k.mv_data = kb;
 		/* An entry whose record is gone, not evictable or of
-		 * another time is a stale one: mended, not followed. */
+		 * another time lies: deleted, and the record's own entry
+		 * put in its place, read before any write. */
 		rc = mdb_get(t, c->records, &k, &v);
 		if (rc != 0 && rc != MDB_NOTFOUND)
 			break;
-		sound = rc == 0 && lru_evictable(&v, &atime);
-		if (sound) {
-			lru_key(&k, atime, lb, &v);
-			sound = v.mv_size == lk.mv_size &&
-			    memcmp(lb, lk.mv_data, lk.mv_size) == 0;
-		}
-		if (!sound) {
-			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+		evictable = rc == 0 && lru_evictable(&v, &atime);
+		if (evictable)
+			lru_key(&k, atime, lb, &want);
+		if (!evictable || want.mv_size != lk.mv_size ||
+		    memcmp(lb, lk.mv_data, lk.mv_size) != 0) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0 || (evictable &&
+			    (rc = mdb_put(t, c->lru, &want, &empty, 0)) != 0))
 				break;
 			continue;
 		}
@@ -3422,8 +3432,12 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		__atomic_add_fetch(&c->verify_failed, 1, __ATOMIC_RELAXED);
 		if (failed != NULL)
 			(*failed)++;
-		if ((rc = wtxn(c, drop_digest_fn, ds[i])) < 0)
+		if ((rc = wtxn(c, drop_digest_fn, ds[i])) < 0) {
+			/* Records whose blob is now in quarantine/: for the
+			 * next open's check. */
+			c->dirty = 1;
 			goto out;
+		}
 	}
 	memcpy(cursor, ds[n - 1], 32);
 	rc = (int)n;

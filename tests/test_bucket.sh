@@ -106,7 +106,7 @@ COMMON=(--s3 "$BUCKET_URL" --tokens "$TOKENS" --negative-ttl 2 -t 0)
 section 'write-back, and a hub with only the bucket'
 hub_named A -d "$tmp/storeA" "${COMMON[@]}" -u "$UPURL" ||
     { fail "hub A starts"; finish; }
-hub_named B -d "$tmp/storeB" "${COMMON[@]}" ||
+hub_named B -d "$tmp/storeB" "${COMMON[@]}" --negative-ttl 2,600 ||
     { fail "hub B starts"; finish; }
 pass "hub A (upstream: debuginfod) and hub B (no upstream) on one bucket"
 URL=$A_URL
@@ -161,7 +161,17 @@ fi
 check "B counted the event" metric_cmp symhub_bucket_events_applied_total \
     -ge 1
 # A miss remembered by B does not hide an upload through A.
+# Twice: B's second miss in a row is remembered for 600 s
+# (--negative-ttl 2,600), far past this test's patience; only the
+# upload's event makes B ask again.
 expect_get "B: prog3 is a miss" "/buildid/$ID3/debuginfo" 404
+misses() {
+	http_code "$B_URL/buildid/$ID3/debuginfo" >/dev/null
+	metric_cmp 'symhub_upstream_requests_total{upstream="bucket",outcome="notfound"}' \
+	    -ge "$1" "$B_URL"
+}
+nf=$(metric 'symhub_upstream_requests_total{upstream="bucket",outcome="notfound"}' "$B_URL")
+check "and a second miss, remembered for 600 s" wait_until 20 misses $((nf + 1))
 URL=$A_URL
 code=$(put_file "/buildid/$ID3/debuginfo" "$tmp/orig/prog3.debug" \
     "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
@@ -217,7 +227,7 @@ want=$(printf '%s\n' "buildid/$ID1/debuginfo" "buildid/$ID1/executable" \
     "buildid/$ID2/debuginfo" "buildid/$ID3/debuginfo" | sort)
 check "its objects are buildid/ID/KIND" [ "$names" = "$want" ]
 
-section 'an object that lies'
+section 'objects that lie'
 # Another file's bytes under prog4's name, with prog4's SHA-256.
 sum4=$(sha256sum "$tmp/orig/prog4.debug" | cut -c1-64)
 sum1=$(sha256sum "$tmp/orig/prog1.debug" | cut -c1-64)
@@ -230,6 +240,18 @@ URL=$B_URL
 expect_get "B does not serve it (another build-id): 503" \
     "/buildid/$ID4/debuginfo" 503 "" -H 'User-Agent:'
 check "and logs why" grep -q "sent a file with another build-id for debuginfo $ID4" "$tmp/symhubd.out"
+# prog4's build-id, other bytes (one more section), prog4's SHA-256.
+objcopy --add-section .note.lie="$tmp/orig/prog1.stripped" \
+    "$tmp/orig/prog4.debug" "$tmp/orig/prog4b.debug" || exit 99
+sum4b=$(sha256sum "$tmp/orig/prog4b.debug" | cut -c1-64)
+code=$(PAYLOAD=$sum4b s3 PUT "buildid/$ID4/debuginfo" \
+    -H "x-amz-meta-sha256: $sum4" --data-binary "@$tmp/orig/prog4b.debug")
+check "an object of prog4's build-id whose bytes are not its SHA-256 ($code)" \
+    [ "$code" = 200 ]
+expect_get "B does not serve it either: 503" "/buildid/$ID4/debuginfo" 503 \
+    "" -H 'User-Agent:'
+check "and logs why" grep -q "debuginfo $ID4 does not hash to its x-amz-meta-sha256" \
+    "$tmp/symhubd.out"
 s3 DELETE "buildid/$ID4/debuginfo" >/dev/null
 
 section 'the bucket stopped'
@@ -249,7 +271,7 @@ start_s3 || { fail "Swift starts again"; finish; }
 code=$(put_file "/buildid/$ID4/debuginfo" "$tmp/orig/prog4.debug" \
     "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
 check "an upload is 201 again (got $code)" [ "$code" = 201 ]
-check "/metrics: symhub_bucket_up 1" metric_cmp symhub_bucket_up -eq 1
+check "/metrics: symhub_bucket_up 1" wait_metric symhub_bucket_up -eq 1
 check "it is in the bucket" s3_has "buildid/$ID4/debuginfo"
 
 section 'a wrong secret'
@@ -258,7 +280,7 @@ AWS_SECRET_ACCESS_KEY=wrong start_symhubd -d "$tmp/storeC" \
     { fail "a hub with a wrong secret starts"; finish; }
 C_PID=$SYMHUBD_PID
 check "it starts, and logs that the bucket refused it" \
-    grep -q "bucket.*not reachable now" "$tmp/symhubd.out"
+    wait_until 20 grep -q "bucket.*not reachable now" "$tmp/symhubd.out"
 code=$(put_file "/buildid/$ID5/debuginfo" "$tmp/orig/prog5.debug" \
     "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK")
 check "its uploads are 503 (got $code)" [ "$code" = 503 ]

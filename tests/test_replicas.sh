@@ -44,8 +44,8 @@ done
 pass "three replicas on one bucket"
 
 # nginx in the foreground (its master is our child, stopped by PID),
-# its files under $tmp; a failed connection to a replica is retried on
-# the next one (GETs only: nginx never repeats a PUT).
+# its files under $tmp; a request that failed on a replica (no
+# connection, timeout, 502, 503) is passed to the next one.
 NPORT=$(free_port)
 mkdir -p "$tmp/nginx/logs" || exit 99
 cat >"$tmp/nginx/nginx.conf" <<EOF

@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/hex.h"
 #include "base/strmap.h"
+#include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
 #include "s3/s3.h"
@@ -53,6 +54,12 @@ struct bjob {
 	void			*ctx;
 	int			 tries;
 	int64_t			 due_ms;	/* not before */
+	int			 mode;		/* put_record()'s */
+	/* An upload's bytes, opened when it was queued: what the client
+	 * sent, whatever the store does with the key meanwhile. */
+	int			 have_rec;
+	struct cache_record	 rec;
+	int			 fd;
 };
 
 enum { C_PUT, C_SKIPPED, C_PUT_FAILED, C_WB_QUEUED, C_WB_DROPPED,
@@ -74,6 +81,7 @@ static const char *cnames[C_N] = {
 struct bucket {
 	struct cache		*c;
 	struct s3		*s3;
+	char			*url;		/* --s3, for the log */
 	char			 replica[17];	/* hex, for event names */
 	atomic_uint		 seq;
 	int64_t			 poll_s;
@@ -96,7 +104,8 @@ struct bucket {
 	int			 have_poller;
 
 	struct strmap		 seen;		/* events applied; poller */
-	uint64_t		 polls;		/* poller */
+	int			 caught_up;	/* poller: a full listing
+						 * was applied */
 	int64_t			 full_ms;	/* poller: last full listing */
 
 	atomic_int		 healthy;
@@ -145,7 +154,23 @@ bucket_object(const struct cache_key *key, char *out, size_t outsz)
 	    key->kind == CACHE_SOURCE ? key->extra : "");
 	if (n < 0 || (size_t)n >= outsz || n > S3_KEY_MAX)
 		return -ENAMETOOLONG;
+	/* A name S3 cannot hold (not UTF-8, a control character): the
+	 * bucket cannot have it, which is not the bucket's failure. */
+	{
+		char enc[3 * OBJ_MAX];
+
+		if (s3_key_encode(out, 1, enc, sizeof(enc)) < 0)
+			return -EINVAL;
+	}
 	return n;
+}
+
+int
+bucket_can_hold(const struct cache_key *key)
+{
+	char obj[OBJ_MAX];
+
+	return bucket_object(key, obj, sizeof(obj)) >= 0;
 }
 
 int
@@ -192,6 +217,10 @@ job_free(struct bjob *j)
 {
 	if (j == NULL)
 		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->have_rec)
+		cache_record_release(&j->rec);
 	free(j->extra);
 	free(j);
 }
@@ -216,6 +245,7 @@ job_new(enum bjob_type type, const struct cache_key *key,
 	j->key.extra = j->extra;
 	j->done = done;
 	j->ctx = ctx;
+	j->fd = -1;
 	return j;
 }
 
@@ -314,94 +344,146 @@ same_bytes(const struct s3_info *info, const char *hex)
 	return v != NULL && strcmp(v, hex) == 0;
 }
 
+/* put_record() modes. */
+#define PUT_BACK	0	/* a write-back: never over an object as good */
+#define PUT_REPAIR	1	/* a write-back over an object that failed its
+				 * check: replaces it */
+#define PUT_UPLOAD	2	/* an upload: over a worse object */
+#define PUT_FORCE	3	/* an upload the uploader insists on */
+
+/* The rank of the object's copy (x-amz-meta-quality), or -1 unknown. */
+static long
+object_rank(const struct s3_info *info)
+{
+	const char	*v = s3_info_meta(info, "quality");
+	char		*end;
+	unsigned long	 q;
+
+	if (v == NULL)
+		return -1;
+	q = strtoul(v, &end, 10);
+	if (*end != '\0' || q > UINT32_MAX)
+		return -1;
+	return (long)elfinfo_score((uint32_t)q);
+}
+
 /*
- * Put key's record into the bucket.  replace: an upload, which wins over
- * what is there; a write-back never replaces (the object there is as
- * good: the same build-id).
- * @return 0 (stored, or there already), -ENOENT (no record any more),
- *         -errno.
+ * Put a record into the bucket: rec with its bytes at fd.
+ * @return 0 (stored, or there already: the same bytes, or as good a copy
+ *         for a write-back); 1 for a write-back that replaced another
+ *         copy; -EEXIST for an upload when the bucket's copy is as good
+ *         or better (the uploader may force); -errno.
  */
 static int
-put_record(struct bucket *b, const struct cache_key *key, int replace,
-    char obj[OBJ_MAX], char hex[65])
+put_record(struct bucket *b, const struct cache_key *key,
+    const struct cache_record *rec, int fd, int mode, char obj[OBJ_MAX],
+    char hex[65])
 {
-	struct cache_record	 rec;
-	struct s3_info		 info;
-	const char		*meta[10];
-	size_t			 nm = 0;
-	int			 fd = -1, rc;
+	struct s3_info	 info;
+	const char	*meta[12];
+	char		 q[16];
+	size_t		 nm = 0;
+	long		 ours, theirs;
+	int		 rc, replaced;
 
 	if ((rc = bucket_object(key, obj, OBJ_MAX)) < 0)
 		return rc;
-	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &rec)) < 0)
-		return rc == -ENODATA ? -ENOENT : rc;
-	/* Bytes of a package member are not the record's to send. */
-	if ((rec.flags & CACHE_F_MEMBER) ||
-	    (rc = cache_open_data(b->c, &rec, &fd)) < 0) {
-		if (rc == 0)
-			rc = -EMEDIUMTYPE;
-		goto out;
-	}
-	if (rec.flags & CACHE_F_EXTERNAL) {
+	if (rec->flags & CACHE_F_EXTERNAL) {
 		/* A file in place has no digest in its record. */
 		hex[0] = '\0';
 	} else {
-		hex_encode(rec.digest, 32, hex);
+		hex_encode(rec->digest, 32, hex);
 		meta[nm++] = "sha256";
 		meta[nm++] = hex;
 	}
-	if (meta_ok(rec.origin)) {
+	if (key->kind == CACHE_DEBUGINFO || key->kind == CACHE_EXECUTABLE) {
+		snprintf(q, sizeof(q), "%" PRIu32, rec->quality);
+		meta[nm++] = "quality";
+		meta[nm++] = q;
+	}
+	if (meta_ok(rec->origin)) {
 		meta[nm++] = "origin";
-		meta[nm++] = rec.origin;
+		meta[nm++] = rec->origin;
 	}
-	if (meta_ok(rec.xfile)) {
+	if (meta_ok(rec->xfile)) {
 		meta[nm++] = "debuginfod-file";
-		meta[nm++] = rec.xfile;
+		meta[nm++] = rec->xfile;
 	}
-	if (meta_ok(rec.xarchive)) {
+	if (meta_ok(rec->xarchive)) {
 		meta[nm++] = "debuginfod-archive";
-		meta[nm++] = rec.xarchive;
+		meta[nm++] = rec->xarchive;
 	}
 	meta[nm] = NULL;
+	ours = key->kind == CACHE_DEBUGINFO || key->kind == CACHE_EXECUTABLE ?
+	    (long)elfinfo_score(rec->quality) : -1;
 
-	/* There with these bytes already (a replica raced us, or an upload
-	 * of the same file): nothing to send. */
-	if (!replace && !GET(b->no_cond)) {
-		rc = heard(b, s3_put_fd(b->s3, obj, fd, rec.size,
-		    hex[0] ? rec.digest : NULL, S3_PUT_IF_ABSENT, meta));
+	/* A write-back where the server takes conditions: one request. */
+	if (mode == PUT_BACK && !GET(b->no_cond)) {
+		rc = heard(b, s3_put_fd(b->s3, obj, fd, rec->size,
+		    hex[0] ? rec->digest : NULL, S3_PUT_IF_ABSENT, meta));
 		if (rc == -ENOTSUP) {
 			atomic_store(&b->no_cond, 1);
 			log_info("bucket: no conditional writes; a HEAD "
 			    "before each write instead");
-		} else {
-			if (rc == -EEXIST) {
-				INC(b->count[C_SKIPPED]);
-				rc = 0;
-			} else if (rc == 0) {
+		} else if (rc != -EEXIST) {
+			if (rc == 0)
 				INC(b->count[C_PUT]);
-			}
 			goto out;
 		}
 	}
 	rc = heard(b, s3_head(b->s3, obj, &info));
-	if (rc == 0 && hex[0] && same_bytes(&info, hex)) {
-		INC(b->count[C_SKIPPED]);
-		goto out;
-	}
-	if (rc == 0 && !replace) {
-		/* Another copy of the same build-id: as good. */
-		INC(b->count[C_SKIPPED]);
-		goto out;
-	}
 	if (rc != 0 && rc != -ENOENT)
 		goto out;
-	rc = heard(b, s3_put_fd(b->s3, obj, fd, rec.size,
-	    hex[0] ? rec.digest : NULL, 0, meta));
-	if (rc == 0)
+	replaced = rc == 0;
+	if (rc == 0) {
+		theirs = object_rank(&info);
+		/* There with these bytes already (a replica raced us, or
+		 * the same file again): nothing to send. */
+		if (hex[0] && same_bytes(&info, hex)) {
+			INC(b->count[C_SKIPPED]);
+			goto out;
+		}
+		/* Another copy of the build-id: a write-back replaces it
+		 * only when strictly better, an upload when better unless
+		 * forced; a copy that failed its check always. */
+		if ((mode == PUT_BACK && ours <= theirs) ||
+		    (mode == PUT_UPLOAD && ours <= theirs)) {
+			INC(b->count[C_SKIPPED]);
+			rc = mode == PUT_UPLOAD ? -EEXIST : 0;
+			goto out;
+		}
+	}
+	rc = heard(b, s3_put_fd(b->s3, obj, fd, rec->size,
+	    hex[0] ? rec->digest : NULL, 0, meta));
+	if (rc == 0) {
 		INC(b->count[C_PUT]);
+		/* Over another copy: the replicas holding it drop theirs
+		 * (an upload's caller tells them in every case). */
+		if (replaced && mode != PUT_UPLOAD && mode != PUT_FORCE &&
+		    hex[0])
+			rc = 1;
+	}
 out:
-	if (rc < 0 && rc != -ENOENT)
+	if (rc < 0 && rc != -EEXIST)
 		INC(b->count[C_PUT_FAILED]);
+	return rc;
+}
+
+/* put_record() of what the store holds for key now (a write-back). */
+static int
+put_stored(struct bucket *b, const struct cache_key *key, int mode,
+    char obj[OBJ_MAX], char hex[65])
+{
+	struct cache_record	rec;
+	int			fd = -1, rc;
+
+	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &rec)) < 0)
+		return rc == -ENODATA ? -ENOENT : rc;
+	/* Bytes of a package member are not the record's to send. */
+	if (rec.flags & CACHE_F_MEMBER)
+		rc = -EMEDIUMTYPE;
+	else if ((rc = cache_open_data(b->c, &rec, &fd)) == 0)
+		rc = put_record(b, key, &rec, fd, mode, obj, hex);
 	if (fd >= 0)
 		close(fd);
 	cache_record_release(&rec);
@@ -419,7 +501,7 @@ write_event(struct bucket *b, const char *op, const struct cache_key *key,
     const char *hex)
 {
 	char	name[128 + 2 * CACHE_ID_MAX], id[2 * CACHE_ID_MAX + 1];
-	int	fd, rc;
+	int	fd, rc, tries;
 
 	hex_encode(key->id, key->idlen, id);
 	snprintf(name, sizeof(name), EVENTS "%013" PRId64 "-%s-%06u.%s.%s.%s"
@@ -428,7 +510,14 @@ write_event(struct bucket *b, const char *op, const struct cache_key *key,
 	    id, hex != NULL && hex[0] ? "." : "", hex != NULL ? hex : "");
 	if ((fd = memfd_create("symhub-event", MFD_CLOEXEC)) < 0)
 		return -errno;
-	rc = heard(b, s3_put_fd(b->s3, name, fd, 0, NULL, 0, NULL));
+	/* Three tries, a second apart: a lost delete event leaves other
+	 * replicas serving a deleted copy. */
+	for (tries = 0; ; tries++) {
+		rc = heard(b, s3_put_fd(b->s3, name, fd, 0, NULL, 0, NULL));
+		if (rc == 0 || tries >= 2 || b->stop)
+			break;
+		sleep(1);
+	}
 	close(fd);
 	if (rc == 0)
 		INC(b->count[C_EVENTS_WRITTEN]);
@@ -470,7 +559,7 @@ run_job(struct bucket *b, struct bjob *j)
 
 	switch (j->type) {
 	case J_UPLOAD:
-		rc = put_record(b, &j->key, 1, obj, hex);
+		rc = put_record(b, &j->key, &j->rec, j->fd, j->mode, obj, hex);
 		if (rc == 0)
 			(void)write_event(b, "put", &j->key, hex);
 		j->done(j->ctx, rc);
@@ -479,8 +568,10 @@ run_job(struct bucket *b, struct bjob *j)
 		j->done(j->ctx, do_delete(b, &j->key));
 		break;
 	case J_WRITEBACK:
-		rc = put_record(b, &j->key, 0, obj, hex);
-		if (rc == 0 || rc == -ENOENT || rc == -EMEDIUMTYPE ||
+		rc = put_stored(b, &j->key, j->mode, obj, hex);
+		if (rc == 1)
+			(void)write_event(b, "put", &j->key, hex);
+		if (rc >= 0 || rc == -ENOENT || rc == -EMEDIUMTYPE ||
 		    rc == -EINVAL || rc == -ENAMETOOLONG)
 			break;
 		if (++j->tries < RETRIES) {
@@ -490,6 +581,7 @@ run_job(struct bucket *b, struct bjob *j)
 				*b->backlog_tail = j;
 				b->backlog_tail = &j->next;
 				b->nbacklog++;
+				pthread_cond_signal(&b->cv);
 				j = NULL;
 			}
 			pthread_mutex_unlock(&b->mu);
@@ -521,17 +613,18 @@ writer(void *arg)
 }
 
 void
-bucket_writeback(struct bucket *b, const struct cache_key *key)
+bucket_writeback(struct bucket *b, const struct cache_key *key, int repair)
 {
 	struct bjob	*j;
+	char		 obj[OBJ_MAX];
 
-	if (b == NULL || (key->kind != CACHE_DEBUGINFO &&
-	    key->kind != CACHE_EXECUTABLE && key->kind != CACHE_SOURCE))
+	if (b == NULL || bucket_object(key, obj, sizeof(obj)) < 0)
 		return;
 	if ((j = job_new(J_WRITEBACK, key, NULL, NULL)) == NULL) {
 		INC(b->count[C_WB_DROPPED]);
 		return;
 	}
+	j->mode = repair ? PUT_REPAIR : PUT_BACK;
 	if (enqueue(b, j) < 0)
 		job_free(j);
 	else
@@ -539,15 +632,25 @@ bucket_writeback(struct bucket *b, const struct cache_key *key)
 }
 
 int
-bucket_put(struct bucket *b, const struct cache_key *key, bucket_done_fn done,
-    void *ctx)
+bucket_put(struct bucket *b, const struct cache_key *key, int force,
+    bucket_done_fn done, void *ctx)
 {
 	struct bjob	*j;
 	int		 rc;
 
 	if ((j = job_new(J_UPLOAD, key, done, ctx)) == NULL)
 		return -ENOMEM;
-	if ((rc = enqueue(b, j)) < 0)
+	j->mode = force ? PUT_FORCE : PUT_UPLOAD;
+	/* The bytes the client sent, now: an eviction, another upload or
+	 * another replica's event may change the key before a writer is
+	 * free. */
+	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &j->rec)) < 0) {
+		job_free(j);
+		return rc == -ENODATA ? -ENOENT : rc;
+	}
+	j->have_rec = 1;
+	if ((rc = cache_open_data(b->c, &j->rec, &j->fd)) < 0 ||
+	    (rc = enqueue(b, j)) < 0)
 		job_free(j);
 	return rc;
 }
@@ -603,9 +706,10 @@ apply(struct bucket *b, const char *name)
 	char			 buf[256], have[65], *f[5], *save = NULL, *p;
 	int			 n = 0, idlen, drop;
 
-	if (strlen(name) >= sizeof(buf))
+	if ((n = (int)strlen(name)) >= (int)sizeof(buf))
 		goto bad;
-	strcpy(buf, name);
+	memcpy(buf, name, (size_t)n + 1);
+	n = 0;
 	for (p = strtok_r(buf, ".", &save); p != NULL && n < 5;
 	    p = strtok_r(NULL, ".", &save))
 		f[n++] = p;
@@ -622,10 +726,14 @@ apply(struct bucket *b, const char *name)
 	drop = strcmp(f[1], "delete") == 0;
 	if (!drop && strcmp(f[1], "put") != 0)
 		goto bad;
-	if (!drop && cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
+	if (cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
 		hex_encode(rec.digest, 32, have);
-		drop = n < 5 || (rec.flags & CACHE_F_EXTERNAL) ||
-		    strcmp(have, f[4]) != 0;
+		/* A file scanned in place is this replica's own: no other
+		 * replica's upload or delete is its business. */
+		if (rec.flags & CACHE_F_EXTERNAL)
+			drop = 0;
+		else if (!drop)
+			drop = n < 5 || strcmp(have, f[4]) != 0;
 		cache_record_release(&rec);
 	}
 	if (drop && cache_drop(b->c, &key) == 0)
@@ -640,9 +748,9 @@ bad:
 }
 
 /*
- * A look at events/.  The first after the start lists them all (what
- * happened while this replica was stopped, 7 days at most); the next
- * ones only those of the last EVENT_WINDOW_S seconds (start-after: the
+ * A look at events/.  Until one has been applied whole, every look lists
+ * them all (what happened while this replica was stopped, 7 days at
+ * most); the next ones only those of the last EVENT_WINDOW_S seconds (start-after: the
  * names sort by time), wide enough for the clocks of replicas to differ
  * and for a server whose listings lag its writes; every hour, all of
  * them again, to remove the expired ones.
@@ -659,7 +767,7 @@ poll_events(struct bucket *b)
 	size_t		 i, dummy;
 	int		 rc, full;
 
-	full = b->polls++ == 0 || now - b->full_ms >= 3600 * 1000;
+	full = !b->caught_up || now - b->full_ms >= 3600 * 1000;
 	snprintf(after, sizeof(after), EVENTS "%013" PRId64, window);
 	if ((rc = heard(b, s3_list_after(b->s3, EVENTS, full ? NULL : after,
 	    list_fn, &l))) < 0) {
@@ -676,12 +784,14 @@ poll_events(struct bucket *b)
 			(void)heard(b, s3_delete(b->s3, l.v[i]));
 			continue;
 		}
-		/* Past the first look, one older than the window was seen
-		 * when it was in it. */
-		if (b->polls > 1 && ms < window)
+		/* Once caught up, one older than the window was seen when
+		 * it was in it. */
+		if (b->caught_up && ms < window)
 			continue;
+		/* MS-REPLICA-...: ours are not applied. */
 		if (!strmap_get(&b->seen, n, &dummy) &&
-		    strstr(n, b->replica) == NULL)
+		    !(strlen(n) > 14 + sizeof(b->replica) && n[13] == '-' &&
+		    strncmp(n + 14, b->replica, sizeof(b->replica) - 1) == 0))
 			apply(b, n);
 		/* Only the window's names are kept: the set stays small. */
 		if (strmap_put(&seen, n, 1) < 0)
@@ -691,6 +801,9 @@ poll_events(struct bucket *b)
 		strmap_free(&b->seen);
 		b->seen = seen;
 		memset(&seen, 0, sizeof(seen));
+		/* Only a full listing applied whole catches up: one that
+		 * failed part way is done again. */
+		b->caught_up |= full;
 	}
 out:
 	strmap_free(&seen);
@@ -704,8 +817,18 @@ poller(void *arg)
 {
 	struct bucket	*b = arg;
 	struct timespec	 until;
-	int		 stop;
+	int		 stop, rc;
 
+	/* A first word with the bucket, for the log and the health gauge,
+	 * here: a bucket down or hanging at start is no reason not to
+	 * serve, nor to start late. */
+	if ((rc = heard(b, s3_head(b->s3, "symhub-probe", NULL))) < 0 &&
+	    rc != -ENOENT)
+		log_warnx("bucket %s: not reachable now (%s); serving from "
+		    "the store and the upstreams meanwhile", b->url,
+		    strerror(-rc));
+	else
+		log_info("bucket %s: reachable", b->url);
 	for (;;) {
 		poll_events(b);
 		pthread_mutex_lock(&b->mu);
@@ -753,10 +876,12 @@ config_of(const struct config *cfg, struct s3_config *sc)
 		    "--s3-credentials" : why);
 		return -EINVAL;
 	}
-	/* A bucket that stops answering is given up on as an upstream is:
-	 * an upload waits that long for progress at most, then 503. */
+	/* A write that makes no progress for 30 s (or the first-byte
+	 * timeout, if longer) is given up: an upload is then 503.  Not
+	 * less: a server may take seconds to answer after a large body's
+	 * last byte (it hashes and syncs). */
 	sc->connect_ms = (long)cfg->up_connect * 1000;
-	sc->stall_s = cfg->up_first_byte > 0 ? (long)cfg->up_first_byte : 30;
+	sc->stall_s = cfg->up_first_byte > 30 ? (long)cfg->up_first_byte : 30;
 	if ((rc = s3conf_check(sc, &why)) < 0) {
 		log_warnx("--s3 %s: %s", cfg->s3, why);
 		return rc;
@@ -799,15 +924,10 @@ bucket_create(struct cache *c, const struct config *cfg, int64_t poll_s,
 	explicit_bzero(&sc, sizeof(sc));
 	if (rc < 0)
 		goto fail;
-	/* A first word with the bucket, for the log and the health gauge:
-	 * a bucket down at start is no reason not to serve. */
-	if ((rc = heard(b, s3_head(b->s3, "symhub-probe", NULL))) < 0 &&
-	    rc != -ENOENT)
-		log_warnx("bucket %s: not reachable now (%s); serving from "
-		    "the store and the upstreams meanwhile", cfg->s3,
-		    strerror(-rc));
-	else
-		log_info("bucket %s: reachable", cfg->s3);
+	if ((b->url = strdup(cfg->s3)) == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	b->nwriters = cfg->s3_writers > 0 ? cfg->s3_writers : 1;
 	if ((b->writers = calloc(b->nwriters, sizeof(*b->writers))) == NULL) {
 		rc = -ENOMEM;
@@ -874,6 +994,7 @@ bucket_free(struct bucket *b)
 		return;
 	bucket_stop(b);
 	s3_free(b->s3);
+	free(b->url);
 	strmap_free(&b->seen);
 	free(b->writers);
 	pthread_cond_destroy(&b->cv);

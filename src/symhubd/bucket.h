@@ -77,9 +77,13 @@ int	bucket_get_setup(struct bucket *b, const struct cache_key *key,
 const char *bucket_meta_header(const char *line, size_t n,
 	    const char *name, size_t *vlen);
 
-/* Write key's record (fetched from an upstream) to the bucket, later.
- * Never blocks; when the queue is full it is dropped and counted. */
-void	bucket_writeback(struct bucket *b, const struct cache_key *key);
+/* Write key's record (fetched from an upstream) to the bucket, later:
+ * where the bucket has a copy, only over a worse one, or with repair
+ * over any (the bucket's failed its check).  Never blocks; when the
+ * queue is full it is dropped and counted.  A key the bucket cannot
+ * name is passed over. */
+void	bucket_writeback(struct bucket *b, const struct cache_key *key,
+	    int repair);
 
 /* Called on a writer thread once an upload's or a delete's bucket
  * write is done: 0, or -errno (-EAGAIN, -ETIMEDOUT, -EACCES...). */
@@ -88,11 +92,17 @@ typedef void (*bucket_done_fn)(void *ctx, int rc);
 /*
  * Make key's record durable in the bucket (an upload), ahead of the
  * write-backs; done runs once, on a writer thread, never before this
- * returns.  The record is read from the store when the writer gets to
- * it.  @return 0, or -errno (done is then never called).
+ * returns, with 0, -EEXIST when the bucket's copy is as good or better
+ * (unless force: the uploader insists), or -errno.  The record's bytes
+ * are opened now, so what is written is what the store holds now.
+ * @return 0, or -errno (done is then never called).
  */
-int	bucket_put(struct bucket *b, const struct cache_key *key,
+int	bucket_put(struct bucket *b, const struct cache_key *key, int force,
 	    bucket_done_fn done, void *ctx);
+
+/* Can the bucket hold key (a kind it keeps, a name S3 takes)?
+ * @return 1 or 0. */
+int	bucket_can_hold(const struct cache_key *key);
 
 /* Remove key's object, and tell the other replicas.  done gets 0 when it
  * was there, -ENOENT when it was not, or -errno. */

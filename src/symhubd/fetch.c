@@ -111,6 +111,7 @@ struct job {
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 upgrade;	/* see fetch_req */
 	int			 tier;		/* asked now */
+	int			 bucket_bad;	/* its copy failed the check */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -929,7 +930,7 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	/* What an upstream sent goes to the bucket too, for every replica;
 	 * what came from it is there. */
 	if (rc == 0 && a->up->bucket == NULL)
-		bucket_writeback(f->bucket, &j->key);
+		bucket_writeback(f->bucket, &j->key, j->bucket_bad);
 	if (rc == -ECANCELED)
 		rc = 0;
 	if (rc < 0) {
@@ -1025,7 +1026,11 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 			commit(f, j, &rec);
 			return;
 		}
-		/* The winner failed: its bytes go, the others get a chance. */
+		/* The winner failed: its bytes go, the others get a chance.
+		 * A bucket's object that lied is replaced by what an
+		 * upstream sends. */
+		if (res == CURLE_OK && code == 200 && u->bucket != NULL)
+			j->bucket_bad = 1;
 		cache_blob_abort(j->blob);
 		j->blob = NULL;
 		j->winner = NULL;
@@ -1099,7 +1104,8 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		struct upstream	*u = &f->up[i];
 		struct attempt	*a = &j->att[j->natt];
 
-		if (u->tier != tier || !(u->spec.kinds & (1u << j->key.kind)))
+		if (u->tier != tier || !(u->spec.kinds & (1u << j->key.kind)) ||
+		    (u->bucket != NULL && !bucket_can_hold(&j->key)))
 			continue;
 		n++;
 		if (!breaker_allows(f, u, now)) {
@@ -1147,8 +1153,10 @@ job_start(struct fetch *f, struct job *j)
 	}
 	INC(f->started_jobs);
 	atomic_store(&f->last_job_ms, now);
-	/* The bucket first; when it cannot have the kind, the upstreams. */
-	if (start_tier(f, j, 0) == 0)
+	/* The bucket first; when it cannot have the key, the upstreams; and
+	 * only the upstreams for a better copy than the store's, which may
+	 * be the bucket's. */
+	if (j->upgrade || start_tier(f, j, 0) == 0)
 		(void)start_tier(f, j, 1);
 	/* No upstream cuts sections: let the caller fetch the file. */
 	if (j->natt == 0 && j->key.kind == CACHE_SECTION && !j->transient)

@@ -36,14 +36,14 @@ bucket_done(void *ctx, int rc)
  * @return 0 (the request is the bucket's now), or -errno. */
 static int
 ask_bucket(struct http *h, struct req *r, const struct cache_key *key,
-    int del)
+    int del, int force)
 {
 	int rc;
 
 	r->phase = PHASE_BUCKET;
 	MHD_suspend_connection(r->conn);
 	rc = del ? bucket_delete(h->bucket, key, bucket_done, r) :
-	    bucket_put(h->bucket, key, bucket_done, r);
+	    bucket_put(h->bucket, key, force, bucket_done, r);
 	if (rc < 0) {
 		MHD_resume_connection(r->conn);
 		r->phase = PHASE_DISPATCH;
@@ -113,10 +113,10 @@ route_upload_begin(struct http *h, struct req *r)
 	key.extra = NULL;
 	/* The bucket first: a copy kept there would come back. */
 	if (del && h->bucket != NULL) {
-		if (ask_bucket(h, r, &key, 1) == 0)
+		if ((rc = ask_bucket(h, r, &key, 1, 0)) == 0)
 			return MHD_YES;
-		return reply_text(r, REPLY_INTERNAL, "cannot ask the bucket",
-		    "delete");
+		r->bucket_rc = rc;
+		return route_upload_bucket(h, r);
 	}
 	if (del)
 		return delete(h, r, &key, 0);
@@ -182,7 +182,7 @@ route_upload_finish(struct http *h, struct req *r)
 	enum upload_result	 res;
 	const char		*f;
 	char			 msg[400];
-	int			 force;
+	int			 force, rc;
 
 	f = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
 	    "force");
@@ -198,11 +198,11 @@ route_upload_finish(struct http *h, struct req *r)
 		    NULL };
 
 		r->up_res = (int)res;
-		if ((r->up_msg = strdup(msg)) != NULL &&
-		    ask_bucket(h, r, &key, 0) == 0)
+		if ((r->up_msg = strdup(msg)) == NULL)
+			rc = -ENOMEM;
+		else if ((rc = ask_bucket(h, r, &key, 0, force)) == 0)
 			return MHD_YES;
-		log_warnx("upload %s: cannot ask the bucket", r->url);
-		r->bucket_rc = -ENOMEM;
+		r->bucket_rc = rc;
 		return route_upload_bucket(h, r);
 	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
@@ -230,6 +230,17 @@ route_upload_bucket(struct http *h, struct req *r)
 			return reply_text(r, REPLY_BUSY, msg, "delete");
 		}
 		return delete(h, r, &key, rc == 0);
+	}
+	if (rc == -EEXIST) {
+		/* The bucket's copy is as good or better: it stands, and is
+		 * what this replica serves too. */
+		if (res != UPLOAD_SAME)
+			(void)cache_drop(h->c, &key);
+		log_info("upload %s by %s: the bucket's copy is as good or "
+		    "better: not stored", r->url, r->who ? r->who : "-");
+		return reply_text(r, REPLY_CONFLICT, "the bucket's copy (from "
+		    "another replica) is as good or better than this one; add "
+		    "?force=1 to replace it", "upload");
 	}
 	if (rc < 0) {
 		/* Not durable: not kept either (another replica would not

@@ -541,8 +541,9 @@ five_free() {
 }
 
 # start_s3: a one-node Swift with its S3 API in $S3DIR ($tmp/s3), on
-# PORT..PORT+4: SYMHUB_S3_PORT, else 18185 when free, else free ones; a
-# second call after stop_s3 starts it again on the same port, with the
+# PORT..PORT+4: SYMHUB_S3_PORT, else five free ones picked at random (not
+# a fixed port: suites run two at a time, and two Swifts must not meet);
+# a second call after stop_s3 starts it again on the same port, with the
 # same objects.  Stopped at exit.  Sets S3_ENDPOINT S3_REGION
 # S3_ACCESS_KEY S3_SECRET_KEY S3_BUCKET.  Its errors: $tmp/start-s3.err.
 S3DIR=$tmp/s3
@@ -551,7 +552,7 @@ start_s3() {
 	local try base out
 	for try in 1 2 3; do
 		base=${S3_BASE:-$SYMHUB_S3_PORT}
-		[ -n "$base" ] || base=$(five_free 18185 \
+		[ -n "$base" ] || base=$(five_free \
 		    $((20000 + RANDOM % 30000)) $((20000 + RANDOM % 30000)) \
 		    $((20000 + RANDOM % 30000))) || continue
 		if out=$("$top_srcdir/tests/s3/start-s3.sh" "$S3DIR" "$base" \

@@ -6,6 +6,9 @@
 #
 #   - what an upstream sends is written to the bucket, and another hub
 #     with no upstream serves it from there, byte for byte;
+#   - a GSYM converted by one hub is written to the bucket with its
+#     debuginfo's SHA-256, and another hub with that debuginfo reads it
+#     there instead of converting;
 #   - an upload answers 201 once its bytes are in the bucket, and the
 #     other hub serves it at once; a delete through one hub is seen by
 #     the other within its negative TTL (events/);
@@ -135,6 +138,23 @@ check "and says so in its metrics" wait_metric \
     'symhub_upstream_requests_total{upstream="bucket",outcome="hit"}' -ge 1
 expect_get "B: a build-id nobody has is 404" "/buildid/$ID3/debuginfo" 404
 
+section 'GSYM converted once for every replica'
+URL=$A_URL
+code=$(http "/buildid/$ID1/gsym" "$tmp/out/gsymA" "$tmp/out/gsymAh" \
+    --max-time 60)
+check "A converts prog1's debuginfo to GSYM (got $code)" [ "$code" = 200 ]
+check "and writes it to the bucket, with the debuginfo's SHA-256" \
+    eval 'wait_until 30 s3_has "buildid/$ID1/gsym" &&
+    s3 HEAD "buildid/$ID1/gsym" >/dev/null &&
+    grep -qi "^x-amz-meta-parent-sha256: $sum" "$tmp/s3.hdrs"'
+URL=$B_URL
+code=$(http "/buildid/$ID1/gsym" "$tmp/out/gsymB" "$tmp/out/gsymBh" \
+    --max-time 60)
+check "B serves the same GSYM (got $code)" \
+    eval '[ "$code" = 200 ] && cmp -s "$tmp/out/gsymA" "$tmp/out/gsymB"'
+check "read from the bucket, not converted" \
+    metric_cmp symhub_gsym_from_bucket_total -ge 1
+
 section 'uploads and deletes across hubs'
 URL=$A_URL
 code=$(put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2.debug" \
@@ -224,7 +244,8 @@ names=$(curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" \
     "http://$S3AUTH@$S3HOSTPORT/$S3_BUCKET?list-type=2&prefix=buildid%2F" |
     grep -o '<Key>[^<]*</Key>' | sed 's/<Key>//; s/<\/Key>//' | sort)
 want=$(printf '%s\n' "buildid/$ID1/debuginfo" "buildid/$ID1/executable" \
-    "buildid/$ID2/debuginfo" "buildid/$ID3/debuginfo" | sort)
+    "buildid/$ID1/gsym" "buildid/$ID2/debuginfo" "buildid/$ID3/debuginfo" |
+    sort)
 check "its objects are buildid/ID/KIND" [ "$names" = "$want" ]
 
 section 'objects that lie'

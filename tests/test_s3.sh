@@ -5,7 +5,7 @@
 # a request or an answer).  The checks themselves are tests/test_s3.c.
 #
 # start-s3.sh takes PORT..PORT+4; PORT is SYMHUB_S3_PORT when set, else
-# 18185 when those five are free, else five free ones found now.
+# five free ones found now (tests/lib.sh, start_s3).
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_s3.sh

@@ -60,6 +60,7 @@ struct bjob {
 	int			 have_rec;
 	struct cache_record	 rec;
 	int			 fd;
+	char			 parent[65];	/* GSYM: its debuginfo's SHA-256 */
 };
 
 enum { C_PUT, C_SKIPPED, C_PUT_FAILED, C_WB_QUEUED, C_WB_DROPPED,
@@ -144,7 +145,7 @@ bucket_object(const struct cache_key *key, char *out, size_t outsz)
 	if (key->idlen == 0 || key->idlen > CACHE_ID_MAX)
 		return -EINVAL;
 	if (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
-	    key->kind != CACHE_SOURCE)
+	    key->kind != CACHE_SOURCE && key->kind != CACHE_GSYM)
 		return -EINVAL;
 	if (key->kind == CACHE_SOURCE && (key->extra == NULL ||
 	    key->extra[0] != '/'))
@@ -376,11 +377,11 @@ object_rank(const struct s3_info *info)
  */
 static int
 put_record(struct bucket *b, const struct cache_key *key,
-    const struct cache_record *rec, int fd, int mode, char obj[OBJ_MAX],
-    char hex[65])
+    const struct cache_record *rec, int fd, int mode, const char *parent,
+    char obj[OBJ_MAX], char hex[65])
 {
 	struct s3_info	 info;
-	const char	*meta[12];
+	const char	*meta[14];
 	char		 q[16];
 	size_t		 nm = 0;
 	long		 ours, theirs;
@@ -412,6 +413,10 @@ put_record(struct bucket *b, const struct cache_key *key,
 	if (meta_ok(rec->xarchive)) {
 		meta[nm++] = "debuginfod-archive";
 		meta[nm++] = rec->xarchive;
+	}
+	if (parent != NULL && parent[0] != '\0') {
+		meta[nm++] = "parent-sha256";
+		meta[nm++] = parent;
 	}
 	meta[nm] = NULL;
 	ours = key->kind == CACHE_DEBUGINFO || key->kind == CACHE_EXECUTABLE ?
@@ -446,6 +451,13 @@ put_record(struct bucket *b, const struct cache_key *key,
 		/* Another copy of the build-id: a write-back replaces it
 		 * only when strictly better, an upload when better unless
 		 * forced; a copy that failed its check always. */
+		/* A GSYM made from another debuginfo is not as good. */
+		if (parent != NULL && parent[0] != '\0') {
+			const char *v = s3_info_meta(&info, "parent-sha256");
+
+			if (v == NULL || strcmp(v, parent) != 0)
+				ours = theirs + 1;
+		}
 		if ((mode == PUT_BACK && ours <= theirs) ||
 		    (mode == PUT_UPLOAD && ours <= theirs)) {
 			INC(b->count[C_SKIPPED]);
@@ -472,7 +484,7 @@ out:
 /* put_record() of what the store holds for key now (a write-back). */
 static int
 put_stored(struct bucket *b, const struct cache_key *key, int mode,
-    char obj[OBJ_MAX], char hex[65])
+    const char *parent, char obj[OBJ_MAX], char hex[65])
 {
 	struct cache_record	rec;
 	int			fd = -1, rc;
@@ -483,7 +495,7 @@ put_stored(struct bucket *b, const struct cache_key *key, int mode,
 	if (rec.flags & CACHE_F_MEMBER)
 		rc = -EMEDIUMTYPE;
 	else if ((rc = cache_open_data(b->c, &rec, &fd)) == 0)
-		rc = put_record(b, key, &rec, fd, mode, obj, hex);
+		rc = put_record(b, key, &rec, fd, mode, parent, obj, hex);
 	if (fd >= 0)
 		close(fd);
 	cache_record_release(&rec);
@@ -559,7 +571,8 @@ run_job(struct bucket *b, struct bjob *j)
 
 	switch (j->type) {
 	case J_UPLOAD:
-		rc = put_record(b, &j->key, &j->rec, j->fd, j->mode, obj, hex);
+		rc = put_record(b, &j->key, &j->rec, j->fd, j->mode, NULL, obj,
+		    hex);
 		if (rc == 0)
 			(void)write_event(b, "put", &j->key, hex);
 		j->done(j->ctx, rc);
@@ -568,7 +581,7 @@ run_job(struct bucket *b, struct bjob *j)
 		j->done(j->ctx, do_delete(b, &j->key));
 		break;
 	case J_WRITEBACK:
-		rc = put_stored(b, &j->key, j->mode, obj, hex);
+		rc = put_stored(b, &j->key, j->mode, j->parent, obj, hex);
 		if (rc == 1)
 			(void)write_event(b, "put", &j->key, hex);
 		if (rc >= 0 || rc == -ENOENT || rc == -EMEDIUMTYPE ||
@@ -629,6 +642,60 @@ bucket_writeback(struct bucket *b, const struct cache_key *key, int repair)
 		job_free(j);
 	else
 		INC(b->count[C_WB_QUEUED]);
+}
+
+void
+bucket_gsym_put(struct bucket *b, const unsigned char *id, size_t idlen,
+    const unsigned char parent[32])
+{
+	struct cache_key	 key = { CACHE_GSYM, id, idlen, NULL };
+	struct bjob		*j;
+
+	if (b == NULL || (j = job_new(J_WRITEBACK, &key, NULL, NULL)) ==
+	    NULL)
+		return;
+	j->mode = PUT_BACK;
+	hex_encode(parent, 32, j->parent);
+	if (enqueue(b, j) < 0)
+		job_free(j);
+	else
+		INC(b->count[C_WB_QUEUED]);
+}
+
+static int
+blob_sink(void *ctx, const void *p, size_t n)
+{
+	return cache_blob_write(ctx, p, n);
+}
+
+int
+bucket_gsym_get(struct bucket *b, const unsigned char *id, size_t idlen,
+    const unsigned char parent[32], struct cache_blob *blob)
+{
+	struct cache_key	 key = { CACHE_GSYM, id, idlen, NULL };
+	struct s3_info		 info;
+	const char		*v;
+	char			 obj[OBJ_MAX], want[65], got[65];
+	int			 rc;
+
+	if ((rc = bucket_object(&key, obj, sizeof(obj))) < 0)
+		return rc;
+	hex_encode(parent, 32, want);
+	/* Made from this very debuginfo, or not ours to take. */
+	if ((rc = heard(b, s3_head(b->s3, obj, &info))) < 0)
+		return rc;
+	if ((v = s3_info_meta(&info, "parent-sha256")) == NULL ||
+	    strcmp(v, want) != 0)
+		return -ENOENT;
+	if ((rc = heard(b, s3_get(b->s3, obj, blob_sink, blob, &info))) < 0)
+		return rc;
+	hex_encode(info.sha256, 32, got);
+	if ((v = s3_info_meta(&info, "sha256")) == NULL ||
+	    strcmp(v, got) != 0 ||
+	    (v = s3_info_meta(&info, "parent-sha256")) == NULL ||
+	    strcmp(v, want) != 0)
+		return -EBADMSG;
+	return 0;
 }
 
 int

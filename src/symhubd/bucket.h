@@ -109,6 +109,27 @@ int	bucket_can_hold(const struct cache_key *key);
 int	bucket_delete(struct bucket *b, const struct cache_key *key,
 	    bucket_done_fn done, void *ctx);
 
+/*
+ * GSYM: buildid/ID/gsym, converted from the debuginfo whose SHA-256 its
+ * x-amz-meta-parent-sha256 names, so that one replica's conversion
+ * serves every replica with the same debuginfo.
+ */
+/* Write the stored GSYM of id, converted from the debuginfo of SHA-256
+ * parent, to the bucket, later (a write-back). */
+void	bucket_gsym_put(struct bucket *b, const unsigned char *id,
+	    size_t idlen, const unsigned char parent[32]);
+
+/*
+ * Read the bucket's GSYM of id into blob (being written, the caller's)
+ * when it was made from the debuginfo of SHA-256 parent, and its bytes
+ * are its x-amz-meta-sha256.  Blocks: for a worker thread.
+ * @return 0; -ENOENT none (or from another debuginfo); -EBADMSG bytes
+ *         that are not what the object says; -errno.
+ */
+int	bucket_gsym_get(struct bucket *b, const unsigned char *id,
+	    size_t idlen, const unsigned char parent[32],
+	    struct cache_blob *blob);
+
 /* Append the bucket's metrics in Prometheus text: health, requests by
  * outcome, the write-back queue, events applied. */
 void	bucket_metrics(struct bucket *b, FILE *fp);

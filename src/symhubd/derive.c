@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/hex.h"
 #include "common/elfinfo.h"
+#include "bucket.h"
 #include "derive.h"
 #include "gsym/gsym_dwarf.h"
 #include "gsym/gsym_write.h"
@@ -97,6 +98,7 @@ struct unstored {
 struct derive {
 	struct cache		*c;
 	struct scan		*scan;		/* NULL: none */
+	struct bucket		*bucket;	/* NULL: none */
 	pthread_mutex_t		 mu;
 	pthread_cond_t		 cv;
 	struct job		*jobs;		/* queued and running */
@@ -112,7 +114,7 @@ struct derive {
 	struct unstored		 unstored[MAX_UNSTORED];
 	/* metrics */
 	uint64_t		 n_ok, n_nodata, n_missing, n_error;
-	uint64_t		 n_corrupt, n_unstored;
+	uint64_t		 n_corrupt, n_unstored, n_bucket;
 	uint64_t		 n_coalesced;
 	size_t			 nahead;	/* queued, nobody waiting */
 	uint64_t		 n_ahead, n_ahead_dropped;
@@ -357,8 +359,43 @@ failed_put(struct derive *s, const unsigned char *id, size_t idlen,
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* The GSYM another replica converted from this very debuginfo (p), from
+ * the bucket, stored as if converted here.  @return 0 or -errno. */
+static int
+from_bucket(struct derive *s, const struct cache_key *key,
+    const struct cache_record *p, uint64_t parent)
+{
+	struct cache_record	 rec;
+	struct cache_blob	*b = NULL;
+	struct gsym		*g = NULL;
+	int			 rc;
+
+	if ((rc = cache_blob_create(s->c, &b)) < 0)
+		return rc;
+	if ((rc = bucket_gsym_get(s->bucket, key->id, key->idlen, p->digest,
+	    b)) < 0 || (rc = gsym_open_fd(cache_blob_fd(b), &g)) < 0) {
+		cache_blob_abort(b);
+		return rc;
+	}
+	gsym_free(g);
+	memset(&rec, 0, sizeof(rec));
+	rec.flags = CACHE_F_DERIVED;
+	rec.parent = parent;
+	rec.stored = clock_wall_s();
+	rec.last_modified = rec.stored;
+	rec.origin = "bucket";
+	if ((rc = cache_put_blob(s->c, b, key, &rec, NULL)) == 0) {
+		pthread_mutex_lock(&s->mu);
+		s->n_bucket++;
+		pthread_mutex_unlock(&s->mu);
+	}
+	return rc;
+}
+
 /* Convert from the parent of kind, straight into a blob; store.  When the
- * store cannot take it, convert into memory (convert_unstored()).
+ * store cannot take it, convert into memory (convert_unstored()).  With
+ * a bucket, another replica's conversion of the same debuginfo is taken
+ * first, and this one's given to the others.
  * @return 0 or -errno. */
 static int
 convert_from(struct derive *s, const unsigned char *id, size_t idlen,
@@ -377,6 +414,12 @@ convert_from(struct derive *s, const unsigned char *id, size_t idlen,
 	parent = cache_fingerprint(&p);
 	if ((rc = failed_get(s, id, idlen, parent)) < 0)
 		goto out;
+	if (s->bucket != NULL && kind == CACHE_DEBUGINFO &&
+	    !(p.flags & CACHE_F_EXTERNAL) &&
+	    from_bucket(s, &key, &p, parent) == 0) {
+		rc = 0;
+		goto out;
+	}
 	if ((rc = cache_blob_create(s->c, &k.b)) < 0) {
 		k.rc = rc;
 	} else if ((rc = gsym_dwarf_convert_opts(fd, &o, blob_sink, &k,
@@ -389,6 +432,9 @@ convert_from(struct derive *s, const unsigned char *id, size_t idlen,
 		rec.origin = "gsym";
 		k.rc = rc = cache_put_blob(s->c, k.b, &key, &rec, NULL);
 		k.b = NULL;	/* consumed */
+		if (rc == 0 && s->bucket != NULL && kind == CACHE_DEBUGINFO &&
+		    !(p.flags & CACHE_F_EXTERNAL))
+			bucket_gsym_put(s->bucket, id, idlen, p.digest);
 	}
 	if (rc < 0 && rc == k.rc && refused(rc)) {
 		cache_blob_abort(k.b);	/* its bytes may be what fills it */
@@ -826,6 +872,12 @@ derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
 
 /* ---- life cycle ---- */
 
+void
+derive_set_bucket(struct derive *s, struct bucket *b)
+{
+	s->bucket = b;
+}
+
 int
 derive_create(struct cache *c, struct scan *scan, unsigned workers,
     unsigned threads, struct derive **out)
@@ -917,6 +969,10 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "symhub_gsym_conversions_total{result=\"missing\"} %" PRIu64 "\n"
 	    "symhub_gsym_conversions_total{result=\"error\"} %" PRIu64 "\n"
 	    "symhub_gsym_conversions_total{result=\"corrupt\"} %" PRIu64 "\n"
+	    "# HELP symhub_gsym_from_bucket_total GSYM another replica "
+	    "converted, read from the bucket (--s3) instead of converted.\n"
+	    "# TYPE symhub_gsym_from_bucket_total counter\n"
+	    "symhub_gsym_from_bucket_total %" PRIu64 "\n"
 	    "# HELP symhub_gsym_unstored_total GSYM converted in memory, "
 	    "unstored, because the store could not take them.\n"
 	    "# TYPE symhub_gsym_unstored_total counter\n"
@@ -943,7 +999,7 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "# TYPE symhub_gsym_record_cache_bytes gauge\n"
 	    "symhub_gsym_record_cache_bytes %" PRIu64 "\n",
 	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->n_corrupt,
-	    s->n_unstored, s->seconds,
+	    s->n_bucket, s->n_unstored, s->seconds,
 	    s->n_coalesced, s->n_ahead, s->n_ahead_dropped, queued,
 	    __atomic_load_n(&s->hot_hits, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED),

@@ -53,6 +53,12 @@ int	derive_section(struct derive *d, const struct cache_key *key,
 	    struct buf *out, struct cache_record *rec,
 	    struct cache_record *parent, unsigned *known);
 
+/* With --s3: take GSYM other replicas converted from the same debuginfo
+ * from b, and give b this one's (bucket.h).  Before the first
+ * conversion. */
+struct bucket;
+void	derive_set_bucket(struct derive *s, struct bucket *b);
+
 /* Stop the workers (a conversion under way is cancelled: it ends within
  * a fraction of a second); waiting callers get -ECANCELED, and so does
  * every later derive_gsym_convert().  Open files stay usable.  Idempotent;

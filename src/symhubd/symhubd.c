@@ -311,6 +311,8 @@ main(int argc, char **argv)
 		if (cfg.s3 != NULL && (rc = bucket_create(c, &cfg,
 		    poll_period(&cfg), &bk)) < 0)
 			fatalx("bucket: %s", strerror(-rc));
+		if (bk != NULL)
+			derive_set_bucket(dv, bk);
 		if ((cfg.upstreams.n > 0 || bk != NULL) &&
 		    (rc = fetch_create(c, &cfg, bk, &f)) < 0)
 			fatalx("upstreams: %s", strerror(-rc));

@@ -136,7 +136,7 @@ expect_get "B, with no upstream, serves it from the bucket" \
 # Counted once stored, just after the answer.
 check "and says so in its metrics" wait_metric \
     'symhub_upstream_requests_total{upstream="bucket",outcome="hit"}' -ge 1
-expect_get "B: a build-id nobody has is 404" "/buildid/$ID3/debuginfo" 404
+expect_get "B: a build-id nobody has is 404" "/buildid/$ID5/debuginfo" 404
 
 section 'GSYM converted once for every replica'
 URL=$A_URL
@@ -247,6 +247,13 @@ want=$(printf '%s\n' "buildid/$ID1/debuginfo" "buildid/$ID1/executable" \
     "buildid/$ID1/gsym" "buildid/$ID2/debuginfo" "buildid/$ID3/debuginfo" |
     sort)
 check "its objects are buildid/ID/KIND" [ "$names" = "$want" ]
+staged=$(curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" \
+    -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+    "http://$S3AUTH@$S3HOSTPORT/$S3_BUCKET?list-type=2&prefix=staging%2F" |
+    grep -c '<Key>')
+check "writes went through staging/SHA256 and a copy (Swift: no conditional writes)" \
+    grep -q "PUT /$S3_BUCKET/staging/" "$S3DIR/log/proxy.log"
+check "and no staging object is left behind ($staged)" [ "$staged" = 0 ]
 
 section 'objects that lie'
 # Another file's bytes under prog4's name, with prog4's SHA-256.

@@ -276,6 +276,37 @@ bad_keys(struct s3 *s3)
 	close(fd);
 }
 
+/* Server-side copies: bytes and metadata, whole; a missing source. */
+static void
+copies(struct s3 *s3)
+{
+	static const char	*meta[] = { "sha256", "abc", NULL };
+	struct s3_info		 info;
+	unsigned char		 sha[32];
+	int			 fd = make_file(70000, 7, sha), out;
+	char			 got[PATH_MAX];
+
+	ok(s3_put_fd(s3, "copy/from", fd, 70000, sha, 0, meta) == 0,
+	    "copy: the source is stored");
+	ok(s3_copy(s3, "copy/from", "copy/to") == 0, "copy: copied (%s)",
+	    s3_last()->code);
+	snprintf(got, sizeof(got), "%s/copied", dir);
+	out = open(got, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ok(s3_get_fd(s3, "copy/to", out, &info) == 0 && info.size == 70000 &&
+	    memcmp(info.sha256, sha, 32) == 0, "copy: the same bytes");
+	ok(s3_info_meta(&info, "sha256") != NULL &&
+	    strcmp(s3_info_meta(&info, "sha256"), "abc") == 0,
+	    "copy: the same metadata");
+	ok(s3_copy(s3, "copy/none", "copy/to2") == -ENOENT &&
+	    s3_head(s3, "copy/to2", NULL) == -ENOENT,
+	    "copy of a missing source: -ENOENT, nothing made (%s)",
+	    s3_last()->code);
+	s3_delete(s3, "copy/from");
+	s3_delete(s3, "copy/to");
+	close(out);
+	close(fd);
+}
+
 /* ---- listing ---------------------------------------------------------- */
 
 static void
@@ -739,6 +770,7 @@ main(void)
 	round_trip(s3, 3 * MiB, 0);
 	odd_keys(s3);
 	bad_keys(s3);
+	copies(s3);
 	listing();
 	metadata(s3);
 	conditional(s3);

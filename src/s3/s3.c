@@ -1004,6 +1004,53 @@ out:
 }
 
 int
+s3_copy(struct s3 *s3, const char *from, const char *to)
+{
+	static const unsigned char empty[32] = {
+		0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb,
+		0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4,
+		0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52,
+		0xb8, 0x55 };
+	struct s3_info	 info;
+	struct req	 r;
+	struct buf	 src = {0};
+	char		 hex[65];
+	int		 rc;
+
+	req_init(&r, s3, "PUT", &info);
+	/* The answer's body says how it went: a copy may fail after its
+	 * 200 (S3 documents it), with an Error in the body. */
+	r.keep = 1;
+	if ((rc = key_check(from)) < 0 || (rc = req_url(&r, to)) < 0)
+		goto out;
+	buf_puts(&src, "/");
+	buf_puts(&src, s3->cfg.bucket);
+	buf_puts(&src, "/");
+	pct(&src, from, 1);
+	buf_add(&src, "", 1);
+	if ((rc = src.err) < 0 ||
+	    (rc = add_header(&r, "x-amz-copy-source", (char *)src.p)) < 0)
+		goto out;
+	if ((r.md = EVP_MD_CTX_new()) == NULL || md_restart(&r) < 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memcpy(r.want, empty, sizeof(empty));
+	hex_encode(empty, sizeof(empty), hex);
+	if ((rc = perform(&r, hex)) == 0 && r.body.len > 0 &&
+	    memmem(r.body.p, r.body.len, "<Error>", 7) != NULL) {
+		(void)s3xml_error((const char *)r.body.p, r.body.len,
+		    last.code, sizeof(last.code), last.message,
+		    sizeof(last.message));
+		rc = s3_errno_http(500, last.code);
+	}
+out:
+	buf_free(&src);
+	req_done(&r);
+	return rc;
+}
+
+int
 s3_delete(struct s3 *s3, const char *key)
 {
 	struct s3_info	info;

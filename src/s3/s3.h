@@ -165,6 +165,13 @@ int	s3_get_setup(struct s3 *s3, const char *key, CURL *c,
  * @return 0, -ENOENT, the errors above. */
 int	s3_head(struct s3 *s3, const char *key, struct s3_info *info);
 
+/*
+ * Copy object FROM to TO on the server (a PUT with x-amz-copy-source):
+ * TO becomes FROM's bytes and metadata at once, whole or not at all.
+ * @return 0; -ENOENT when FROM is not there; the errors above.
+ */
+int	s3_copy(struct s3 *s3, const char *from, const char *to);
+
 /* @return 0 also when the key was not there (S3 answers 204 alike). */
 int	s3_delete(struct s3 *s3, const char *key);
 

@@ -369,6 +369,38 @@ object_rank(const struct s3_info *info)
 }
 
 /*
+ * Where the server takes no conditional writes: the bytes go first to a
+ * name of their own, staging/SHA256 (two writers of the same bytes
+ * write the same object; of different bytes, different objects), then
+ * the server copies that to the name in one step, and the staging object
+ * goes.  A writer that finds the staging object gone (another, with the
+ * same bytes, was quicker) checks the name holds them.
+ */
+static int
+put_staged(struct bucket *b, const char *obj, int fd,
+    const struct cache_record *rec, const char *hex, const char **meta)
+{
+	struct s3_info	info;
+	char		stage[80];
+	int		rc, tries;
+
+	snprintf(stage, sizeof(stage), "staging/%s", hex);
+	for (tries = 0; tries < 2; tries++) {
+		if ((rc = heard(b, s3_put_fd(b->s3, stage, fd, rec->size,
+		    rec->digest, 0, meta))) < 0)
+			return rc;
+		rc = heard(b, s3_copy(b->s3, stage, obj));
+		(void)heard(b, s3_delete(b->s3, stage));
+		if (rc != -ENOENT)
+			return rc;
+		if (heard(b, s3_head(b->s3, obj, &info)) == 0 &&
+		    same_bytes(&info, hex))
+			return 0;
+	}
+	return rc;
+}
+
+/*
  * Put a record into the bucket: rec with its bytes at fd.
  * @return 0 (stored, or there already: the same bytes, or as good a copy
  *         for a write-back); 1 for a write-back that replaced another
@@ -465,8 +497,11 @@ put_record(struct bucket *b, const struct cache_key *key,
 			goto out;
 		}
 	}
-	rc = heard(b, s3_put_fd(b->s3, obj, fd, rec->size,
-	    hex[0] ? rec->digest : NULL, 0, meta));
+	if (GET(b->no_cond) && hex[0])
+		rc = put_staged(b, obj, fd, rec, hex, meta);
+	else
+		rc = heard(b, s3_put_fd(b->s3, obj, fd, rec->size,
+		    hex[0] ? rec->digest : NULL, 0, meta));
 	if (rc == 0) {
 		INC(b->count[C_PUT]);
 		/* Over another copy: the replicas holding it drop theirs

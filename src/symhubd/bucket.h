@@ -23,8 +23,9 @@
  * object is one writer's whole bytes), so they cannot tear it; where the
  * server does conditional writes (If-None-Match), a write-back never
  * replaces an object; where it does not (Swift), a HEAD first skips
- * what is there with the same SHA-256, and readers check every object's
- * bytes against its x-amz-meta-sha256.
+ * what is there with the same SHA-256 and writes are staged under their
+ * content's name, then copied to theirs by the server; readers check
+ * every object's bytes against its x-amz-meta-sha256.
  */
 #ifndef SYMHUB_BUCKET_H
 #define SYMHUB_BUCKET_H

@@ -203,7 +203,6 @@ blob_path(const struct cache *c, const unsigned char digest[32], char *out,
 }
 
 static void	blob_unlink(struct cache *, const unsigned char [32]);
-static int	fsync_dir(const char *);
 
 /*
  * catalog/<xx>/<r|f><hex key>: the name spells the LMDB key, so an entry
@@ -228,24 +227,6 @@ cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
 		n = snprintf(out, PATH_MAX, "%s/catalog/%02x/%c%s", c->dir,
 		    fan, type == RECORD_CAT_RECORD ? 'r' : 'f', h);
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /*
@@ -277,7 +258,7 @@ cat_write(struct cache *c, const struct record_cat *e)
 		goto out;
 	}
 	(void)fchmod(fd, 0644);
-	if ((rc = write_all(fd, buf, len)) != 0)
+	if ((rc = -fs_write_all(fd, buf, len)) != 0)
 		goto out;
 	if (fsync(fd) != 0 || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
 	    rename(tmp, path) != 0) {
@@ -285,7 +266,7 @@ cat_write(struct cache *c, const struct record_cat *e)
 		goto out;
 	}
 	tmp[0] = '\0';
-	rc = fsync_dir(dir);
+	rc = -fs_fsync_dir(dir);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -2028,19 +2009,6 @@ stamp(struct cache_record *r)
 }
 
 static int
-fsync_dir(const char *path)
-{
-	int fd, rc = 0;
-
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return errno;
-	if (fsync(fd) != 0)
-		rc = errno;
-	close(fd);
-	return rc;
-}
-
-static int
 put_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
 	struct putctx		*pc = ctx;
@@ -2108,7 +2076,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 			goto out;
 		}
 		pc->renamed = 1;
-		if ((rc = fsync_dir(dir)) != 0)
+		if ((rc = -fs_fsync_dir(dir)) != 0)
 			goto out;
 	}
 	/* The catalog entry before the commit: an index that has the
@@ -3125,7 +3093,7 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 	}
 	if (snprintf(q, sizeof(q), "%s/quarantine/%s", c->dir, h) >=
 	    (int)sizeof(q) || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
-	    rename(q, path) != 0 || fsync_dir(dir) != 0)
+	    rename(q, path) != 0 || fs_fsync_dir(dir) != 0)
 		return -ENOENT;
 	return 1;
 }

@@ -2,16 +2,24 @@
  * cleanmark: the identities a clean close leaves in index/clean.  See
  * cleanmark.h.
  *
- * The file is text, one line per file or directory, then a checksum:
+ * The file is text, one line per file or directory:
  *
  *	symhub-clean 1
  *	data.mdb DEV INO SIZE MTIME_NS CTIME_NS
  *	blobs DEV INO SIZE MTIME_NS CTIME_NS
  *	blobs/00 DEV INO SIZE MTIME_NS CTIME_NS
  *	...
- *	end LINES FNV1A64
  *
- * (data.mdb is index/data.mdb; the other names are under the store.)
+ * (data.mdb is index/data.mdb; the other names are under the store.)  It
+ * is valid when it is, byte for byte, what would be written now: a torn
+ * or truncated mark differs like a changed file does (and the mark is
+ * renamed into place whole anyway), so it needs no checksum.
+ *
+ * A file changed in the same clock tick as the mark was taken would keep
+ * its times on a file system whose timestamps are coarse (Linux before
+ * 6.13 stamps to the jiffy): the mark is written only once the clock has
+ * passed every time it records, so any change after it stamps a later
+ * time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
@@ -26,24 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/fs.h"
 #include "cache/cleanmark.h"
 
 #define MARK_MAGIC	"symhub-clean 1\n"
 #define MARK_MAX	(64 * 1024)	/* 258 lines of at most ~120 bytes */
-
-static uint64_t
-fnv(const char *p, size_t n)
-{
-	uint64_t	h = 0xcbf29ce484222325ull;
-	size_t		i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-	return h;
-}
 
 /* The path of name: data.mdb is the index's, the rest the store's. */
 static int
@@ -56,9 +55,16 @@ mark_path(const char *dir, const char *name, char out[PATH_MAX])
 	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
-/* Append name's identity line to b. */
+static int64_t
+ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* Append name's identity line to b; *latest: the latest time seen. */
 static int
-ident_line(struct buf *b, const char *dir, const char *name)
+ident_line(struct buf *b, const char *dir, const char *name,
+    int64_t *latest)
 {
 	char		path[PATH_MAX], line[PATH_MAX + 128];
 	struct stat	st;
@@ -69,10 +75,13 @@ ident_line(struct buf *b, const char *dir, const char *name)
 	if (lstat(path, &st) != 0)
 		return -errno;
 	n = snprintf(line, sizeof(line), "%s %" PRIu64 " %" PRIu64 " %" PRIu64
-	    " %lld %lld\n", name, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
-	    (uint64_t)st.st_size,
-	    (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
-	    (long long)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec);
+	    " %" PRId64 " %" PRId64 "\n", name, (uint64_t)st.st_dev,
+	    (uint64_t)st.st_ino, (uint64_t)st.st_size, ns(&st.st_mtim),
+	    ns(&st.st_ctim));
+	if (ns(&st.st_mtim) > *latest)
+		*latest = ns(&st.st_mtim);
+	if (ns(&st.st_ctim) > *latest)
+		*latest = ns(&st.st_ctim);
 	if (n < 0 || n >= (int)sizeof(line))
 		return -ENAMETOOLONG;
 	return buf_add(b, line, (size_t)n);
@@ -119,26 +128,23 @@ blob_dirs(const char *dir, char ***names, size_t *n)
 	return rc;
 }
 
-/* The mark's text for the store as it is now, checksum included. */
+/* The mark's text for the store as it is now; *latest: the latest
+ * time in it. */
 static int
-mark_text(const char *dir, struct buf *b)
+mark_text(const char *dir, struct buf *b, int64_t *latest)
 {
-	char	**names = NULL, tail[64];
+	char	**names = NULL;
 	size_t	  n = 0, i;
 	int	  rc;
 
+	*latest = 0;
 	if ((rc = buf_add(b, MARK_MAGIC, strlen(MARK_MAGIC))) < 0 ||
-	    (rc = ident_line(b, dir, "data.mdb")) < 0 ||
-	    (rc = ident_line(b, dir, "blobs")) < 0 ||
+	    (rc = ident_line(b, dir, "data.mdb", latest)) < 0 ||
+	    (rc = ident_line(b, dir, "blobs", latest)) < 0 ||
 	    (rc = blob_dirs(dir, &names, &n)) < 0)
 		goto out;
 	for (i = 0; i < n && rc == 0; i++)
-		rc = ident_line(b, dir, names[i]);
-	if (rc < 0)
-		goto out;
-	snprintf(tail, sizeof(tail), "end %zu %016" PRIx64 "\n", n + 2,
-	    fnv((const char *)b->p, b->len));
-	rc = buf_add(b, tail, strlen(tail));
+		rc = ident_line(b, dir, names[i], latest);
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
@@ -146,27 +152,14 @@ out:
 	return rc;
 }
 
-static int
-fsync_path(const char *path)
-{
-	int	fd, rc = 0;
-
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (fsync(fd) != 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 int
 cleanmark_write(const char *dir)
 {
 	struct buf	 b = { 0 };
+	struct timespec	 now;
 	char		 tmp[PATH_MAX], path[PATH_MAX], idx[PATH_MAX];
-	ssize_t		 w;
-	size_t		 off = 0;
-	int		 fd = -1, rc;
+	int64_t		 latest;
+	int		 fd = -1, rc, waits;
 
 	if (snprintf(idx, sizeof(idx), "%s/index", dir) >= (int)sizeof(idx) ||
 	    snprintf(path, sizeof(path), "%s/clean", idx) >=
@@ -174,27 +167,32 @@ cleanmark_write(const char *dir)
 	    snprintf(tmp, sizeof(tmp), "%s/clean.tmp", idx) >=
 	    (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	if ((rc = mark_text(dir, &b)) < 0)
+	if ((rc = mark_text(dir, &b, &latest)) < 0)
 		goto out;
+	/* Past the tick of every time recorded (the file systems' clock is
+	 * the coarse one); a few milliseconds at most, then no mark. */
+	for (waits = 0; ; waits++) {
+		clock_gettime(CLOCK_REALTIME_COARSE, &now);
+		if (ns(&now) > latest)
+			break;
+		if (waits >= 100) {
+			rc = -EAGAIN;
+			goto out;
+		}
+		usleep(1000);
+	}
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0644)) < 0) {
 		rc = -errno;
 		goto out;
 	}
-	while (off < b.len) {
-		if ((w = write(fd, b.p + off, b.len - off)) < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto out;
-		}
-		off += (size_t)w;
-	}
+	if ((rc = fs_write_all(fd, b.p, b.len)) < 0)
+		goto out;
 	if (fsync(fd) != 0 || rename(tmp, path) != 0) {
 		rc = -errno;
 		goto out;
 	}
-	rc = fsync_path(idx);
+	rc = fs_fsync_dir(idx);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -239,6 +237,7 @@ int
 cleanmark_valid(const char *dir)
 {
 	struct buf	 was = { 0 }, now = { 0 };
+	int64_t		 latest;
 	int		 rc;
 
 	if ((rc = mark_read(dir, &was)) < 0) {
@@ -246,9 +245,9 @@ cleanmark_valid(const char *dir)
 		return rc == -ENOENT ? 0 : rc;
 	}
 	/* The mark is what the store would write now, byte for byte: the
-	 * same files, the same identities, the same checksum.  A file gone
-	 * (ENOENT) is a difference, not an error. */
-	rc = mark_text(dir, &now);
+	 * same files, the same identities.  A file gone (ENOENT) is a
+	 * difference, not an error. */
+	rc = mark_text(dir, &now, &latest);
 	if (rc == -ENOENT)
 		rc = 0;
 	else if (rc == 0)
@@ -270,5 +269,5 @@ cleanmark_remove(const char *dir)
 	if (unlink(path) != 0)
 		return errno == ENOENT ? 0 : -errno;
 	path[strlen(path) - strlen("/clean")] = '\0';
-	return fsync_path(path);
+	return fs_fsync_dir(path);
 }

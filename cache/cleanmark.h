@@ -23,8 +23,10 @@
 
 /*
  * Write dir/index/clean for the store as it is now (data.mdb closed):
- * written to a temporary name, fsynced, renamed, the directory fsynced.
- * @return 0 or -errno.
+ * written to a temporary name, fsynced, renamed, the directory fsynced;
+ * not before the clock has passed the times it records (milliseconds on
+ * a file system with coarse timestamps).
+ * @return 0 or -errno (-EAGAIN: the clock did not move on; no mark).
  */
 int	cleanmark_write(const char *dir);
 

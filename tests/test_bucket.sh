@@ -317,7 +317,7 @@ check "nothing of it reached the bucket" s3_gone "buildid/$ID5/debuginfo"
 stop_symhubd "$C_PID"
 
 section 'a bucket down at start, answering 503, or hanging'
-# hub_upload_503 DESC ARGS...: a hub on a bad bucket with debuginfod as
+# bad_bucket DESC URL: a hub on a bad bucket, with debuginfod as
 # its upstream still serves prog1 from it, and answers an upload 503.
 bad_bucket() {
 	local d=$1

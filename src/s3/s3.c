@@ -169,8 +169,8 @@ pct(struct buf *b, const char *s, int keep_slash)
 	}
 }
 
-static int
-key_check(const char *key)
+int
+s3_key_check(const char *key)
 {
 	const unsigned char	*s = (const unsigned char *)key;
 	size_t			 len, i, n;
@@ -190,7 +190,7 @@ s3_key_encode(const char *key, int keep_slash, char *out, size_t outsz)
 	struct buf	b = {0};
 	int		rc;
 
-	if ((rc = key_check(key)) < 0)
+	if ((rc = s3_key_check(key)) < 0)
 		return rc;
 	pct(&b, key, keep_slash);
 	if ((rc = b.err) == 0 && b.len >= outsz)
@@ -631,7 +631,7 @@ req_url(struct req *r, const char *key)
 
 	buf_puts(&r->url, r->s3->base);
 	if (key != NULL) {
-		if ((rc = key_check(key)) < 0) {
+		if ((rc = s3_key_check(key)) < 0) {
 			last_message("key refused (empty, too long, not UTF-8, "
 			    "or a control character)");
 			return rc;
@@ -665,6 +665,24 @@ req_done(struct req *r)
 	EVP_MD_CTX_free(r->md);
 }
 
+/* What every request to the bucket is: its URL, path as written (keys
+ * may hold "." and ".." segments), signed by libcurl with the keys, and
+ * the headers hdrs (x-amz-content-sha256 among them).  CURLOPT_URL
+ * copies url. */
+static void
+sign(struct s3 *s3, CURL *c, const char *url, struct curl_slist *hdrs)
+{
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "symhub/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s3->sigv4);
+	/* Separately: an access key may hold a colon (Swift's "test:tester"). */
+	curl_easy_setopt(c, CURLOPT_USERNAME, s3->cfg.access_key);
+	curl_easy_setopt(c, CURLOPT_PASSWORD, s3->cfg.secret_key);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+}
+
 static int
 perform(struct req *r, const char *payload_sha)
 {
@@ -680,16 +698,8 @@ perform(struct req *r, const char *payload_sha)
 		return rc;
 	if ((c = r->c = borrow(s3)) == NULL)
 		return -ENOMEM;
-	curl_easy_setopt(c, CURLOPT_URL, (char *)r->url.p);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
+	sign(s3, c, (char *)r->url.p, r->hdrs);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "symhub/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s3->sigv4);
-	/* Separately: an access key may hold a colon (Swift's "test:tester"). */
-	curl_easy_setopt(c, CURLOPT_USERNAME, s3->cfg.access_key);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, s3->cfg.secret_key);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->hdrs);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s3->cfg.connect_ms);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, s3->cfg.stall_s);
@@ -757,39 +767,22 @@ int
 s3_get_setup(struct s3 *s3, const char *key, CURL *c,
     struct curl_slist **hdrs)
 {
-	struct curl_slist	*l;
-	struct buf		 url = {0};
-	int			 rc;
+	struct s3_info	info;
+	struct req	r;
+	int		rc;
 
 	*hdrs = NULL;
-	if ((rc = key_check(key)) < 0)
-		return rc;
-	buf_puts(&url, s3->base);
-	buf_add(&url, "/", 1);
-	pct(&url, key, 1);
-	buf_add(&url, "", 1);
-	if (url.err != 0) {
-		rc = url.err;
-		buf_free(&url);
-		return rc;
-	}
-	if ((l = curl_slist_append(NULL, "x-amz-content-sha256: "
-	    UNSIGNED)) == NULL) {
-		buf_free(&url);
-		return -ENOMEM;
-	}
-	*hdrs = l;
-	/* CURLOPT_URL copies the string. */
-	curl_easy_setopt(c, CURLOPT_URL, (char *)url.p);
-	buf_free(&url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "symhub/" PACKAGE_VERSION);
-	curl_easy_setopt(c, CURLOPT_AWS_SIGV4, s3->sigv4);
-	curl_easy_setopt(c, CURLOPT_USERNAME, s3->cfg.access_key);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, s3->cfg.secret_key);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, l);
-	return 0;
+	req_init(&r, s3, "GET", &info);
+	if ((rc = req_url(&r, key)) < 0 ||
+	    (rc = buf_add(&r.url, "", 1)) < 0 ||
+	    (rc = add_header(&r, "x-amz-content-sha256", UNSIGNED)) < 0)
+		goto out;
+	sign(s3, c, (char *)r.url.p, r.hdrs);	/* the URL is copied */
+	*hdrs = r.hdrs;				/* now the caller's */
+	r.hdrs = NULL;
+out:
+	req_done(&r);
+	return rc;
 }
 
 /* The SHA-256 of bytes [0, size) of fd. */
@@ -1021,7 +1014,7 @@ s3_copy(struct s3 *s3, const char *from, const char *to)
 	/* The answer's body says how it went: a copy may fail after its
 	 * 200 (S3 documents it), with an Error in the body. */
 	r.keep = 1;
-	if ((rc = key_check(from)) < 0 || (rc = req_url(&r, to)) < 0)
+	if ((rc = s3_key_check(from)) < 0 || (rc = req_url(&r, to)) < 0)
 		goto out;
 	buf_puts(&src, "/");
 	buf_puts(&src, s3->cfg.bucket);
@@ -1125,8 +1118,8 @@ s3_list_after(struct s3 *s3, const char *prefix, const char *after,
 	last_reset();
 	if (fn == NULL)
 		return -EINVAL;
-	if ((prefix != NULL && prefix[0] != '\0' && key_check(prefix) < 0) ||
-	    (after != NULL && after[0] != '\0' && key_check(after) < 0)) {
+	if ((prefix != NULL && prefix[0] != '\0' && s3_key_check(prefix) < 0) ||
+	    (after != NULL && after[0] != '\0' && s3_key_check(after) < 0)) {
 		last_message("prefix or start refused");
 		return -EINVAL;
 	}

@@ -226,6 +226,10 @@ void	s3_stats(const struct s3 *s3, struct s3_stats *out);
 int	s3_key_encode(const char *key, int keep_slash, char *out,
 	    size_t outsz);
 
+/* Is KEY one S3 can name: 1 to S3_KEY_MAX bytes of valid UTF-8 with no
+ * control character?  @return 0 or -EINVAL. */
+int	s3_key_check(const char *key);
+
 /* The errno of an HTTP status and S3 error Code (or NULL); 0 for 2xx. */
 int	s3_errno_http(long status, const char *code);
 

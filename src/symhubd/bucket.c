@@ -33,9 +33,9 @@
 #include "s3/s3.h"
 #include "s3/s3conf.h"
 #include "bucket.h"
+#include "event.h"
 #include "log.h"
 
-#define EVENTS		"events/"
 #define EVENT_KEEP_S	(7 * 86400)	/* events older are removed */
 #define EVENT_WINDOW_S	900		/* events listed at each look */
 #define RETRIES		5		/* write-back tries, 1 s apart, then
@@ -110,7 +110,6 @@ struct bucket {
 	int64_t			 full_ms;	/* poller: last full listing */
 
 	atomic_int		 healthy;
-	atomic_int		 last_err;	/* -errno of the last failure */
 	atomic_uint_fast64_t	 count[C_N];
 };
 
@@ -124,8 +123,6 @@ heard(struct bucket *b, int rc)
 {
 	int ok = rc == 0 || rc == -ENOENT || rc == -EEXIST || rc == -ENOTSUP;
 
-	if (!ok)
-		atomic_store(&b->last_err, rc);
 	if (atomic_exchange(&b->healthy, ok) != ok) {
 		if (ok)
 			log_info("bucket: reachable again");
@@ -157,13 +154,7 @@ bucket_object(const struct cache_key *key, char *out, size_t outsz)
 		return -ENAMETOOLONG;
 	/* A name S3 cannot hold (not UTF-8, a control character): the
 	 * bucket cannot have it, which is not the bucket's failure. */
-	{
-		char enc[3 * OBJ_MAX];
-
-		if (s3_key_encode(out, 1, enc, sizeof(enc)) < 0)
-			return -EINVAL;
-	}
-	return n;
+	return s3_key_check(out) < 0 ? -EINVAL : n;
 }
 
 int
@@ -184,29 +175,6 @@ bucket_get_setup(struct bucket *b, const struct cache_key *key, CURL *easy,
 	if ((rc = bucket_object(key, obj, sizeof(obj))) < 0)
 		return rc;
 	return s3_get_setup(b->s3, obj, easy, hdrs);
-}
-
-const char *
-bucket_meta_header(const char *line, size_t n, const char *name,
-    size_t *vlen)
-{
-	static const char	pre[] = "x-amz-meta-";
-	size_t			pl = sizeof(pre) - 1, nl = strlen(name);
-
-	if (n < pl + nl + 1 || strncasecmp(line, pre, pl) != 0 ||
-	    strncasecmp(line + pl, name, nl) != 0 || line[pl + nl] != ':')
-		return NULL;
-	line += pl + nl + 1;
-	n -= pl + nl + 1;
-	while (n > 0 && (*line == ' ' || *line == '\t')) {
-		line++;
-		n--;
-	}
-	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
-	    line[n - 1] == ' '))
-		n--;
-	*vlen = n;
-	return line;
 }
 
 /*
@@ -250,6 +218,16 @@ job_new(enum bjob_type type, const struct cache_key *key,
 	return j;
 }
 
+/* Append j to the write-backs.  Called with b->mu held. */
+static void
+backlog_push(struct bucket *b, struct bjob *j)
+{
+	*b->backlog_tail = j;
+	b->backlog_tail = &j->next;
+	b->nbacklog++;
+	pthread_cond_signal(&b->cv);
+}
+
 static int
 enqueue(struct bucket *b, struct bjob *j)
 {
@@ -264,9 +242,7 @@ enqueue(struct bucket *b, struct bjob *j)
 			INC(b->count[C_WB_DROPPED]);
 			return -ENOSPC;
 		}
-		*b->backlog_tail = j;
-		b->backlog_tail = &j->next;
-		b->nbacklog++;
+		backlog_push(b, j);
 	} else {
 		*b->urgent_tail = j;
 		b->urgent_tail = &j->next;
@@ -461,7 +437,7 @@ put_record(struct bucket *b, const struct cache_key *key,
 		if (rc == -ENOTSUP) {
 			atomic_store(&b->no_cond, 1);
 			log_info("bucket: no conditional writes; a HEAD "
-			    "before each write instead");
+			    "before each write, and writes staged");
 		} else if (rc != -EEXIST) {
 			if (rc == 0)
 				INC(b->count[C_PUT]);
@@ -481,17 +457,16 @@ put_record(struct bucket *b, const struct cache_key *key,
 			goto out;
 		}
 		/* Another copy of the build-id: a write-back replaces it
-		 * only when strictly better, an upload when better unless
-		 * forced; a copy that failed its check always. */
-		/* A GSYM made from another debuginfo is not as good. */
+		 * only when strictly better (a GSYM: made from another
+		 * debuginfo), an upload when better unless forced; a copy
+		 * that failed its check always. */
 		if (parent != NULL && parent[0] != '\0') {
 			const char *v = s3_info_meta(&info, "parent-sha256");
 
 			if (v == NULL || strcmp(v, parent) != 0)
 				ours = theirs + 1;
 		}
-		if ((mode == PUT_BACK && ours <= theirs) ||
-		    (mode == PUT_UPLOAD && ours <= theirs)) {
+		if ((mode == PUT_BACK || mode == PUT_UPLOAD) && ours <= theirs) {
 			INC(b->count[C_SKIPPED]);
 			rc = mode == PUT_UPLOAD ? -EEXIST : 0;
 			goto out;
@@ -544,17 +519,27 @@ put_stored(struct bucket *b, const struct cache_key *key, int mode,
  * negative TTL; a delete is not, so its failure is logged.
  */
 static int
-write_event(struct bucket *b, const char *op, const struct cache_key *key,
-    const char *hex)
+write_event(struct bucket *b, int del, const struct cache_key *key,
+    const unsigned char *sha)
 {
-	char	name[128 + 2 * CACHE_ID_MAX], id[2 * CACHE_ID_MAX + 1];
-	int	fd, rc, tries;
+	struct event	e;
+	char		name[EVENT_NAME_MAX + 1];
+	int		fd, rc, tries;
 
-	hex_encode(key->id, key->idlen, id);
-	snprintf(name, sizeof(name), EVENTS "%013" PRId64 "-%s-%06u.%s.%s.%s"
-	    "%s%s", (int64_t)(clock_wall_s() * 1000), b->replica,
-	    atomic_fetch_add(&b->seq, 1) % 1000000, op, kind_name(key->kind),
-	    id, hex != NULL && hex[0] ? "." : "", hex != NULL ? hex : "");
+	memset(&e, 0, sizeof(e));
+	e.ms = (int64_t)(clock_wall_s() * 1000);
+	memcpy(e.replica, b->replica, sizeof(e.replica));
+	e.seq = atomic_fetch_add(&b->seq, 1) % 1000000;
+	e.del = del;
+	e.kind = key->kind;
+	memcpy(e.id, key->id, key->idlen);
+	e.idlen = key->idlen;
+	if (sha != NULL) {
+		e.have_sha = 1;
+		memcpy(e.sha, sha, sizeof(e.sha));
+	}
+	if ((rc = event_name(&e, name, sizeof(name))) < 0)
+		return rc;
 	if ((fd = memfd_create("symhub-event", MFD_CLOEXEC)) < 0)
 		return -errno;
 	/* Three tries, a second apart: a lost delete event leaves other
@@ -569,8 +554,8 @@ write_event(struct bucket *b, const char *op, const struct cache_key *key,
 	if (rc == 0)
 		INC(b->count[C_EVENTS_WRITTEN]);
 	else
-		log_warnx("bucket: cannot tell the other replicas of %s %s %s: "
-		    "%s", op, kind_name(key->kind), id, strerror(-rc));
+		log_warnx("bucket: cannot tell the other replicas of %s: %s",
+		    name, strerror(-rc));
 	return rc;
 }
 
@@ -591,7 +576,7 @@ do_delete(struct bucket *b, const struct cache_key *key)
 	INC(b->count[C_DELETED]);
 	/* Told even when this bucket had none: a replica may hold a copy
 	 * from before. */
-	(void)write_event(b, "delete", key, NULL);
+	(void)write_event(b, 1, key, NULL);
 	return had ? 0 : -ENOENT;
 fail:
 	INC(b->count[C_DELETE_FAILED]);
@@ -601,15 +586,16 @@ fail:
 static void
 run_job(struct bucket *b, struct bjob *j)
 {
-	char	obj[OBJ_MAX], hex[65];
-	int	rc;
+	unsigned char	sha[32];
+	char		obj[OBJ_MAX], hex[65];
+	int		rc;
 
 	switch (j->type) {
 	case J_UPLOAD:
 		rc = put_record(b, &j->key, &j->rec, j->fd, j->mode, NULL, obj,
 		    hex);
 		if (rc == 0)
-			(void)write_event(b, "put", &j->key, hex);
+			(void)write_event(b, 0, &j->key, j->rec.digest);
 		j->done(j->ctx, rc);
 		break;
 	case J_DELETE:
@@ -617,19 +603,18 @@ run_job(struct bucket *b, struct bjob *j)
 		break;
 	case J_WRITEBACK:
 		rc = put_stored(b, &j->key, j->mode, j->parent, obj, hex);
-		if (rc == 1)
-			(void)write_event(b, "put", &j->key, hex);
+		/* Over another copy (1): the replicas holding it drop it. */
+		if (rc == 1 && hex_decode(hex, 64, sha) == 32)
+			(void)write_event(b, 0, &j->key, sha);
 		if (rc >= 0 || rc == -ENOENT || rc == -EMEDIUMTYPE ||
 		    rc == -EINVAL || rc == -ENAMETOOLONG)
 			break;
 		if (++j->tries < RETRIES) {
 			j->due_ms = clock_ms() + (1000LL << (j->tries - 1));
+			/* Past --s3-queue-max if need be: it was counted in. */
 			pthread_mutex_lock(&b->mu);
 			if (!b->stop) {
-				*b->backlog_tail = j;
-				b->backlog_tail = &j->next;
-				b->nbacklog++;
-				pthread_cond_signal(&b->cv);
+				backlog_push(b, j);
 				j = NULL;
 			}
 			pthread_mutex_unlock(&b->mu);
@@ -660,6 +645,15 @@ writer(void *arg)
 	}
 }
 
+static void
+queue_writeback(struct bucket *b, struct bjob *j)
+{
+	if (enqueue(b, j) < 0)
+		job_free(j);
+	else
+		INC(b->count[C_WB_QUEUED]);
+}
+
 void
 bucket_writeback(struct bucket *b, const struct cache_key *key, int repair)
 {
@@ -673,10 +667,7 @@ bucket_writeback(struct bucket *b, const struct cache_key *key, int repair)
 		return;
 	}
 	j->mode = repair ? PUT_REPAIR : PUT_BACK;
-	if (enqueue(b, j) < 0)
-		job_free(j);
-	else
-		INC(b->count[C_WB_QUEUED]);
+	queue_writeback(b, j);
 }
 
 void
@@ -691,10 +682,7 @@ bucket_gsym_put(struct bucket *b, const unsigned char *id, size_t idlen,
 		return;
 	j->mode = PUT_BACK;
 	hex_encode(parent, 32, j->parent);
-	if (enqueue(b, j) < 0)
-		job_free(j);
-	else
-		INC(b->count[C_WB_QUEUED]);
+	queue_writeback(b, j);
 }
 
 static int
@@ -794,109 +782,82 @@ list_fn(void *ctx, const char *key, uint64_t size)
 }
 
 /*
- * Apply the event named name (after "events/") of another replica: drop
- * what this one holds of the object (a delete; a put of other bytes),
- * and any negative entry of it.  Dropping is all an event ever does, so
- * one applied twice, or late, costs a fetch from the bucket at most.
+ * Apply an event of another replica: drop what this one holds of the
+ * object (a delete; a put of other bytes), and any negative entry of it.
+ * Dropping is all an event ever does, so one applied twice, or late,
+ * costs a fetch from the bucket at most.
  */
 static void
-apply(struct bucket *b, const char *name)
+apply(struct bucket *b, const struct event *e)
 {
-	struct cache_record	 rec;
-	struct cache_key	 key;
-	unsigned char		 id[CACHE_ID_MAX];
-	char			 buf[256], have[65], *f[5], *save = NULL, *p;
-	int			 n = 0, idlen, drop;
+	struct cache_record	rec;
+	struct cache_key	key = { e->kind, e->id, e->idlen, NULL };
+	int			drop = e->del;
 
-	if ((n = (int)strlen(name)) >= (int)sizeof(buf))
-		goto bad;
-	memcpy(buf, name, (size_t)n + 1);
-	n = 0;
-	for (p = strtok_r(buf, ".", &save); p != NULL && n < 5;
-	    p = strtok_r(NULL, ".", &save))
-		f[n++] = p;
-	if (n < 4 || p != NULL)
-		goto bad;
-	key.kind = strcmp(f[2], "debuginfo") == 0 ? CACHE_DEBUGINFO :
-	    strcmp(f[2], "executable") == 0 ? CACHE_EXECUTABLE : 0;
-	if (key.kind == 0 || (idlen = webapi_parse_hexid(f[3], strlen(f[3]),
-	    id)) <= 0 || idlen > CACHE_ID_MAX)
-		goto bad;
-	key.id = id;
-	key.idlen = (size_t)idlen;
-	key.extra = NULL;
-	drop = strcmp(f[1], "delete") == 0;
-	if (!drop && strcmp(f[1], "put") != 0)
-		goto bad;
 	if (cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
-		hex_encode(rec.digest, 32, have);
 		/* A file scanned in place is this replica's own: no other
 		 * replica's upload or delete is its business. */
 		if (rec.flags & CACHE_F_EXTERNAL)
 			drop = 0;
 		else if (!drop)
-			drop = n < 5 || strcmp(have, f[4]) != 0;
+			drop = memcmp(rec.digest, e->sha, 32) != 0;
 		cache_record_release(&rec);
 	}
 	if (drop && cache_drop(b->c, &key) == 0)
-		log_info("bucket: %s of %s %s through another replica: "
-		    "dropped here", f[1], f[2], f[3]);
+		log_info("bucket: %s of %s through another replica: dropped "
+		    "here", e->del ? "delete" : "put", kind_name(e->kind));
 	/* A put is served from the bucket at once, a delete missed. */
 	(void)cache_forget_negative(b->c, &key);
 	INC(b->count[C_EVENTS_APPLIED]);
-	return;
-bad:
-	log_debug("bucket: event %s: not one of ours", name);
 }
 
 /*
  * A look at events/.  Until one has been applied whole, every look lists
  * them all (what happened while this replica was stopped, 7 days at
- * most); the next ones only those of the last EVENT_WINDOW_S seconds (start-after: the
- * names sort by time), wide enough for the clocks of replicas to differ
- * and for a server whose listings lag its writes; every hour, all of
- * them again, to remove the expired ones.
+ * most); the next ones only those of the last EVENT_WINDOW_S seconds
+ * (start-after: the names sort by time), wide enough for the clocks of
+ * replicas to differ and for a server whose listings lag its writes;
+ * every hour, all of them again, to remove the expired ones.  A name
+ * that is not an event is left alone.
  */
 static void
 poll_events(struct bucket *b)
 {
 	struct names	 l = { NULL, 0, 0 };
 	struct strmap	 seen = { 0 };
+	struct event	 e;
 	char		 after[64];
-	int64_t		 now = (int64_t)(clock_wall_s() * 1000), ms;
+	int64_t		 now = (int64_t)(clock_wall_s() * 1000);
 	int64_t		 old = now - (int64_t)EVENT_KEEP_S * 1000;
 	int64_t		 window = now - (int64_t)EVENT_WINDOW_S * 1000;
 	size_t		 i, dummy;
 	int		 rc, full;
 
 	full = !b->caught_up || now - b->full_ms >= 3600 * 1000;
-	snprintf(after, sizeof(after), EVENTS "%013" PRId64, window);
-	if ((rc = heard(b, s3_list_after(b->s3, EVENTS, full ? NULL : after,
-	    list_fn, &l))) < 0) {
+	snprintf(after, sizeof(after), EVENT_PREFIX "%013" PRId64, window);
+	if ((rc = heard(b, s3_list_after(b->s3, EVENT_PREFIX, full ? NULL :
+	    after, list_fn, &l))) < 0) {
 		INC(b->count[C_POLL_FAILED]);
 		goto out;
 	}
 	if (full)
 		b->full_ms = now;
 	for (i = 0; i < l.n; i++) {
-		const char *n = l.v[i] + strlen(EVENTS);
-
-		ms = strtoll(n, NULL, 10);
-		if (ms < old) {
+		if (event_parse(l.v[i], &e) < 0)
+			continue;
+		if (e.ms < old) {
 			(void)heard(b, s3_delete(b->s3, l.v[i]));
 			continue;
 		}
 		/* Once caught up, one older than the window was seen when
 		 * it was in it. */
-		if (b->caught_up && ms < window)
+		if (b->caught_up && e.ms < window)
 			continue;
-		/* MS-REPLICA-...: ours are not applied. */
-		if (!strmap_get(&b->seen, n, &dummy) &&
-		    !(strlen(n) > 14 + sizeof(b->replica) && n[13] == '-' &&
-		    strncmp(n + 14, b->replica, sizeof(b->replica) - 1) == 0))
-			apply(b, n);
+		if (!strmap_get(&b->seen, l.v[i], &dummy) &&
+		    strcmp(e.replica, b->replica) != 0)
+			apply(b, &e);
 		/* Only the window's names are kept: the set stays small. */
-		if (strmap_put(&seen, n, 1) < 0)
+		if (strmap_put(&seen, l.v[i], 1) < 0)
 			break;
 	}
 	if (i == l.n) {
@@ -1103,12 +1064,6 @@ bucket_free(struct bucket *b)
 	pthread_cond_destroy(&b->pcv);
 	pthread_mutex_destroy(&b->mu);
 	free(b);
-}
-
-int
-bucket_healthy(const struct bucket *b)
-{
-	return b != NULL && atomic_load(&b->healthy);
 }
 
 void

@@ -72,12 +72,6 @@ int	bucket_object(const struct cache_key *key, char *out, size_t outsz);
 int	bucket_get_setup(struct bucket *b, const struct cache_key *key,
 	    CURL *easy, struct curl_slist **hdrs);
 
-/* Is the header line (as libcurl hands it over) the object's
- * x-amz-meta-NAME?  @return its value's start (the caller trims the
- * CRLF), or NULL. */
-const char *bucket_meta_header(const char *line, size_t n,
-	    const char *name, size_t *vlen);
-
 /* Write key's record (fetched from an upstream) to the bucket, later:
  * where the bucket has a copy, only over a worse one, or with repair
  * over any (the bucket's failed its check).  Never blocks; when the
@@ -134,8 +128,5 @@ int	bucket_gsym_get(struct bucket *b, const unsigned char *id,
 /* Append the bucket's metrics in Prometheus text: health, requests by
  * outcome, the write-back queue, events applied. */
 void	bucket_metrics(struct bucket *b, FILE *fp);
-
-/* 1 while the last request the bucket answered went well. */
-int	bucket_healthy(const struct bucket *b);
 
 #endif

@@ -359,6 +359,18 @@ failed_put(struct derive *s, const unsigned char *id, size_t idlen,
 	pthread_mutex_unlock(&s->mu);
 }
 
+/* The record of a GSYM made from the parent of fingerprint parent. */
+static void
+gsym_record(struct cache_record *rec, uint64_t parent, const char *origin)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->flags = CACHE_F_DERIVED;
+	rec->parent = parent;
+	rec->stored = clock_wall_s();
+	rec->last_modified = rec->stored;
+	rec->origin = origin;
+}
+
 /* The GSYM another replica converted from this very debuginfo (p), from
  * the bucket, stored as if converted here.  @return 0 or -errno. */
 static int
@@ -378,12 +390,7 @@ from_bucket(struct derive *s, const struct cache_key *key,
 		return rc;
 	}
 	gsym_free(g);
-	memset(&rec, 0, sizeof(rec));
-	rec.flags = CACHE_F_DERIVED;
-	rec.parent = parent;
-	rec.stored = clock_wall_s();
-	rec.last_modified = rec.stored;
-	rec.origin = "bucket";
+	gsym_record(&rec, parent, "bucket");
 	if ((rc = cache_put_blob(s->c, b, key, &rec, NULL)) == 0) {
 		pthread_mutex_lock(&s->mu);
 		s->n_bucket++;
@@ -424,12 +431,7 @@ convert_from(struct derive *s, const unsigned char *id, size_t idlen,
 		k.rc = rc;
 	} else if ((rc = gsym_dwarf_convert_opts(fd, &o, blob_sink, &k,
 	    NULL)) == 0) {
-		memset(&rec, 0, sizeof(rec));
-		rec.flags = CACHE_F_DERIVED;
-		rec.parent = parent;
-		rec.stored = clock_wall_s();
-		rec.last_modified = rec.stored;
-		rec.origin = "gsym";
+		gsym_record(&rec, parent, "gsym");
 		k.rc = rc = cache_put_blob(s->c, k.b, &key, &rec, NULL);
 		k.b = NULL;	/* consumed */
 		if (rc == 0 && s->bucket != NULL && kind == CACHE_DEBUGINFO &&

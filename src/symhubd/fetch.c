@@ -314,19 +314,19 @@ header_value(const char *line, size_t n, const char *name)
 static int
 bucket_header(struct attempt *a, const char *line, size_t len)
 {
-	static const char	*names[] = { "debuginfod-file",
-				    "debuginfod-archive", "origin", "sha256" };
+	static const char	*names[] = { "x-amz-meta-debuginfod-file",
+				    "x-amz-meta-debuginfod-archive",
+				    "x-amz-meta-origin", "x-amz-meta-sha256" };
 	char			**to[] = { &a->xfile, &a->xarchive,
 				    &a->origin, &a->sha256 };
-	const char		*v;
-	size_t			 i, vlen;
+	char			*v;
+	size_t			 i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if ((v = bucket_meta_header(line, len, names[i],
-		    &vlen)) == NULL)
+		if ((v = header_value(line, len, names[i])) == NULL)
 			continue;
 		free(*to[i]);
-		*to[i] = strndup(v, vlen);
+		*to[i] = v;
 		return 1;
 	}
 	return 0;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh NAME [RUNS] [LIBFUZZER-ARGS...]: a long libFuzzer run of harness
 # NAME (webapi, record, elfinfo, gsym, gsym_dwarf, symjson, manifest,
-# pkgarchive, perfdata, metajson, demangle, gopclntab, s3xml), built by
+# pkgarchive, perfdata, metajson, demangle, gopclntab, s3xml, event), built by
 # `make fuzz`, from the build directory.  The working corpus is
 # tests/fuzz/runs/NAME, seeded from tests/fuzz/corpus/NAME, the
 # regression cases and seeds.sh; crashes go to tests/fuzz/runs/NAME-crash-*.

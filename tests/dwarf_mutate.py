@@ -22,7 +22,17 @@ tests/test_gsym_server.sh on debug files built at test time.
                                       lexical blocks, L variables in the
                                       innermost: each dwarf_siblingof() of
                                       a block skips the L variables, so a
-                                      walk costs D * L, and takes long
+                                      libdw walk costs D * L
+  dwarf_mutate.py wide R N LO INFO ABBREV RANGES
+                                      write a sound DWARF 4 unit and its
+                                      .debug_ranges: one function of R
+                                      ranges (LO + 2i, one byte each: LO
+                                      must begin 2R bytes of .text) over
+                                      N inlined calls, each at LO: the
+                                      inlined calls are looked at once per
+                                      range (as LLVM does), R * N in all,
+                                      within the converter's budget for
+                                      R <= 200, and that takes minutes
 
 "uses" counts the DIEs of .debug_info that name the abbreviation (units of
 DWARF 2 to 5, 32-bit format, uncompressed sections only: what
@@ -175,6 +185,24 @@ def main():
                 b"\x02" * d + b"\x03" * n + b"\x00" * (d + 1))
         open(sys.argv[4], "wb").write(struct.pack("<I", len(body)) + body)
         open(sys.argv[5], "wb").write(ab)
+        return
+    if cmd == "wide" and len(sys.argv) == 8:
+        r, n, lo = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4], 0)
+        # 1 compile_unit (low_pc addr), 2 subprogram (name string, ranges
+        # sec_offset), 3 inlined_subroutine (low_pc addr, high_pc data4)
+        ab = bytes([1, 0x11, 1, 0x11, 0x01, 0, 0,
+                    2, 0x2e, 1, 0x03, 0x08, 0x55, 0x17, 0, 0,
+                    3, 0x1d, 0, 0x11, 0x01, 0x12, 0x06, 0, 0, 0])
+        inl = b"\x03" + struct.pack("<QI", lo, 1)
+        body = (struct.pack("<HIB", 4, 0, 8) +
+                b"\x01" + struct.pack("<Q", 0) +
+                b"\x02" + b"wide\0" + struct.pack("<I", 0) +
+                inl * n + b"\x00\x00")
+        rng = b"".join(struct.pack("<QQ", lo + 2 * i, lo + 2 * i + 1)
+                       for i in range(r)) + struct.pack("<QQ", 0, 0)
+        open(sys.argv[5], "wb").write(struct.pack("<I", len(body)) + body)
+        open(sys.argv[6], "wb").write(ab)
+        open(sys.argv[7], "wb").write(rng)
         return
     b = bytearray(open(path, "rb").read())
     secs, end = sections(b)

@@ -8,8 +8,9 @@
 #   bad    one DW_CHILDREN flag of .debug_abbrev flipped (the most used
 #          DW_CHILDREN_no abbreviation, the issue's case): the DIE walk
 #          used to revisit the same DIEs without end;
-#   slow   sound DWARF that takes minutes to walk (tests/dwarf_mutate.py
-#          deep: 500 nested blocks around 4 million variables).
+#   slow   sound DWARF that takes minutes to convert (tests/dwarf_mutate.py
+#          wide: a function of 200 ranges over 3 million inlined calls,
+#          looked at once per range).
 #   1. GET /gsym of bad: a definite answer (422), a log line; asked again,
 #      the same answer; meanwhile GET /gsym of good is answered, with the
 #      bytes of `symhub gsym convert`;
@@ -47,9 +48,16 @@ done
 pick=$(python3 "$MUT" pick "$tmp/bin/bad.debug") &&
     python3 "$MUT" flip "$tmp/bin/bad.debug" "$tmp/scan/bad.debug" "$pick" ||
     { echo "# cannot flip an abbreviation of bad.debug"; exit 99; }
-python3 "$MUT" deep 500 4000000 "$tmp/bin/deep.info" "$tmp/bin/deep.abbrev" &&
-    objcopy --update-section .debug_info="$tmp/bin/deep.info" \
-    --update-section .debug_abbrev="$tmp/bin/deep.abbrev" \
+text=$(readelf -SW "$tmp/bin/slow.debug" 2>/dev/null |
+    awk '{ for (i = 1; i < NF - 1; i++) if ($i == ".text") {
+	print "0x" $(i + 2); exit } }')
+[ -n "$text" ] || { echo "# slow.debug has no .text"; exit 99; }
+python3 "$MUT" wide 200 3000000 "$text" "$tmp/bin/wide.info" \
+    "$tmp/bin/wide.abbrev" "$tmp/bin/wide.ranges" &&
+    objcopy --remove-section .debug_ranges \
+    --add-section .debug_ranges="$tmp/bin/wide.ranges" \
+    --update-section .debug_info="$tmp/bin/wide.info" \
+    --update-section .debug_abbrev="$tmp/bin/wide.abbrev" \
     "$tmp/bin/slow.debug" "$tmp/scan/slow.debug" ||
     { echo "# cannot make slow.debug"; exit 99; }
 cp "$tmp/bin/good.debug" "$tmp/scan/" || exit 99

@@ -25,6 +25,7 @@
 #include "common/dwline.h"
 #include "common/elfinfo.h"
 #include "dwimage.h"
+#include "dwscan.h"
 #include "gopclntab.h"
 #include "gsym_dwarf.h"
 #include "gsym_write.h"
@@ -76,7 +77,7 @@ struct cvt {
 	Dwarf			*dbg;
 	struct gsym_builder	*b;
 	int			 big;
-	struct dwline_sect		 info, line, line_str, str;
+	struct dwline_sect		 info, abbrev, line, line_str, str;
 	struct ltable		 lt;
 	/* the unit being converted */
 	const char		*comp_dir;
@@ -90,21 +91,18 @@ struct cvt {
 	size_t			 capidx;
 	struct pmap		*pm;		/* parents in other units */
 	struct pmap		*names;		/* abstract origin -> name id + 1 */
-	/* Parents of the DIEs of the unit being converted, recorded by
-	 * collect(): par[off - unit_off] = parent offset - unit_off + 1
-	 * (0: none). */
-	uint32_t		*par;
-	size_t			 npar, cappar;
-	Dwarf_Off		 unit_off;
-	Dwarf_Die		*subs;		/* the unit's subprograms */
-	size_t			 nsubs, capsubs;
+	struct dwscan		 scan;		/* the unit's DIEs */
+	Dwarf_Off		 unit_off;	/* its header */
+	Dwarf_Off		 unit_die;	/* its first DIE */
 	int			 err;		/* sticky -ENOMEM, -ENOEXEC,
 						 * -ECANCELED */
 	struct oplog		*log;		/* NULL: call the builder */
 	const int		*cancel;	/* gsym_convert_opts' */
 	Dwarf_Off		 unit_end;	/* of the unit being converted */
 	uint64_t		 steps;		/* DIEs its walks may still meet */
-	/* The unit's abbreviations by code, for die_tag(). */
+	/* The unit's abbreviations as libdw decoded them, by index in
+	 * scan.abbrevs, for mkdie(); unit_cu NULL: make DIEs with
+	 * dwarf_offdie(). */
 	struct Dwarf_CU		*unit_cu;
 	Dwarf_Abbrev		*abbr[ABBR_MAX];
 };
@@ -606,37 +604,35 @@ function_rows(struct cvt *cv, Dwarf_Die *die, uint64_t start, uint64_t end)
 /* ---- names (LLVM's getQualifiedNameIndex) ---- */
 
 /*
- * dwarf_tag(), sparing libdw its lookup of the DIE's abbreviation, a
- * hash table behind a read-write lock that took a fifth of a conversion:
- * a unit has a few hundred abbreviations, kept here by code (the
- * Dwarf_Die's abbrev, in libdw.h, is what libdw caches it in).
+ * The Dwarf_Die of the unit's DIE i (cv->scan.dies[i]), made without
+ * libdw's search of the unit by offset (dwarf_offdie()), and with its
+ * abbreviation filled in: libdw looks that up in a hash table behind a
+ * read-write lock, which took a fifth of a conversion.  A Dwarf_Die's
+ * fields are public (libdw.h); the abbreviation is the one libdw gave
+ * the first DIE of that abbreviation in the unit.
+ * @return 0, or -1 when libdw cannot make it.
  */
 static int
-die_tag(struct cvt *cv, Dwarf_Die *die)
+mkdie(struct cvt *cv, size_t i, Dwarf_Die *out)
 {
-	const unsigned char *p = die->addr, *end = cv->info.p + cv->info.len;
-	unsigned code;
-	int tag;
+	const struct dwscan_die *d = &cv->scan.dies[i];
 
-	if (die->cu != cv->unit_cu || die->abbrev != NULL ||
-	    p < cv->info.p || p >= end)
-		return dwarf_tag(die);
-	code = *p & 0x7f;
-	if (*p & 0x80) {
-		if (p + 1 >= end || (p[1] & 0x80))
-			return dwarf_tag(die);
-		code |= (unsigned)p[1] << 7;
+	if (cv->unit_cu == NULL)
+		return dwarf_offdie(cv->dbg, cv->unit_off + d->off, out) !=
+		    NULL ? 0 : -1;
+	memset(out, 0, sizeof(*out));
+	out->addr = (void *)(cv->info.p + cv->unit_off + d->off);
+	out->cu = cv->unit_cu;
+	if (d->abbrev < ABBR_MAX && cv->abbr[d->abbrev] != NULL) {
+		out->abbrev = cv->abbr[d->abbrev];
+		return 0;
 	}
-	if (code == 0 || code >= ABBR_MAX)
-		return dwarf_tag(die);
-	if (cv->abbr[code] != NULL) {
-		die->abbrev = cv->abbr[code];
-		return dwarf_tag(die);
-	}
-	tag = dwarf_tag(die);
-	if (die->abbrev != NULL && die->abbrev != (Dwarf_Abbrev *)-1L)
-		cv->abbr[code] = die->abbrev;
-	return tag;
+	if (dwarf_tag(out) < 0 || out->abbrev == NULL ||
+	    out->abbrev == (Dwarf_Abbrev *)-1L)
+		return -1;
+	if (d->abbrev < ABBR_MAX)
+		cv->abbr[d->abbrev] = out->abbrev;
+	return 0;
 }
 
 /* ---- bounds (doc/protocol.md, "Robustness rules") ---- */
@@ -648,20 +644,24 @@ die_tag(struct cvt *cv, Dwarf_Die *die)
  * bytes: one children flag flipped in an abbreviation, or a DW_AT_sibling
  * pointing back, and dwarf_child()/dwarf_siblingof() lead to DIEs met
  * already, again and again (issue 11: 5 million entries for a file of 13
- * thousand DIEs, memory growing without end).  Such a walk ends the
- * conversion with -ENOEXEC.
+ * thousand DIEs, memory growing without end).  The unit being converted
+ * is read once by dwscan_unit(), front to back, which cannot revisit a
+ * DIE (a unit that is no tree is -ENOEXEC); only the units that other
+ * units refer to (DW_FORM_ref_addr) are walked with libdw, and such a
+ * walk that turns back ends the conversion with -ENOEXEC.
  *
- * Each walk is then bounded by its unit's bytes; the walks of one unit
- * together (collect() once, then a few per subprogram: has_inline(), and
- * parse_inline() once per range) get STEPS_PER_BYTE times the unit's
- * length, which sound files stay far below (0.16 at most in the files
- * measured: libc6-dbg's, the test fixtures built with g++ -O2).
+ * The walks of the unit's DIEs that follow the scan (per subprogram:
+ * has_inline(), and parse_inline() once per range) get STEPS_PER_BYTE
+ * times the unit's length together, which sound files stay far below
+ * (0.16 at most in the files measured: libc6-dbg's, the test fixtures
+ * built with g++ -O2).
  */
 #define STEPS_PER_BYTE	16
-#define DEPTH_MAX	512	/* of nested DIEs a walk descends */
+#define DEPTH_MAX	512	/* of nested DIEs */
 
-/* Offsets compared as addresses in the section's data (Dwarf_Die.addr),
- * which spares a call of dwarf_dieoffset() a DIE. */
+/* A walk with libdw.  Offsets compared as addresses in the section's
+ * data (Dwarf_Die.addr), which spares a call of dwarf_dieoffset() a
+ * DIE. */
 struct walk {
 	const unsigned char	*last;	/* the DIE met last (first: the root) */
 	const unsigned char	*end;	/* of its unit */
@@ -720,18 +720,58 @@ walk_step(struct cvt *cv, struct walk *wk, Dwarf_Die *die)
 	return walk_end(cv);
 }
 
+/* Meet one more DIE of the unit being converted.  @return 0, or -1
+ * with cv->err set: the walk must end. */
+static inline int
+step(struct cvt *cv)
+{
+	if (cv->steps == 0) {
+		if (cv->err == 0)
+			cv->err = -ENOEXEC;
+		return -1;
+	}
+	cv->steps--;
+	return walk_end(cv);
+}
+
+/*
+ * The header of the unit of cudie: where it and the unit lie, and what
+ * dwscan_unit() needs of it (u->info, ->abbrev, ->cancel, ->depth_max
+ * left to the caller).  @return 0, or -ENOEXEC.
+ */
+static int
+unit_header(Dwarf_Die *cudie, struct dwscan_unit *u)
+{
+	Dwarf *dbg = dwarf_cu_getdwarf(cudie->cu);
+	Dwarf_Off hdr = dwarf_dieoffset(cudie) - dwarf_cuoffset(cudie);
+	Dwarf_Off end, abbrev;
+	Dwarf_Half version;
+	uint8_t asize, osize;
+	size_t hsize;
+
+	if (dbg == NULL || dwarf_next_unit(dbg, hdr, &end, &hsize, &version,
+	    &abbrev, &asize, &osize, NULL, NULL) != 0 || end <= hdr)
+		return -ENOEXEC;
+	u->unit_off = hdr;
+	u->die_off = dwarf_dieoffset(cudie);
+	u->end = end;
+	u->version = version;
+	u->addr_size = asize;
+	u->offset_size = osize;
+	u->abbrev_off = abbrev;
+	return 0;
+}
+
 /* The end of the unit of cudie in its section.  @return 0, or -ENOEXEC. */
 static int
 unit_end(Dwarf_Die *cudie, Dwarf_Off *end)
 {
-	Dwarf *dbg = dwarf_cu_getdwarf(cudie->cu);
-	Dwarf_Off hdr = dwarf_dieoffset(cudie) - dwarf_cuoffset(cudie);
-	size_t hsize;
+	struct dwscan_unit u;
+	int rc = unit_header(cudie, &u);
 
-	if (dbg == NULL || dwarf_next_unit(dbg, hdr, end, &hsize, NULL, NULL,
-	    NULL, NULL, NULL, NULL) != 0 || *end <= hdr)
-		return -ENOEXEC;
-	return 0;
+	if (rc == 0)
+		*end = u.end;
+	return rc;
 }
 
 struct pmap {		/* DIE offset -> parent DIE offset, for the units
@@ -832,35 +872,10 @@ pmap_walk(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
 	return walk_end(cv);
 }
 
-static int
-par_set(struct cvt *cv, Dwarf_Off off, Dwarf_Off parent)
-{
-	size_t i;
-
-	if (off <= cv->unit_off || parent < cv->unit_off ||
-	    off - cv->unit_off > UINT32_MAX - 1)
-		return 0;
-	i = (size_t)(off - cv->unit_off);
-	if (i >= cv->cappar) {
-		size_t old = cv->cappar;
-
-		if (array_grow(&cv->par, &cv->cappar, i + 1,
-		    sizeof(*cv->par)) < 0) {
-			cv->err = -ENOMEM;
-			return -1;
-		}
-		memset(cv->par + old, 0, (cv->cappar - old) * sizeof(*cv->par));
-	}
-	if (i >= cv->npar)
-		cv->npar = i + 1;
-	cv->par[i] = (uint32_t)(parent - cv->unit_off + 1);
-	return 0;
-}
-
 /*
- * The parent of die.  In the unit being converted, collect() recorded
- * it; in another unit (DW_FORM_ref_addr), that unit is walked into a map
- * the first time.
+ * The parent of die.  In the unit being converted, the scan has it; in
+ * another unit (DW_FORM_ref_addr), that unit is walked into a map the
+ * first time.
  */
 static int
 die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
@@ -876,12 +891,14 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
 		return 0;
-	if (dwarf_dieoffset(&cu) == cv->unit_off) {
-		i = (size_t)(off - cv->unit_off);
-		if (i >= cv->npar || cv->par[i] == 0)
+	if (dwarf_dieoffset(&cu) == cv->unit_die) {
+		long k = off > cv->unit_off && off - cv->unit_off <
+		    UINT32_MAX ? dwscan_find(&cv->scan,
+		    (uint32_t)(off - cv->unit_off)) : -1;
+
+		if (k < 0 || cv->scan.dies[k].parent == UINT32_MAX)
 			return 0;
-		return dwarf_offdie(cv->dbg, cv->unit_off + cv->par[i] - 1,
-		    out) != NULL;
+		return mkdie(cv, cv->scan.dies[k].parent, out) == 0;
 	}
 	if (pmap_get(m, off, &p))
 		return dwarf_offdie(cv->dbg, p, out) != NULL;
@@ -1121,25 +1138,23 @@ rset_contains(const uint64_t *r, size_t n, uint64_t start, uint64_t end)
 
 /* ---- inline trees ---- */
 
+/* Whether an inlined subroutine lies below the unit's DIE i, nested
+ * subprograms aside. */
 static int
-has_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
+has_inline(struct cvt *cv, size_t i)
 {
-	Dwarf_Die child;
-	int tag = die_tag(cv, die);
+	const struct dwscan *sc = &cv->scan;
+	size_t j = i + 1, end = sc->dies[i].next;
 
-	if (tag == DW_TAG_inlined_subroutine)
-		return 1;
-	if ((tag == DW_TAG_subprogram && depth > 0) || depth > DEPTH_MAX)
-		return 0;
-	if (dwarf_child(die, &child) != 0)
-		return 0;
-	do {
-		if (walk_step(cv, wk, &child) < 0)
+	while (j < end) {
+		uint32_t tag = dwscan_tag(sc, j);
+
+		if (step(cv) < 0)
 			return 0;
-		if (has_inline(cv, wk, &child, depth + 1))
+		if (tag == DW_TAG_inlined_subroutine)
 			return 1;
-	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
-	(void)walk_end(cv);
+		j = tag == DW_TAG_subprogram ? sc->dies[j].next : j + 1;
+	}
 	return 0;
 }
 
@@ -1160,14 +1175,19 @@ inline_free(struct gsym_inline *n)
 	free((void *)n->ranges);
 }
 
-/* LLVM 19's parseInlineInfo: inlined subroutines below die become
- * children of parent (whose ranges are pr/npr). */
+/* Walk the children of the unit's DIE i with parse_inline(). */
 static void
-parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
-    unsigned depth, struct gsym_inline *parent, size_t *capkids)
+parse_children(struct cvt *cv, size_t i, unsigned depth,
+    struct gsym_inline *parent, size_t *capkids);
+
+/* LLVM 19's parseInlineInfo: inlined subroutines at or below the unit's
+ * DIE k become children of parent. */
+static void
+parse_inline(struct cvt *cv, size_t k, unsigned depth,
+    struct gsym_inline *parent, size_t *capkids)
 {
-	Dwarf_Die child;
-	int tag = die_tag(cv, die);
+	uint32_t tag = dwscan_tag(&cv->scan, k);
+	Dwarf_Die die;
 
 	if (depth > DEPTH_MAX || cv->err)
 		return;
@@ -1180,7 +1200,9 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 		uint32_t gf;
 		struct gsym_inline *nk;
 
-		if (die_ranges(die, &rs) < 0)
+		if (mkdie(cv, k, &die) < 0)
+			return;
+		if (die_ranges(&die, &rs) < 0)
 			goto nomem;
 		if (rs.n > 0 && (r = malloc(rs.n * 2 * sizeof(*r))) == NULL) {
 			free(rs.r);
@@ -1196,27 +1218,18 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 			free(r);
 			return;
 		}
-		(void)attr_udata(die, DW_AT_call_file, 1, &cf);
-		(void)attr_udata(die, DW_AT_call_line, 0, &cl);
+		(void)attr_udata(&die, DW_AT_call_file, 1, &cf);
+		(void)attr_udata(&die, DW_AT_call_line, 0, &cl);
 		if (!file_id(cv, cf, &gf)) {
 			free(r);
 			return;
 		}
 		ii.ranges = r;
 		ii.nranges = nr;
-		ii.name = origin_name(cv, die);
+		ii.name = origin_name(cv, &die);
 		ii.call_file = gf;
 		ii.call_line = (uint32_t)cl;
-		if (dwarf_child(die, &child) == 0) {
-			do {
-				if (walk_step(cv, wk, &child) < 0)
-					break;
-				parse_inline(cv, wk, &child, depth + 1, &ii,
-				    &ckids);
-			} while (!cv->err &&
-			    dwarf_siblingof(&child, &child) == 0);
-			(void)walk_end(cv);
-		}
+		parse_children(cv, k, depth, &ii, &ckids);
 		if (array_grow(&parent->children, capkids,
 		    parent->nchildren + 1, sizeof(*parent->children)) < 0) {
 			inline_free(&ii);
@@ -1227,32 +1240,46 @@ parse_inline(struct cvt *cv, struct walk *wk, Dwarf_Die *die,
 		return;
 	}
 	if ((tag == DW_TAG_subprogram && depth == 0) ||
-	    tag == DW_TAG_lexical_block) {
-		if (dwarf_child(die, &child) != 0)
-			return;
-		do {
-			if (walk_step(cv, wk, &child) < 0)
-				return;
-			parse_inline(cv, wk, &child, depth + 1, parent,
-			    capkids);
-		} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
-		(void)walk_end(cv);
-	}
+	    tag == DW_TAG_lexical_block)
+		parse_children(cv, k, depth, parent, capkids);
 	return;
 nomem:
 	cv->err = -ENOMEM;
 }
 
+static void
+parse_children(struct cvt *cv, size_t i, unsigned depth,
+    struct gsym_inline *parent, size_t *capkids)
+{
+	size_t j = i + 1, end = cv->scan.dies[i].next;
+
+	while (j < end && !cv->err) {
+		if (step(cv) < 0)
+			return;
+		parse_inline(cv, j, depth + 1, parent, capkids);
+		j = cv->scan.dies[j].next;
+	}
+}
+
 /* ---- functions ---- */
 
+/* The unit's DIE k, a subprogram. */
 static void
-subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
+subprogram(struct cvt *cv, size_t k, struct ranges *rs)
 {
 	uint64_t highest = cv->addr_size == 4 ? UINT32_MAX : UINT64_MAX;
 	uint32_t name;
 	size_t i;
 	int inl = -1;
+	Dwarf_Die d, *die = &d;
 
+	/* No address of its own nor another DIE's to take one from
+	 * (dwarf_ranges() integrates): a declaration, no range. */
+	if (!(cv->scan.abbrevs[cv->scan.dies[k].abbrev].has &
+	    (DWSCAN_PC | DWSCAN_REF)))
+		return;
+	if (mkdie(cv, k, die) < 0)
+		return;
 	if (die_ranges(die, rs) < 0) {
 		cv->err = -ENOMEM;
 		return;
@@ -1266,7 +1293,6 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 		struct gsym_inline top = { 0 };
 		size_t nrows, capkids = 0;
 		uint64_t fr[2];
-		struct walk wk;
 		int rc;
 
 		/* As LLVM: the first bad range ends the DIE's ranges. */
@@ -1276,18 +1302,15 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 		if (hi - lo > UINT32_MAX)
 			break;
 		nrows = function_rows(cv, die, lo, hi);
-		if (inl < 0) {
-			walk_init(&wk, die, cv->unit_end, &cv->steps);
-			inl = has_inline(cv, &wk, die, 0);
-		}
+		if (inl < 0)
+			inl = has_inline(cv, k);
 		if (inl) {
 			fr[0] = lo;
 			fr[1] = hi;
 			top.ranges = fr;
 			top.nranges = 1;
 			top.name = name;
-			walk_init(&wk, die, cv->unit_end, &cv->steps);
-			parse_inline(cv, &wk, die, 0, &top, &capkids);
+			parse_inline(cv, k, 0, &top, &capkids);
 		}
 		rc = em_add(cv, lo, hi, name, cv->rows, nrows,
 		    top.nchildren > 0 ? &top : NULL);
@@ -1300,40 +1323,6 @@ subprogram(struct cvt *cv, Dwarf_Die *die, struct ranges *rs)
 	}
 }
 
-/*
- * Record the parent of every DIE of the unit and list its subprograms,
- * in the order LLVM's walk meets them.  Done before any subprogram is
- * converted, so that the names of abstract origins further down the
- * unit find their parents without a second walk of the unit.
- */
-static void
-collect(struct cvt *cv, struct walk *wk, Dwarf_Die *die, unsigned depth)
-{
-	Dwarf_Die child;
-	Dwarf_Off me;
-
-	if (depth > DEPTH_MAX || cv->err)
-		return;
-	if (die_tag(cv, die) == DW_TAG_subprogram) {
-		if (array_grow(&cv->subs, &cv->capsubs, cv->nsubs + 1,
-		    sizeof(*cv->subs)) < 0) {
-			cv->err = -ENOMEM;
-			return;
-		}
-		cv->subs[cv->nsubs++] = *die;
-	}
-	if (dwarf_child(die, &child) != 0)
-		return;
-	me = dwarf_dieoffset(die);
-	do {
-		if (walk_step(cv, wk, &child) < 0 ||
-		    par_set(cv, dwarf_dieoffset(&child), me) < 0)
-			return;
-		collect(cv, wk, &child, depth + 1);
-	} while (!cv->err && dwarf_siblingof(&child, &child) == 0);
-	(void)walk_end(cv);
-}
-
 /* Convert one compile or partial unit.  @return cv->err. */
 static int
 convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
@@ -1342,7 +1331,8 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 	Dwarf_Word stmt;
 	Dwarf_Attribute a;
 	uint8_t asize = 8;
-	struct walk wk;
+	struct dwscan_unit u = { 0 };
+	int rc;
 
 	if (cv->err)
 		return cv->err;
@@ -1351,14 +1341,26 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 	pmap_clear(cv->pm);
 	pmap_clear(cv->names);
 	memset(cv->abbr, 0, sizeof(cv->abbr));
-	cv->unit_cu = cudie->cu;
-	if (cv->npar)
-		memset(cv->par, 0, cv->npar * sizeof(*cv->par));
-	cv->npar = 0;
-	cv->unit_off = dwarf_dieoffset(cudie);
-	if (unit_end(cudie, &cv->unit_end) < 0)
+	if (unit_header(cudie, &u) < 0)
 		return cv->err = -ENOEXEC;
-	cv->steps = STEPS_PER_BYTE * (uint64_t)(cv->unit_end - cv->unit_off);
+	cv->unit_off = u.unit_off;
+	cv->unit_die = u.die_off;
+	cv->unit_end = u.end;
+	/* DIEs are made in place when libdw reads the bytes scanned. */
+	cv->unit_cu = (const unsigned char *)cudie->addr == cv->info.p +
+	    u.die_off ? cudie->cu : NULL;
+	cv->steps = STEPS_PER_BYTE * (uint64_t)(u.end - u.die_off);
+	u.info = cv->info.p;
+	u.info_len = cv->info.len;
+	u.abbrev = cv->abbrev.p;
+	u.abbrev_len = cv->abbrev.len;
+	u.big = cv->big;
+	u.depth_max = DEPTH_MAX;
+	u.cancel = cv->cancel;
+	if ((rc = dwscan_unit(&cv->scan, &u)) < 0)
+		return cv->err = rc;
+	if (cv->scan.ndies == 0)
+		return 0;
 	cv->lang = dwarf_srclang(cudie);
 	cv->comp_dir = NULL;
 	if (dwarf_attr(cudie, DW_AT_comp_dir, &a) != NULL)
@@ -1370,11 +1372,10 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 	    dwarf_formudata(&a, &stmt) == 0)
 		if (parse_lines(cv, stmt) == -ENOMEM)
 			cv->err = -ENOMEM;
-	cv->nsubs = 0;
-	walk_init(&wk, cudie, cv->unit_end, &cv->steps);
-	collect(cv, &wk, cudie, 0);
-	for (i = 0; i < cv->nsubs && walk_end(cv) == 0; i++)
-		subprogram(cv, &cv->subs[i], rs);
+	/* The subprograms in the order LLVM's walk meets them. */
+	for (i = 0; i < cv->scan.ndies && walk_end(cv) == 0; i++)
+		if (dwscan_tag(&cv->scan, i) == DW_TAG_subprogram)
+			subprogram(cv, i, rs);
 	return cv->err;
 }
 
@@ -1429,8 +1430,7 @@ cvt_free(struct cvt *cv)
 	ltable_free(&cv->lt);
 	free(cv->rows);
 	free(cv->idx);
-	free(cv->par);
-	free(cv->subs);
+	dwscan_free(&cv->scan);
 	if (cv->pm) {
 		free(cv->pm->keys);
 		free(cv->pm->vals);
@@ -1673,6 +1673,7 @@ convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
 		w[i].cv.line_str = cv->line_str;
 		w[i].cv.str = cv->str;
 		w[i].cv.info = cv->info;
+		w[i].cv.abbrev = cv->abbrev;
 		w[i].cv.addr_size = cv->addr_size;
 		w[i].cv.pm = &w[i].pm;
 		w[i].cv.names = &w[i].names;
@@ -2044,6 +2045,7 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 		(void)dwarf_getalt(dbgs[i]);
 	if ((cv.dbg = dbgs[0]) != NULL) {
 		find_sect(delf, shstrndx, ".debug_info", 1, &cv.info);
+		find_sect(delf, shstrndx, ".debug_abbrev", 1, &cv.abbrev);
 		find_sect(delf, shstrndx, ".debug_line", 1, &cv.line);
 		find_sect(delf, shstrndx, ".debug_line_str", 1, &cv.line_str);
 		find_sect(delf, shstrndx, ".debug_str", 1, &cv.str);

@@ -9,8 +9,10 @@
 # are installed. For each, in the same run:
 #   - conversion: wall time and peak RSS of `symhub gsym convert` against
 #     `llvm-gsymutil-19 --convert` (and -14, for the output size). Targets:
-#     time <= 1x llvm-gsymutil-19's (aim: 0.5x), peak RSS <= 0.5x its,
-#     output size <= llvm-gsymutil-14's;
+#     on libceph-common (issue 15), time <= 0.5x llvm-gsymutil-19's and
+#     peak RSS <= 0.4x its; on libc, whose conversion is too short for
+#     threads to pay, time <= 1x (aim: 0.5x) and peak RSS <= 0.5x; output
+#     size <= llvm-gsymutil-14's on both;
 #   - lookups of 10,000 random .text addresses: `symhub gsym lookup` (on
 #     stdin) in our GSYM, `llvm-gsymutil-19 --address...` in LLVM's, and
 #     `llvm-symbolizer-19 --obj=DEBUGFILE` on the DWARF, with how often
@@ -499,8 +501,16 @@ echo
 for n in "${names[@]}"; do
 	read -r ws ks <<<"${conv[$n-symhub]}"
 	read -r wl kl <<<"${conv[$n-llvm19]}"
-	target "$n: convert time ours/llvm-19" "$(ratio "$ws" "$wl")" le 1 0.5
-	target "$n: convert peak RSS ours/llvm-19" "$(ratio "$ks" "$kl")" le 0.5
+	if [ "$n" = ceph ]; then
+		target "$n: convert time ours/llvm-19" "$(ratio "$ws" "$wl")" le 0.5
+		target "$n: convert peak RSS ours/llvm-19" \
+			"$(ratio "$ks" "$kl")" le 0.4
+	else
+		target "$n: convert time ours/llvm-19" "$(ratio "$ws" "$wl")" \
+			le 1 0.5
+		target "$n: convert peak RSS ours/llvm-19" \
+			"$(ratio "$ks" "$kl")" le 0.5
+	fi
 	target "$n: GSYM size ours/llvm-14" \
 		"$(ratio "${size[$n-symhub]}" "${size[$n-llvm14]}")" le 1
 	if [ -n "${served[$n]:-}" ]; then

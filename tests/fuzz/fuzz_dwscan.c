@@ -1,0 +1,71 @@
+/* Fuzz the converter's DIE scanner (src/gsym/dwscan.c): any bytes as a
+ * unit's .debug_info and its table in .debug_abbrev.  The first byte
+ * chooses the header (version 2 to 5, address size 4 or 8, offset size 4
+ * or 8, byte order), the next two the length of the table; the rest is
+ * the unit's DIEs.  Each input is scanned twice with one struct dwscan
+ * (the second time from the table decoded the first), and what a scan
+ * takes must be a tree: the first DIE the root, every other one inside
+ * its parent's subtree, offsets ascending, each found again by
+ * dwscan_find(). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "gsym/dwscan.h"
+
+static void
+check(const struct dwscan *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < s->ndies; i++) {
+		const struct dwscan_die *d = &s->dies[i];
+
+		if (d->off >= len || d->abbrev >= s->nabbrevs ||
+		    d->next <= i || d->next > s->ndies ||
+		    (i == 0) != (d->parent == UINT32_MAX) ||
+		    (i > 0 && (d->parent >= i || d->off <= s->dies[i - 1].off ||
+		    d->next > s->dies[d->parent].next)) ||
+		    dwscan_find(s, d->off) != (long)i)
+			abort();
+	}
+	if (s->ndies > 0 && s->dies[0].next != s->ndies)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dwscan s = { 0 };
+	struct dwscan_unit u = { 0 };
+	size_t alen, round;
+	int rc;
+
+	if (size < 3)
+		return 0;
+	alen = (size_t)data[1] | (size_t)data[2] << 8;
+	if (alen > size - 3)
+		alen = size - 3;
+	u.version = 2 + (data[0] & 3);
+	u.addr_size = data[0] & 4 ? 4 : 8;
+	u.offset_size = data[0] & 8 ? 8 : 4;
+	u.big = (data[0] & 16) != 0;
+	u.abbrev = data + 3;
+	u.abbrev_len = alen;
+	u.info = data + 3 + alen;
+	u.info_len = size - 3 - alen;
+	u.unit_off = 0;
+	u.die_off = 0;
+	u.end = u.info_len;
+	u.depth_max = 64;
+	for (round = 0; round < 2; round++) {
+		rc = dwscan_unit(&s, &u);
+		if (rc == 0)
+			check(&s, u.info_len);
+		else if (rc != -ENOEXEC || s.ndies != 0)
+			abort();
+	}
+	dwscan_free(&s);
+	return 0;
+}

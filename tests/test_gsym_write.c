@@ -60,6 +60,133 @@ test_lines(void)
 }
 
 static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* LLVM's LineTable::encode choice of [min, max] for rows of n lines,
+ * by its own method (all deltas sorted). */
+static void
+llvm_window(const uint32_t *line, size_t n, int64_t *min, int64_t *max)
+{
+	int64_t d[600];
+	size_t nd = n - 1, i, j, best = 0, bi = 0, bj = 0;
+
+	for (i = 0; i < nd; i++)
+		d[i] = (int64_t)line[i + 1] - (int64_t)line[i];
+	qsort(d, nd, sizeof(*d), cmp_i64);
+	*min = d[0];
+	*max = d[nd - 1];
+	if (*max - *min <= 14)
+		return;
+	for (i = 0; i < nd; i = j) {
+		size_t cnt = 0;
+
+		for (j = i; j < nd && d[j] - d[i] <= 14; j++)
+			cnt++;
+		if (cnt > best) {
+			best = cnt;
+			bi = i;
+			bj = j - 1;
+		}
+		for (j = i + 1; j < nd && d[j] == d[i]; j++)
+			;
+	}
+	*min = d[bi];
+	*max = d[bj];
+}
+
+static int64_t
+sleb(const unsigned char **pp)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	unsigned char c;
+
+	do {
+		c = *(*pp)++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	if (shift < 64 && (c & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+/*
+ * The writer counts small deltas instead of sorting them all: random
+ * tables (deltas near and far, ties between windows) must get LLVM's
+ * window, read back from the table's first two SLEB128s.
+ */
+static void
+test_line_window(void)
+{
+	static unsigned char out[65536];
+	struct gsym_row rows[600];
+	uint32_t line[600];
+	unsigned seed = 1, t, bad = 0;
+	size_t n, i;
+
+	for (t = 0; t < 3000; t++) {
+		const unsigned char *p = out;
+		int64_t wmin, wmax, gmin, gmax;
+
+		seed = seed * 1103515245 + 12345;
+		n = 2 + (seed >> 8) % 500;
+		line[0] = 100000;
+		for (i = 1; i < n; i++) {
+			unsigned r;
+			int64_t dl;
+
+			seed = seed * 1103515245 + 12345;
+			r = seed >> 8;
+			switch (r % 4) {
+			case 0:		/* small */
+				dl = (int64_t)(r / 4 % 9) - 3;
+				break;
+			case 1:		/* near the counted range's edge */
+				dl = (int64_t)(r / 4 % 80) + 220;
+				break;
+			case 2:		/* far, both signs */
+				dl = (int64_t)(r / 4 % 4000) - 2000;
+				break;
+			default:	/* a few values repeated */
+				dl = (int64_t)(r / 4 % 3) * 300 - 300;
+				break;
+			}
+			line[i] = (uint32_t)((int64_t)line[i - 1] + dl);
+		}
+		for (i = 0; i < n; i++) {
+			rows[i].addr = 0x1000 + i;
+			rows[i].file = 1;
+			rows[i].line = line[i];
+		}
+		llvm_window(line, n, &wmin, &wmax);
+		if (gsym_encode_lines(rows, n, 0x1000, out, sizeof(out)) <= 0) {
+			bad++;
+			continue;
+		}
+		gmin = sleb(&p);
+		gmax = sleb(&p);
+		/* The writer then widens min = max > 0 to [0, max]. */
+		if (wmin == wmax && wmin > 0 && wmin < 14)
+			wmin = 0;
+		if (gmin != wmin || gmax != wmax) {
+			if (bad++ < 3)
+				printf("# table %u: [%lld, %lld], LLVM's "
+				    "[%lld, %lld]\n", t, (long long)gmin,
+				    (long long)gmax, (long long)wmin,
+				    (long long)wmax);
+		}
+	}
+	ok(bad == 0, "3000 random line tables: the window LLVM's sort picks "
+	    "(%u differ)", bad);
+}
+
+static int
 mem_gsym(struct gsym_builder *b, unsigned char **img, size_t *len)
 {
 	int fd = memfd_create("gsym", 0);
@@ -366,6 +493,7 @@ int
 main(void)
 {
 	test_lines();
+	test_line_window();
 	test_build(0);
 	test_build(1);
 	test_empty();

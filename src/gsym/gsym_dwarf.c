@@ -886,7 +886,7 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 	Dwarf_Die cu;
 	struct walk wk;
 	uint64_t steps = UINT64_MAX;	/* bounded by the unit */
-	Dwarf_Off end;
+	Dwarf_Off end = 0;
 	size_t i;
 
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)

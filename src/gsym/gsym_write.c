@@ -824,6 +824,72 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Line deltas counted directly in [-HIST, HIST]; the others are sorted. */
+#define HIST	256
+
+/*
+ * LLVM's choice of the line range of a table whose deltas span more than
+ * maxrange: of the windows [v, v + maxrange] that start at a delta v, the
+ * one holding the most deltas (the first on ties); *min is its v, *max
+ * the greatest delta in it.  LLVM sorts the deltas; a table has far fewer
+ * distinct ones, so the near ones are counted and only the far ones
+ * sorted (d is reordered).  @return 0 or -ENOMEM.
+ */
+static int
+line_window(int64_t *d, size_t nd, int64_t maxrange, int64_t *min,
+    int64_t *max)
+{
+	uint32_t hist[2 * HIST + 1];
+	int64_t *v = NULL;		/* distinct deltas, ascending */
+	size_t *c = NULL;		/* and how many of each */
+	size_t nv = 0, nfar = 0, i, j, k, cnt, best = 0;
+
+	memset(hist, 0, sizeof(hist));
+	for (i = 0; i < nd; i++) {
+		if (d[i] >= -HIST && d[i] <= HIST)
+			hist[d[i] + HIST]++;
+		else
+			d[nfar++] = d[i];
+	}
+	qsort(d, nfar, sizeof(*d), cmp_i64);
+	if ((v = malloc((nfar + 2 * HIST + 1) * sizeof(*v))) == NULL ||
+	    (c = malloc((nfar + 2 * HIST + 1) * sizeof(*c))) == NULL) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nfar && d[i] < -HIST; i = j) {
+		for (j = i; j < nfar && d[j] == d[i]; j++)
+			;
+		v[nv] = d[i];
+		c[nv++] = j - i;
+	}
+	for (k = 0; k < 2 * HIST + 1; k++)
+		if (hist[k]) {
+			v[nv] = (int64_t)k - HIST;
+			c[nv++] = hist[k];
+		}
+	for (; i < nfar; i = j) {
+		for (j = i; j < nfar && d[j] == d[i]; j++)
+			;
+		v[nv] = d[i];
+		c[nv++] = j - i;
+	}
+	/* A window over the distinct deltas: [i, j), cnt deltas. */
+	for (i = 0, j = 0, cnt = 0; i < nv; i++) {
+		while (j < nv && v[j] - v[i] <= maxrange)
+			cnt += c[j++];
+		if (cnt > best) {
+			best = cnt;
+			*min = v[i];
+			*max = v[j - 1];
+		}
+		cnt -= c[i];
+	}
+	free(v);
+	free(c);
+	return 0;
+}
+
 /* LLVM's LineTable::encode (doc/gsym.md, "Line table"). */
 static int
 encode_lines(struct buf *o, const struct gsym_row *rows, size_t nrows,
@@ -852,28 +918,10 @@ encode_lines(struct buf *o, const struct gsym_row *rows, size_t nrows,
 			nd++;
 		}
 	}
-	if (max - min > maxrange) {
-		/* Distinct deltas ascending; take the window of width 14
-		 * holding the most, the first on ties. */
-		size_t nv = 0, best = 0, bi = 0, bj = 0, j;
-
-		qsort(d, nd, sizeof(*d), cmp_i64);
-		for (i = 0; i < nd; i = j) {
-			size_t cnt = 0;
-
-			for (j = i; j < nd && d[j] - d[i] <= maxrange; j++)
-				cnt++;
-			if (cnt > best) {
-				best = cnt;
-				bi = i;
-				bj = j - 1;
-			}
-			for (j = i + 1; j < nd && d[j] == d[i]; j++)
-				;
-			nv++;
-		}
-		min = d[bi];
-		max = d[bj];
+	if (max - min > maxrange &&
+	    line_window(d, nd, maxrange, &min, &max) < 0) {
+		free(d);
+		return -ENOMEM;
 	}
 	free(d);
 	if (min == max && min > 0 && min < maxrange)

@@ -466,6 +466,78 @@ test_tecken(void)
 	}
 }
 
+/*
+ * Batches are read as they stream (yajl): keys in any order, a key given
+ * twice (the last counts, as with json-c), values of other keys skipped
+ * whatever they hold, and the limits json-c's tree gave (depth, UTF-8).
+ */
+static void
+test_batch_stream(void)
+{
+	static const char *bad[] = {
+		/* nested deeper than 64 under a key nothing reads */
+		NULL,
+		"{\"modules\":[],\"x\":\"\xff\xfe\"}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":"
+		"[\"0x10000000000000000\"]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":"
+		"[18446744073709551616]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[1e3]}]}",
+		"{\"modules\":[{\"buildid\":\"AB\",\"addresses\":[]}]}",
+		"{\"modules\":[{\"buildid\":\"ab\",\"fileid\":"
+		"\"00112233445566778899aabbccddeeff\",\"addresses\":[]}]}",
+		"{\"modules\":[{\"fileid\":\"ab\",\"addresses\":[]}]}",
+		"{\"modules\":[],\"deadline_ms\":1.5}",
+		"{\"modules\":[]",
+		"[]",
+	};
+	const char *good =
+	    "{\"x\":{\"modules\":[1,[2,{\"y\":null}]]},\"demangle\":false,"
+	    "\"modules\":[{\"addresses\":[\"0x00000000000000000001f\", 2],"
+	    "\"buildid\":\"ab\",\"offsets\":null,\"note\":{\"a\":[]}},"
+	    "{\"fileid\":\"00112233445566778899aabbccddeeff\",\"offsets\":"
+	    "[5,6,7],\"offsets\":[8]}],\"deadline_ms\":9,\"demangle\":true}";
+	char deep[400];
+	struct symjson_batch b;
+	const char *why;
+	size_t i;
+	long n;
+
+	n = symjson_parse_batch(good, strlen(good), 10, 10, &b, &why);
+	ok(n == 2 && b.deadline_ms == 9 && b.demangle == 1 &&
+	    b.mods[0].naddrs == 2 && b.mods[0].addrs[0] == 0x1f &&
+	    b.mods[0].addrs[1] == 2 && !b.mods[0].offsets &&
+	    b.mods[1].offsets && b.mods[1].naddrs == 1 &&
+	    b.mods[1].addrs[0] == 8 && b.naddrs == 3,
+	    "batch: keys in any order, other keys skipped, a key twice: "
+	    "the last (got %ld%s%s)", n, n < 0 ? ": " : "", n < 0 ? why : "");
+	if (n >= 0)
+		symjson_batch_free(&b);
+	why = "{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[1]}],"
+	    "\"modules\":[]}";
+	n = symjson_parse_batch(why, strlen(why), 10, 10, &b, &why);
+	ok(n == 0 && b.naddrs == 0, "batch: \"modules\" twice: the last");
+	if (n >= 0)
+		symjson_batch_free(&b);
+
+	memset(deep, 0, sizeof(deep));
+	strcpy(deep, "{\"modules\":[],\"x\":");
+	for (i = strlen(deep); i < 20 + 70; i++)
+		deep[i] = '[';
+	for (; i < 20 + 140; i++)
+		deep[i] = ']';
+	deep[i] = '}';
+	bad[0] = deep;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		n = symjson_parse_batch(bad[i], strlen(bad[i]), 10, 10, &b,
+		    &why);
+		ok(n == -EINVAL && b.mods == NULL && why != NULL,
+		    "batch: malformed '%.40s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+}
+
 int
 main(void)
 {
@@ -473,6 +545,7 @@ main(void)
 	test_write();
 	test_demangle();
 	test_batch();
+	test_batch_stream();
 	test_tecken();
 	return done();
 }

@@ -820,6 +820,31 @@ else
 	    "${probs[@]:0:5}"
 fi
 
+section 'DWARF as libdw finds it'
+# GNU's compression (.zdebug_* sections, objcopy's zlib-gnu): the
+# converter reads the sections libdw reads, so the same bytes come out as
+# from the file uncompressed.
+if objcopy --compress-debug-sections=zlib-gnu "$B/cc-O2" "$F/zgnu" \
+    2>/dev/null && readelf -SW "$F/zgnu" | grep -q ' \.zdebug_info '; then
+	"$SYMHUB" gsym convert "$B/cc-O2" -o "$F/plain.gsym" >/dev/null &&
+	    "$SYMHUB" gsym convert "$F/zgnu" -o "$F/zgnu.gsym" >/dev/null
+	check "convert: .zdebug_* sections (zlib-gnu): same bytes as unzipped" \
+	    cmp -s "$F/plain.gsym" "$F/zgnu.gsym"
+else
+	fail "convert: .zdebug_* sections" "objcopy made no .zdebug_info"
+fi
+# Nesting deeper than the converter follows (512): the DIEs below are
+# left out, the rest converted (1 thread and 2).
+python3 "$FLIP" deep 600 10 "$F/deep.info" "$F/deep.abbrev" &&
+    objcopy --update-section .debug_info="$F/deep.info" \
+    --update-section .debug_abbrev="$F/deep.abbrev" \
+    "$B/c-O2.debug" "$F/deep.debug" || exit 99
+for j in 1 2; do
+	flip_convert "$F/deep.debug" "$j"
+	check "convert: 600 nested blocks, -j $j: converted (exit $flip_rc${flip_err:+, $flip_err})" \
+	    test "$flip_rc" = 0
+done
+
 section 'bad inputs'
 E=$tmp/err
 echo "not an ELF file" >"$E/notelf.txt"

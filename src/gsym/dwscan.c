@@ -111,46 +111,49 @@ form_size(unsigned form, const struct dwscan_unit *u)
 static void
 skip_form(struct rd *r, unsigned form, const struct dwscan_unit *u)
 {
-	unsigned hops;
-	int sz;
+	int sz = form_size(form, u);
 
-	for (hops = 0; hops < 4; hops++) {
+	if (sz == SZ_INDIRECT) {
+		/* One hop, as libdw takes it. */
+		form = (unsigned)rd_uleb(r);
+		if (r->bad || form == DW_FORM_indirect ||
+		    form == DW_FORM_implicit_const) {
+			r->bad = 1;
+			return;
+		}
 		sz = form_size(form, u);
-		if (sz >= 0) {
-			rd_skip(r, (uint64_t)sz);
-			return;
-		}
-		switch (sz) {
-		case SZ_ULEB:
-			(void)rd_uleb(r);
-			return;
-		case SZ_STRING:
-			(void)rd_cstr(r);
-			return;
-		case SZ_BLOCK:
-			rd_skip(r, rd_uleb(r));
-			return;
-		case SZ_BLOCK1:
-			rd_skip(r, rd_fixed(r, 1));
-			return;
-		case SZ_BLOCK2:
-			rd_skip(r, rd_fixed(r, 2));
-			return;
-		case SZ_BLOCK4:
-			rd_skip(r, rd_fixed(r, 4));
-			return;
-		case SZ_INDIRECT:
-			form = (unsigned)rd_uleb(r);
-			if (r->bad || form > 0xffff)
-				break;
-			continue;
-		default:
-			break;
-		}
+	}
+	if (sz >= 0) {
+		rd_skip(r, (uint64_t)sz);
+		return;
+	}
+	switch (sz) {
+	case SZ_ULEB:
+		(void)rd_uleb(r);
+		break;
+	case SZ_STRING:
+		(void)rd_cstr(r);
+		break;
+	case SZ_BLOCK:
+		rd_skip(r, rd_uleb(r));
+		break;
+	case SZ_BLOCK1:
+		rd_skip(r, rd_fixed(r, 1));
+		break;
+	case SZ_BLOCK2:
+		rd_skip(r, rd_fixed(r, 2));
+		break;
+	case SZ_BLOCK4:
+		rd_skip(r, rd_fixed(r, 4));
+		break;
+	default:
+		r->bad = 1;	/* unknown */
 		break;
 	}
-	r->bad = 1;	/* unknown, or indirect after indirect */
 }
+
+/* DIEs (abbreviations) between two looks at the cancel flag. */
+#define CANCEL_EVERY	65536
 
 static int
 cmp_code(const void *a, const void *b)
@@ -172,8 +175,11 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 	uint64_t maxcode = 0;
 	size_t i;
 
+	/* The sizes of forms depend on the unit's header too. */
 	if (s->table == u->abbrev && s->table_off == u->abbrev_off &&
-	    s->nabbrevs > 0)
+	    s->table_version == u->version &&
+	    s->table_addr_size == u->addr_size &&
+	    s->table_offset_size == u->offset_size && s->nabbrevs > 0)
 		return 0;
 	s->table = NULL;
 	s->nabbrevs = s->nforms = 0;
@@ -186,11 +192,19 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 		uint64_t code, tag, attr, form;
 		int64_t size = 0;
 
+		/* A table that runs to the section's end without its 0 is
+		 * taken, as libdw takes it. */
+		if (r.p >= r.end)
+			break;
 		code = rd_uleb(&r);
 		if (r.bad)
 			return -ENOEXEC;
 		if (code == 0)
 			break;
+		if (s->nabbrevs % CANCEL_EVERY == CANCEL_EVERY - 1 &&
+		    u->cancel != NULL &&
+		    __atomic_load_n(u->cancel, __ATOMIC_RELAXED))
+			return -ECANCELED;
 		tag = rd_uleb(&r);
 		if (r.bad || tag > UINT32_MAX)
 			return -ENOEXEC;
@@ -200,8 +214,9 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 		a = &s->abbrevs[s->nabbrevs];
 		a->code = code;
 		a->tag = (uint32_t)tag;
-		a->children = rd_fixed(&r, 1) != 0;
+		a->children = rd_fixed(&r, 1) == DW_CHILDREN_yes;
 		a->has = 0;
+		a->bad = 0;
 		a->first = (uint32_t)s->nforms;
 		a->nforms = 0;
 		for (;;) {
@@ -217,10 +232,16 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 			 * as the ULEB128 of the same bytes). */
 			if (form == DW_FORM_implicit_const)
 				(void)rd_uleb(&r);
-			if (r.bad || form > 0xffff || (sz = form_size(
-			    (unsigned)form, u)) == SZ_UNKNOWN ||
-			    s->nforms >= UINT32_MAX)
+			if (r.bad || s->nforms >= UINT32_MAX)
 				return -ENOEXEC;
+			/* A form libdw does not know either: an error for
+			 * a DIE that uses the abbreviation, not before. */
+			if (form > 0xffff || (sz = form_size((unsigned)form,
+			    u)) == SZ_UNKNOWN) {
+				a->bad = 1;
+				form = 0;
+				sz = SZ_UNKNOWN;
+			}
 			size = sz >= 0 && size >= 0 ? size + sz : -1;
 			if (array_grow(&s->forms, &s->capforms, s->nforms + 1,
 			    sizeof(*s->forms)) < 0)
@@ -230,11 +251,9 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 			if (attr == DW_AT_low_pc || attr == DW_AT_high_pc ||
 			    attr == DW_AT_ranges)
 				a->has |= DWSCAN_PC;
-			else if (attr == DW_AT_abstract_origin ||
-			    attr == DW_AT_specification)
-				a->has |= DWSCAN_REF;
 		}
-		a->fixed = size >= 0 && size <= INT32_MAX ? (int32_t)size : -1;
+		a->fixed = !a->bad && size >= 0 && size <= INT32_MAX ?
+		    (int32_t)size : -1;
 		if (code > maxcode)
 			maxcode = code;
 		if (++s->nabbrevs >= UINT32_MAX)
@@ -257,6 +276,9 @@ read_abbrevs(struct dwscan *s, const struct dwscan_unit *u)
 	}
 	s->table = u->abbrev;
 	s->table_off = u->abbrev_off;
+	s->table_version = u->version;
+	s->table_addr_size = u->addr_size;
+	s->table_offset_size = u->offset_size;
 	return 0;
 }
 
@@ -279,25 +301,25 @@ find_abbrev(const struct dwscan *s, uint64_t code)
 	return lo < s->nabbrevs && s->abbrevs[lo].code == code ? (long)lo : -1;
 }
 
-/* DIEs between two looks at the cancel flag. */
-#define CANCEL_EVERY	65536
-
 int
 dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 {
 	struct rd r = { NULL, NULL, 0, u->big };
 	const unsigned char *base;
-	uint32_t *open = NULL;		/* indices of DIEs whose children
-					 * are being read */
-	size_t depth = 0, i;
+	uint32_t *open = NULL;		/* indices of the recorded DIEs whose
+					 * children are being read, by level */
+	size_t depth = 0, i;		/* levels open */
+	uint64_t seen = 0;		/* DIEs read */
 	int rc;
 
 	s->ndies = 0;
-	if (u->end > u->info_len || u->die_off >= u->end ||
+	if (u->end > u->info_len || u->die_off > u->end ||
 	    u->unit_off > u->die_off || u->end - u->unit_off > UINT32_MAX ||
 	    u->addr_size == 0 || u->addr_size > 8 ||
 	    (u->offset_size != 4 && u->offset_size != 8))
 		return -ENOEXEC;
+	if (u->die_off == u->end)
+		return 0;			/* a header alone */
 	if ((rc = read_abbrevs(s, u)) < 0)
 		return rc;
 	if ((open = malloc((u->depth_max + 1) * sizeof(*open))) == NULL)
@@ -319,25 +341,16 @@ dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 			if (depth == 0)
 				break;		/* a unit without DIEs */
 			depth--;
-			s->dies[open[depth]].next = (uint32_t)s->ndies;
+			if (depth <= u->depth_max)
+				s->dies[open[depth]].next = (uint32_t)s->ndies;
 			if (depth == 0)
 				break;		/* the end of the unit DIE's */
 			continue;
 		}
 		if ((k = find_abbrev(s, code)) < 0 ||
-		    s->ndies >= UINT32_MAX - 1)
+		    s->abbrevs[k].bad || s->ndies >= UINT32_MAX - 1)
 			goto bad;
 		a = &s->abbrevs[k];
-		if (s->ndies == s->capdies && array_grow(&s->dies, &s->capdies,
-		    s->ndies + 1, sizeof(*s->dies)) < 0) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		d = &s->dies[s->ndies];
-		d->off = off;
-		d->abbrev = (uint32_t)k;
-		d->parent = depth > 0 ? open[depth - 1] : UINT32_MAX;
-		d->next = (uint32_t)s->ndies + 1;
 		if (a->fixed >= 0) {
 			rd_skip(&r, (uint64_t)a->fixed);
 		} else {
@@ -346,15 +359,28 @@ dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 		}
 		if (r.bad)
 			goto bad;
-		if (a->children) {
-			if (depth >= u->depth_max)
-				goto bad;
-			open[depth++] = (uint32_t)s->ndies;
+		/* Deeper than depth_max, DIEs are read past, not kept:
+		 * they lie inside the subtree of the last one kept. */
+		if (depth <= u->depth_max) {
+			if (s->ndies == s->capdies && array_grow(&s->dies,
+			    &s->capdies, s->ndies + 1, sizeof(*s->dies)) < 0) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			d = &s->dies[s->ndies];
+			d->off = off;
+			d->abbrev = (uint32_t)k;
+			d->parent = depth > 0 ? open[depth - 1] : UINT32_MAX;
+			d->next = (uint32_t)s->ndies + 1;
+			if (a->children)
+				open[depth] = (uint32_t)s->ndies;
+			s->ndies++;
 		}
-		s->ndies++;
+		if (a->children)
+			depth++;
 		if (depth == 0)
 			break;			/* a unit DIE without children */
-		if (s->ndies % CANCEL_EVERY == 0 && u->cancel != NULL &&
+		if (++seen % CANCEL_EVERY == 0 && u->cancel != NULL &&
 		    __atomic_load_n(u->cancel, __ATOMIC_RELAXED)) {
 			rc = -ECANCELED;
 			goto out;

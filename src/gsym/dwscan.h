@@ -27,13 +27,13 @@
 
 /* What an abbreviation's attributes include (struct dwscan_abbrev.has). */
 #define DWSCAN_PC	0x1	/* DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges */
-#define DWSCAN_REF	0x2	/* DW_AT_abstract_origin or DW_AT_specification */
 
 struct dwscan_abbrev {
 	uint64_t	code;
 	uint32_t	tag;
 	uint8_t		children;
 	uint8_t		has;		/* DWSCAN_* */
+	uint8_t		bad;		/* a form unknown: no DIE may use it */
 	int32_t		fixed;		/* bytes of its attributes when every
 					 * form has a fixed size, else -1 */
 	uint32_t	first, nforms;	/* its forms: forms[first..+nforms) */
@@ -77,8 +77,11 @@ struct dwscan {
 	size_t			 nforms, capforms;
 	uint32_t		*bycode;	/* code -> abbrev index + 1 */
 	size_t			 capbycode, nbycode;
-	const unsigned char	*table;		/* decoded: (section, offset) */
+	const unsigned char	*table;		/* decoded: (section, offset,
+						 * and the forms' sizes) */
 	uint64_t		 table_off;
+	unsigned		 table_version, table_addr_size;
+	unsigned		 table_offset_size;
 	int			 sorted;	/* codes too sparse for bycode:
 						 * abbrevs sorted by code */
 };
@@ -86,10 +89,12 @@ struct dwscan {
 /*
  * Scan the unit u into s: s->dies[0] is its first DIE (the unit's), and
  * the DIEs of its subtree follow; bytes past that subtree are not read.
+ * DIEs nested deeper than u->depth_max are read past but not kept (the
+ * subtree of the deepest kept one holds them).
  * @return 0; -ENOEXEC for a unit or table that is not sound DWARF (a
- *         form unknown, bytes past the unit, DIEs nested deeper than
- *         u->depth_max, more than one DIE whose children never end, a
- *         unit over 4 GiB); -ENOMEM; -ECANCELED when *u->cancel was set.
+ *         DIE of an abbreviation with a form unknown, a DIE past the
+ *         unit's end, more than one DIE whose children never end, a unit
+ *         over 4 GiB); -ENOMEM; -ECANCELED when *u->cancel was set.
  *         On failure s holds no unit but stays valid.
  */
 int	dwscan_unit(struct dwscan *s, const struct dwscan_unit *u);

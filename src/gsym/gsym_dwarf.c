@@ -77,7 +77,7 @@ struct cvt {
 	Dwarf			*dbg;
 	struct gsym_builder	*b;
 	int			 big;
-	struct dwline_sect		 info, abbrev, line, line_str, str;
+	struct dwline_sect		 abbrev, line, line_str, str;
 	struct ltable		 lt;
 	/* the unit being converted */
 	const char		*comp_dir;
@@ -93,7 +93,6 @@ struct cvt {
 	struct pmap		*names;		/* abstract origin -> name id + 1 */
 	struct dwscan		 scan;		/* the unit's DIEs */
 	Dwarf_Off		 unit_off;	/* its header */
-	Dwarf_Off		 unit_die;	/* its first DIE */
 	int			 err;		/* sticky -ENOMEM, -ENOEXEC,
 						 * -ECANCELED */
 	struct oplog		*log;		/* NULL: call the builder */
@@ -101,9 +100,10 @@ struct cvt {
 	Dwarf_Off		 unit_end;	/* of the unit being converted */
 	uint64_t		 steps;		/* DIEs its walks may still meet */
 	/* The unit's abbreviations as libdw decoded them, by index in
-	 * scan.abbrevs, for mkdie(); unit_cu NULL: make DIEs with
-	 * dwarf_offdie(). */
+	 * scan.abbrevs, for mkdie(); libdw's unit, and its bytes (libdw's
+	 * copy of .debug_info, from the unit's header on). */
 	struct Dwarf_CU		*unit_cu;
+	const unsigned char	*unit_base;
 	Dwarf_Abbrev		*abbr[ABBR_MAX];
 };
 
@@ -617,11 +617,8 @@ mkdie(struct cvt *cv, size_t i, Dwarf_Die *out)
 {
 	const struct dwscan_die *d = &cv->scan.dies[i];
 
-	if (cv->unit_cu == NULL)
-		return dwarf_offdie(cv->dbg, cv->unit_off + d->off, out) !=
-		    NULL ? 0 : -1;
 	memset(out, 0, sizeof(*out));
-	out->addr = (void *)(cv->info.p + cv->unit_off + d->off);
+	out->addr = (void *)(cv->unit_base + d->off);
 	out->cu = cv->unit_cu;
 	if (d->abbrev < ABBR_MAX && cv->abbr[d->abbrev] != NULL) {
 		out->abbrev = cv->abbr[d->abbrev];
@@ -891,7 +888,7 @@ die_parent(struct cvt *cv, Dwarf_Die *die, Dwarf_Die *out)
 
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL)
 		return 0;
-	if (dwarf_dieoffset(&cu) == cv->unit_die) {
+	if (cu.cu == cv->unit_cu) {
 		long k = off > cv->unit_off && off - cv->unit_off <
 		    UINT32_MAX ? dwscan_find(&cv->scan,
 		    (uint32_t)(off - cv->unit_off)) : -1;
@@ -1273,10 +1270,9 @@ subprogram(struct cvt *cv, size_t k, struct ranges *rs)
 	int inl = -1;
 	Dwarf_Die d, *die = &d;
 
-	/* No address of its own nor another DIE's to take one from
-	 * (dwarf_ranges() integrates): a declaration, no range. */
-	if (!(cv->scan.abbrevs[cv->scan.dies[k].abbrev].has &
-	    (DWSCAN_PC | DWSCAN_REF)))
+	/* No DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges: dwarf_ranges()
+	 * finds none (it reads the DIE's own attributes), a declaration. */
+	if (!(cv->scan.abbrevs[cv->scan.dies[k].abbrev].has & DWSCAN_PC))
 		return;
 	if (mkdie(cv, k, die) < 0)
 		return;
@@ -1344,14 +1340,16 @@ convert_unit(struct cvt *cv, Dwarf_Die *cudie, struct ranges *rs)
 	if (unit_header(cudie, &u) < 0)
 		return cv->err = -ENOEXEC;
 	cv->unit_off = u.unit_off;
-	cv->unit_die = u.die_off;
 	cv->unit_end = u.end;
-	/* DIEs are made in place when libdw reads the bytes scanned. */
-	cv->unit_cu = (const unsigned char *)cudie->addr == cv->info.p +
-	    u.die_off ? cudie->cu : NULL;
+	/* The unit's bytes as libdw holds them (the unit DIE lies die_off
+	 * into the section; dwarf_next_unit() checked the unit's end
+	 * against the section's): the scan reads what libdw reads. */
+	cv->unit_cu = cudie->cu;
+	cv->unit_base = (const unsigned char *)cudie->addr -
+	    (u.die_off - u.unit_off);
 	cv->steps = STEPS_PER_BYTE * (uint64_t)(u.end - u.die_off);
-	u.info = cv->info.p;
-	u.info_len = cv->info.len;
+	u.info = cv->unit_base - u.unit_off;
+	u.info_len = u.end;
 	u.abbrev = cv->abbrev.p;
 	u.abbrev_len = cv->abbrev.len;
 	u.big = cv->big;
@@ -1672,7 +1670,6 @@ convert_threads(struct cvt *cv, Dwarf **dbgs, unsigned n)
 		w[i].cv.line = cv->line;
 		w[i].cv.line_str = cv->line_str;
 		w[i].cv.str = cv->str;
-		w[i].cv.info = cv->info;
 		w[i].cv.abbrev = cv->abbrev;
 		w[i].cv.addr_size = cv->addr_size;
 		w[i].cv.pm = &w[i].pm;
@@ -1780,18 +1777,34 @@ find_sect(Elf *elf, size_t shstrndx, const char *name, int inflate,
 		GElf_Shdr sh;
 		const char *n;
 		Elf_Data *d;
+		int gnu;
 
+		/* As libdw finds a DWARF section (check_section()): not in
+		 * a group, and .zdebug_X for .debug_X (GNU compression). */
 		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type == SHT_NOBITS ||
-		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
-		    strcmp(n, name) != 0)
+		    (sh.sh_flags & SHF_GROUP) ||
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL)
+			continue;
+		gnu = strncmp(name, ".debug_", 7) == 0 &&
+		    strncmp(n, ".zdebug_", 8) == 0 &&
+		    strcmp(n + 2, name + 1) == 0;
+		if (!gnu && strcmp(n, name) != 0)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) &&
 		    (!inflate || elf_compress(scn, 0, 0) < 0))
 			return;
-		if ((d = elf_getdata(scn, NULL)) != NULL && d->d_buf) {
-			out->p = d->d_buf;
-			out->len = d->d_size;
+		if ((d = elf_getdata(scn, NULL)) == NULL || d->d_buf == NULL)
+			return;
+		/* libdw inflated it in place already, unless it did not
+		 * open this Elf. */
+		if (gnu && d->d_size >= 12 && memcmp(d->d_buf, "ZLIB", 4) == 0) {
+			if (!inflate || elf_compress_gnu(scn, 0, 0) < 0 ||
+			    (d = elf_getdata(scn, NULL)) == NULL ||
+			    d->d_buf == NULL)
+				return;
 		}
+		out->p = d->d_buf;
+		out->len = d->d_size;
 		return;
 	}
 }
@@ -2044,7 +2057,6 @@ gsym_dwarf_convert_opts(int fd, const struct gsym_convert_opts *opts,
 	for (i = 0; ndbg > 1 && i < ndbg; i++)
 		(void)dwarf_getalt(dbgs[i]);
 	if ((cv.dbg = dbgs[0]) != NULL) {
-		find_sect(delf, shstrndx, ".debug_info", 1, &cv.info);
 		find_sect(delf, shstrndx, ".debug_abbrev", 1, &cv.abbrev);
 		find_sect(delf, shstrndx, ".debug_line", 1, &cv.line);
 		find_sect(delf, shstrndx, ".debug_line_str", 1, &cv.line_str);

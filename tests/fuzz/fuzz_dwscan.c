@@ -2,11 +2,12 @@
  * unit's .debug_info and its table in .debug_abbrev.  The first byte
  * chooses the header (version 2 to 5, address size 4 or 8, offset size 4
  * or 8, byte order), the next two the length of the table; the rest is
- * the unit's DIEs.  Each input is scanned twice with one struct dwscan
- * (the second time from the table decoded the first), and what a scan
- * takes must be a tree: the first DIE the root, every other one inside
- * its parent's subtree, offsets ascending, each found again by
- * dwscan_find(). */
+ * the unit's DIEs.  What a scan takes must be a tree: the first DIE the
+ * root, every other one inside its parent's subtree (whose abbreviation
+ * has children), a leaf's subtree itself alone, offsets ascending, each
+ * found again by dwscan_find().  The input is scanned with two headers
+ * in turn on one struct dwscan, whose table of abbreviations is cached,
+ * and each result must be that of a fresh struct. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,9 @@ check(const struct dwscan *s, size_t len)
 		    d->next <= i || d->next > s->ndies ||
 		    (i == 0) != (d->parent == UINT32_MAX) ||
 		    (i > 0 && (d->parent >= i || d->off <= s->dies[i - 1].off ||
-		    d->next > s->dies[d->parent].next)) ||
+		    d->next > s->dies[d->parent].next ||
+		    !s->abbrevs[s->dies[d->parent].abbrev].children)) ||
+		    (!s->abbrevs[d->abbrev].children && d->next != i + 1) ||
 		    dwscan_find(s, d->off) != (long)i)
 			abort();
 	}
@@ -34,13 +37,29 @@ check(const struct dwscan *s, size_t len)
 		abort();
 }
 
+/* Scan u on s, and on a fresh struct: the same answer. */
+static void
+scan(struct dwscan *s, const struct dwscan_unit *u)
+{
+	struct dwscan f = { 0 };
+	int rc = dwscan_unit(s, u), frc = dwscan_unit(&f, u);
+
+	if (rc != frc || s->ndies != f.ndies || (s->ndies > 0 &&
+	    memcmp(s->dies, f.dies, s->ndies * sizeof(*s->dies)) != 0))
+		abort();
+	if (rc == 0)
+		check(s, u->info_len);
+	else if ((rc != -ENOEXEC && rc != -ENOMEM) || s->ndies != 0)
+		abort();
+	dwscan_free(&f);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dwscan s = { 0 };
 	struct dwscan_unit u = { 0 };
-	size_t alen, round;
-	int rc;
+	size_t alen;
 
 	if (size < 3)
 		return 0;
@@ -55,17 +74,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u.abbrev_len = alen;
 	u.info = data + 3 + alen;
 	u.info_len = size - 3 - alen;
-	u.unit_off = 0;
-	u.die_off = 0;
 	u.end = u.info_len;
 	u.depth_max = 64;
-	for (round = 0; round < 2; round++) {
-		rc = dwscan_unit(&s, &u);
-		if (rc == 0)
-			check(&s, u.info_len);
-		else if (rc != -ENOEXEC || s.ndies != 0)
-			abort();
-	}
+	scan(&s, &u);
+	/* Another header over the same table: its forms' sizes change. */
+	u.addr_size = 12 - u.addr_size;
+	u.offset_size = 12 - u.offset_size;
+	u.version = 2 + ((u.version - 1) & 3);
+	scan(&s, &u);
 	dwscan_free(&s);
 	return 0;
 }

@@ -67,16 +67,6 @@ struct node {
 	uint32_t	next;
 	uint32_t	range;		/* first of its ranges in ranges[] */
 	uint32_t	nranges;	/* the non-empty ones */
-	uint32_t	kids;		/* first of its children's ranges in
-					 * kids[], sorted; */
-	uint32_t	nkids;		/* 0: look through them in order */
-};
-
-/* One range of a child, in a node's index of its children. */
-struct kid {
-	uint64_t	start;
-	uint64_t	end;
-	uint32_t	node;
 };
 
 struct gsym_func {
@@ -95,8 +85,6 @@ struct gsym_func {
 	struct row	*rows;
 	struct node	*nodes;
 	struct range	*ranges;
-	struct kid	*kids;		/* decode()'s index of children */
-	size_t		 nkids;
 };
 
 /* Where a message goes; dump selects the wording of LLVM's full decode
@@ -793,7 +781,6 @@ inline_node(struct dec *d, struct cur *c, uint64_t base, unsigned depth)
 	nd->call_file = (uint32_t)u;
 	nd->range = (uint32_t)first;
 	nd->nranges = (uint32_t)(d->nranges - first);
-	nd->kids = nd->nkids = 0;
 	if (c->off >= c->end || cur_uleb(c, &u) != 0)
 		return fail(x, "0x%8.8zx: missing ULEB128 for InlineInfo "
 		    "call line", c->off);
@@ -925,72 +912,12 @@ out:
 	return 0;
 }
 
-/* A node with this many children or more gets an index of their ranges:
- * the first child holding an address is then found by a binary search,
- * not by reading each child's ranges in turn, whose cache misses were a
- * seventh of a warm bench_symbolize.sh request (symhubd's CPU time went
- * down 7% with the index). */
-#define KIDS_MIN	2
-
-static int
-kid_cmp(const void *a, const void *b)
-{
-	const struct kid *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Index the children of the nodes that have KIDS_MIN or more, in kids
- * (room for every child range of such nodes; NULL: count them).
- * @return how many entries.  A node whose children's ranges overlap
- * keeps no index: which child comes first then matters. */
-static size_t
-index_kids(struct gsym_func *f, struct kid *kids)
-{
-	size_t i, n = 0, first, k;
-	uint32_t c, cnt;
-
-	for (i = 0; i < f->nnodes; i++) {
-		struct node *nd = &f->nodes[i];
-
-		nd->kids = nd->nkids = 0;
-		for (cnt = 0, c = (uint32_t)i + 1; c < nd->next;
-		    c = f->nodes[c].next)
-			cnt++;
-		if (cnt < KIDS_MIN)
-			continue;
-		first = n;
-		for (c = (uint32_t)i + 1; c < nd->next; c = f->nodes[c].next)
-			for (k = 0; k < f->nodes[c].nranges; k++, n++)
-				if (kids != NULL) {
-					const struct range *r = &f->ranges[
-					    f->nodes[c].range + k];
-
-					kids[n].start = r->start;
-					kids[n].end = r->end;
-					kids[n].node = c;
-				}
-		if (kids == NULL || n == first)
-			continue;
-		qsort(kids + first, n - first, sizeof(*kids), kid_cmp);
-		for (k = first + 1; k < n; k++)
-			if (kids[k].start < kids[k - 1].end)
-				break;
-		if (k == n) {
-			nd->kids = (uint32_t)first;
-			nd->nkids = (uint32_t)(n - first);
-		}
-	}
-	return n;
-}
-
 /* Decode record index into one allocation of its own. */
 static int
 decode(struct ctx *x, uint32_t index, struct gsym_func **out)
 {
 	struct gsym_func tmp, *f;
 	struct dec d;
-	size_t nk;
 	int rc;
 
 	*out = NULL;
@@ -998,9 +925,7 @@ decode(struct ctx *x, uint32_t index, struct gsym_func **out)
 	d.x = x;
 	if ((rc = parse(x, index, &tmp, &d)) != 0)
 		goto out;
-	nk = index_kids(&tmp, NULL);
-	if (nk > UINT32_MAX || (f = malloc(tmp.bytes +
-	    nk * sizeof(struct kid))) == NULL) {
+	if ((f = malloc(tmp.bytes)) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1009,16 +934,12 @@ decode(struct ctx *x, uint32_t index, struct gsym_func **out)
 	f->rows = (struct row *)(f + 1);
 	f->nodes = (struct node *)(f->rows + f->nrows);
 	f->ranges = (struct range *)(f->nodes + f->nnodes);
-	f->kids = (struct kid *)(f->ranges + f->nranges);
-	f->nkids = nk;
-	f->bytes += nk * sizeof(struct kid);
 	if (f->nrows != 0)
 		memcpy(f->rows, d.rows, f->nrows * sizeof(*f->rows));
 	if (f->nnodes != 0)
 		memcpy(f->nodes, d.nodes, f->nnodes * sizeof(*f->nodes));
 	if (f->nranges != 0)
 		memcpy(f->ranges, d.ranges, f->nranges * sizeof(*f->ranges));
-	(void)index_kids(f, f->kids);
 	*out = f;
 out:
 	dec_free(&d);
@@ -1099,27 +1020,10 @@ inline_frames(struct ctx *x, const struct gsym_func *f, uint64_t addr,
 		return 0;
 	path[np++] = 0;
 	for (;;) {
-		nd = &f->nodes[path[np - 1]];
 		c = path[np - 1] + 1;
-		stop = nd->next;
-		if (nd->nkids > 0) {
-			/* Disjoint ranges: the one holding addr, if any. */
-			const struct kid *kv = f->kids + nd->kids;
-			size_t lo = 0, hi = nd->nkids, mid;
-
-			while (lo < hi) {
-				mid = lo + (hi - lo) / 2;
-				if (kv[mid].start <= addr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			c = lo > 0 && addr < kv[lo - 1].end ?
-			    kv[lo - 1].node : stop;
-		} else {
-			while (c < stop && !node_has(f, &f->nodes[c], addr))
-				c = f->nodes[c].next;
-		}
+		stop = f->nodes[path[np - 1]].next;
+		while (c < stop && !node_has(f, &f->nodes[c], addr))
+			c = f->nodes[c].next;
 		/* Depth is bounded by the decoder. */
 		if (c >= stop || np == GSYM_FRAMES_MAX)
 			break;

@@ -401,13 +401,18 @@ buildid() {
 	readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'
 }
 
+# elf_section FILE NAME: "TYPE ADDRESS OFFSET SIZE" of a section (hex, as
+# readelf prints them), nothing when there is none.
+elf_section() {
+	readelf -S -W "$1" 2>/dev/null | sed -n 's/^ *\[ *[0-9]*\] //p' |
+	    awk -v n="$2" '$1 == n { print $2, $3, $4, $5; exit }'
+}
+
 # extract_section FILE NAME OUT: the raw bytes of a section, found with
 # readelf's offset and size (fails for a missing or NOBITS section).
 extract_section() {
-	local off size type
-	read -r type off size < <(readelf -S -W "$1" 2>/dev/null |
-	    sed -n 's/^ *\[ *[0-9]*\] //p' |
-	    awk -v n="$2" '$1 == n { print $2, $4, $5; exit }')
+	local addr off size type
+	read -r type addr off size < <(elf_section "$1" "$2")
 	[ -n "$off" ] && [ "$type" != NOBITS ] || return 1
 	tail -c +$((16#$off + 1)) "$1" | head -c $((16#$size)) >"$3"
 }

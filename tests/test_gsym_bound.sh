@@ -48,10 +48,9 @@ done
 pick=$(python3 "$MUT" pick "$tmp/bin/bad.debug") &&
     python3 "$MUT" flip "$tmp/bin/bad.debug" "$tmp/scan/bad.debug" "$pick" ||
     { echo "# cannot flip an abbreviation of bad.debug"; exit 99; }
-text=$(readelf -SW "$tmp/bin/slow.debug" 2>/dev/null |
-    awk '{ for (i = 1; i < NF - 1; i++) if ($i == ".text") {
-	print "0x" $(i + 2); exit } }')
+read -r _ text _ < <(elf_section "$tmp/bin/slow.debug" .text)
 [ -n "$text" ] || { echo "# slow.debug has no .text"; exit 99; }
+text=0x$text
 python3 "$MUT" wide 200 3000000 "$text" "$tmp/bin/wide.info" \
     "$tmp/bin/wide.abbrev" "$tmp/bin/wide.ranges" &&
     objcopy --remove-section .debug_ranges \

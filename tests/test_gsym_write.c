@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/rd.h"
 #include "gsym/gsym.h"
 #include "gsym/gsym_write.h"
 #include "tests/tap.h"
@@ -99,23 +100,6 @@ llvm_window(const uint32_t *line, size_t n, int64_t *min, int64_t *max)
 	*max = d[bj];
 }
 
-static int64_t
-sleb(const unsigned char **pp)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	unsigned char c;
-
-	do {
-		c = *(*pp)++;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-	} while (c & 0x80);
-	if (shift < 64 && (c & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
 /*
  * The writer counts small deltas instead of sorting them all: random
  * tables (deltas near and far, ties between windows) must get LLVM's
@@ -131,7 +115,7 @@ test_line_window(void)
 	size_t n, i;
 
 	for (t = 0; t < 3000; t++) {
-		const unsigned char *p = out;
+		struct rd rd = { out, out + sizeof(out), 0, 0 };
 		int64_t wmin, wmax, gmin, gmax;
 
 		seed = seed * 1103515245 + 12345;
@@ -169,8 +153,8 @@ test_line_window(void)
 			bad++;
 			continue;
 		}
-		gmin = sleb(&p);
-		gmax = sleb(&p);
+		gmin = rd_sleb(&rd);
+		gmax = rd_sleb(&rd);
 		/* The writer then widens min = max > 0 to [0, max]. */
 		if (wmin == wmax && wmin > 0 && wmin < 14)
 			wmin = 0;

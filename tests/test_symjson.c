@@ -271,6 +271,25 @@ test_demangle(void)
 }
 
 /* POST /symbolize's many-module body, and the writer's pieces. */
+/* Each of n batch bodies is refused: -EINVAL, nothing kept, a message. */
+static void
+batch_refused(const char *const *bad, size_t n)
+{
+	struct symjson_batch	 b;
+	const char		*why;
+	size_t			 i;
+	long			 rc;
+
+	for (i = 0; i < n; i++) {
+		why = NULL;
+		rc = symjson_parse_batch(bad[i], strlen(bad[i]), 10, 10, &b,
+		    &why);
+		ok(rc == -EINVAL && b.mods == NULL && why != NULL,
+		    "batch: malformed '%.60s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+}
+
 static void
 test_batch(void)
 {
@@ -306,7 +325,7 @@ test_batch(void)
 	const char		*why;
 	uint64_t		 off = 0x10;
 	char			*buf;
-	size_t			 len, i;
+	size_t			 len;
 	long			 n;
 	int			 rc;
 
@@ -334,14 +353,7 @@ test_batch(void)
 	n = symjson_parse_batch(good, strlen(good), 10, 2, &b, &why);
 	ok(n == -E2BIG && strcmp(why, "too many modules") == 0,
 	    "batch: 3 modules over a limit of 2 -> -E2BIG (%s)", why);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		why = NULL;
-		n = symjson_parse_batch(bad[i], strlen(bad[i]), 10, 10, &b,
-		    &why);
-		ok(n == -EINVAL && b.mods == NULL && why != NULL,
-		    "batch: malformed '%s' -> -EINVAL (%s)", bad[i],
-		    why ? why : "no message");
-	}
+	batch_refused(bad, sizeof(bad) / sizeof(bad[0]));
 
 	/* The pieces a multi-module answer is written with. */
 	memset(&r, 0, sizeof(r));
@@ -528,14 +540,7 @@ test_batch_stream(void)
 		deep[i] = ']';
 	deep[i] = '}';
 	bad[0] = deep;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		why = NULL;
-		n = symjson_parse_batch(bad[i], strlen(bad[i]), 10, 10, &b,
-		    &why);
-		ok(n == -EINVAL && b.mods == NULL && why != NULL,
-		    "batch: malformed '%.40s' -> -EINVAL (%s)", bad[i],
-		    why ? why : "no message");
-	}
+	batch_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 int

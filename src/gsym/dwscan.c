@@ -306,7 +306,7 @@ dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 {
 	struct rd r = { NULL, NULL, 0, u->big };
 	const unsigned char *base;
-	uint32_t *open = NULL;		/* indices of the recorded DIEs whose
+	uint32_t *open;			/* indices of the recorded DIEs whose
 					 * children are being read, by level */
 	size_t depth = 0, i;		/* levels open */
 	uint64_t seen = 0;		/* DIEs read */
@@ -322,8 +322,10 @@ dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 		return 0;			/* a header alone */
 	if ((rc = read_abbrevs(s, u)) < 0)
 		return rc;
-	if ((open = malloc((u->depth_max + 1) * sizeof(*open))) == NULL)
+	if (array_grow(&s->open, &s->capopen, (size_t)u->depth_max + 1,
+	    sizeof(*s->open)) < 0)
 		return -ENOMEM;
+	open = s->open;
 	base = u->info + u->unit_off;
 	r.p = u->info + u->die_off;
 	r.end = u->info + u->end;
@@ -397,7 +399,6 @@ dwscan_unit(struct dwscan *s, const struct dwscan_unit *u)
 bad:
 	rc = -ENOEXEC;
 out:
-	free(open);
 	if (rc < 0)
 		s->ndies = 0;
 	return rc;
@@ -426,5 +427,6 @@ dwscan_free(struct dwscan *s)
 	free(s->abbrevs);
 	free(s->forms);
 	free(s->bycode);
+	free(s->open);
 	memset(s, 0, sizeof(*s));
 }

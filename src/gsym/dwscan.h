@@ -84,6 +84,9 @@ struct dwscan {
 	unsigned		 table_offset_size;
 	int			 sorted;	/* codes too sparse for bycode:
 						 * abbrevs sorted by code */
+	uint32_t		*open;		/* scratch: the DIEs whose
+						 * children are being read */
+	size_t			 capopen;
 };
 
 /*

@@ -513,7 +513,6 @@ symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
 	}
 	while (i < len) {
 		size_t	 e = i, k;
-		char	 tmp[40], *end;
 
 		while (e < len && body[e] != '\n')
 			e++;
@@ -524,26 +523,10 @@ symjson_parse(const char *body, size_t len, uint64_t max, uint64_t **out,
 		while (i < k && (body[i] == ' ' || body[i] == '\t'))
 			i++;
 		if (k > i) {
-			const char *s = body + i;
-			size_t l = k - i;
-
-			if (l >= 2 && s[0] == '0' && (s[1] == 'x' ||
-			    s[1] == 'X')) {
-				s += 2;
-				l -= 2;
-			}
-			if (l == 0 || l > 16) {
-				*why = "malformed address line";
-				goto bad;
-			}
-			memcpy(tmp, s, l);
-			tmp[l] = '\0';
-			errno = 0;
 			if (array_grow(&a, &cap, n + 1, sizeof(*a)) != 0)
 				goto nomem;
-			a[n] = strtoull(tmp, &end, 16);
-			if (*end != '\0' || errno != 0 || tmp[0] == '-' ||
-			    tmp[0] == '+') {
+			if (jhex_u64((const unsigned char *)body + i, k - i,
+			    &a[n]) < 0) {
 				*why = "malformed address line";
 				goto bad;
 			}

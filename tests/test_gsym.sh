@@ -368,11 +368,15 @@ build cc-O2 g++ -g -O2 inl.cc
 build cc-O0 g++ -g -O0 inl.cc
 build cc-O2-dwarf4 g++ -g -gdwarf-4 -O2 inl.cc
 build cc-O2-gz g++ -g -O2 -gz inl.cc
+# Link-time optimisation: the inlined calls of one unit name their
+# origins in another (DW_FORM_ref_addr), whose DIEs' parents qualify the
+# names.
+build cc-O2-lto g++ -g -O2 -flto inl.cc
 for n in c-O2 cc-O2-gz; do
 	objcopy --only-keep-debug "$B/$n" "$B/$n.debug" || exit 99
 done
 VARIANTS=(c-O2 c-O0 c-O2-dwarf4 c-O2-reldir c-O2.debug
-    cc-O2 cc-O0 cc-O2-dwarf4 cc-O2-gz cc-O2-gz.debug)
+    cc-O2 cc-O0 cc-O2-dwarf4 cc-O2-gz cc-O2-gz.debug cc-O2-lto)
 
 # The fixtures must have what this test claims to cover.
 bad=()
@@ -397,6 +401,8 @@ for v in c-O2-dwarf4 cc-O2-dwarf4; do
 	    awk '/^ *Version:/ { print $2; exit }' | grep -qx 4 ||
 	    bad+=("$v: not DWARF 4")
 done
+readelf --debug-dump=abbrev "$B/cc-O2-lto" 2>/dev/null |
+    grep -q DW_FORM_ref_addr || bad+=("cc-O2-lto: no DW_FORM_ref_addr")
 for v in cc-O2-gz cc-O2-gz.debug; do
 	readelf -SW "$B/$v" 2>/dev/null | grep -E ' \.debug_info ' |
 	    awk '{ print $(NF - 3) }' | grep -q C ||
@@ -409,7 +415,7 @@ done
 if [ ${#bad[@]} -eq 0 ]; then
 	pass "fixtures: ${#VARIANTS[@]} variants with build-ids, inlining," \
 	    ".cold parts, DWARF 4, a relative comp_dir, compressed and" \
-	    "separate debug files"
+	    "separate debug files, references across units (LTO)"
 else
 	fail "fixtures: what the test covers" "${bad[@]}"
 fi

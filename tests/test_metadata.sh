@@ -90,6 +90,9 @@ DDEB=$tmp/repo/hello-dbgsym_1.0_amd64.ddeb
 dpkg-deb --root-owner-group -Zxz --build "$S/p1" "$DEB" >/dev/null &&
     dpkg-deb --root-owner-group -Zzstd --build "$S/p1-dbgsym" "$DDEB" \
     >/dev/null || exit 99
+# A file name that is not UTF-8 (Latin-1, a stray byte).
+mkdir -p "$tmp/scan/odd" && (cd "$tmp/src" && gcc -g -O3 \
+    -o "$tmp/scan/odd/$(printf 'caf\351-\377')" hello.c greet.c) || exit 99
 hub -d "$tmp/storeB" -U -F "$tmp/scan" -F "$tmp/repo" \
     --log-file "$tmp/hubB.log"
 B=$URL
@@ -137,6 +140,13 @@ check "buildid in uppercase: nothing, complete (200)" eval \
     complete '$tmp/out/b2' true"
 meta "$B" buildid "zz" "$tmp/out/b3" >/dev/null
 check "buildid not hex: nothing" eval "[ \$(count '$tmp/out/b3') = 0 ]"
+meta "$B" glob "$tmp/scan/odd/*" "$tmp/out/u1" >/dev/null
+check "a file name that is not UTF-8: valid JSON, each bad byte U+FFFD" \
+    python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))
+files = sorted(e["file"] for e in r["results"])
+assert files == [sys.argv[2] + "/caf\ufffd-\ufffd"] * 2, files' \
+    "$tmp/out/u1" "$tmp/scan/odd"
 
 section 'what elfutils answers to a bad query'
 st=$(curl -s -o "$tmp/out/e1" -D "$tmp/out/e1.hdr" -w '%{http_code}' \

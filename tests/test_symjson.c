@@ -543,6 +543,157 @@ test_batch_stream(void)
 	batch_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/*
+ * Tecken requests are read as they stream (yajl), as batches are: keys in
+ * any order, a key given twice (the last counts), and what a hostile
+ * request must not get through: addresses of 2^64 and more, bytes that
+ * are not UTF-8, a debugName that would be repeated in every frame.
+ */
+static void
+test_tecken_stream(void)
+{
+	static const char id[] = "88AC2AA1BC5FA13BF5C508C3D62BC86C0";
+	char		 big[2048], name[300];
+	const char	*bad[] = {
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[0,18446744073709551616]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[0,1.5]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[0,1e3]]]}",
+		"{\"memoryMap\":[[\"a\xff\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[]}",
+		"{\"memoryMap\":[[\"a\\u0000b\","
+		"\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],\"stacks\":[]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"x\"]],\"stacks\":[]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[0,1,2]]]}",
+		"{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+		"\"stacks\":[[[4294967296,1]]]}",
+		"{\"stacks\":[[[1,1]]],"
+		"\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]]}",
+		"{\"jobs\":[{\"memoryMap\":[]}]}",
+		big,
+	};
+	struct symjson_tecken	 t;
+	const char		*why, *body;
+	long			 n;
+	size_t			 i;
+
+	memset(name, 'n', 256);
+	name[256] = '\0';
+	snprintf(big, sizeof(big), "{\"memoryMap\":[[\"%s\",\"%s\"]],"
+	    "\"stacks\":[]}", name, id);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		n = symjson_parse_tecken(bad[i], strlen(bad[i]), 10, 10, &t,
+		    &why);
+		ok(n == -EINVAL && t.jobs == NULL && why != NULL,
+		    "tecken: refused '%.90s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+	name[255] = '\0';
+	snprintf(big, sizeof(big), "{\"stacks\":[[[0,7],[0,18446744073709551615]"
+	    "]],\"memoryMap\":[[\"%s\",\"%s\"]]}", name, id);
+	n = symjson_parse_tecken(big, strlen(big), 10, 10, &t, &why);
+	ok(n == 1 && t.nframes == 2 && t.jobs[0].frames[1].addr == UINT64_MAX &&
+	    strlen(t.jobs[0].libs[0].name) == 255 &&
+	    strcmp(t.jobs[0].libs[0].key, id) == 0,
+	    "tecken: stacks before memoryMap, a 255-byte name, 2^64 - 1");
+	symjson_tecken_free(&t);
+	body = "{\"memoryMap\":[[\"a\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+	    "\"stacks\":[[[0,1]],[[0,2]]],\"stacks\":[[[0,3]]],"
+	    "\"jobs\":null,\"x\":[[[\"y\"]]]}";
+	n = symjson_parse_tecken(body, strlen(body), 2, 10, &t, &why);
+	ok(n == 1 && t.njobs == 1 && t.nframes == 1 &&
+	    t.jobs[0].nstacks == 1 && t.jobs[0].frames[0].addr == 3,
+	    "tecken: a key given twice, the last counts; jobs null; others "
+	    "skipped");
+	symjson_tecken_free(&t);
+	body = "{\"memoryMap\":[[\"top\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+	    "\"stacks\":[[[0,1],[0,1]]],\"jobs\":[{\"memoryMap\":[],"
+	    "\"stacks\":[]},{\"stacks\":[[]],\"memoryMap\":[]}]}";
+	n = symjson_parse_tecken(body, strlen(body), 2, 10, &t, &why);
+	ok(n == 0 && t.njobs == 2 && t.nframes == 0 &&
+	    t.jobs[1].nstacks == 1,
+	    "tecken: \"jobs\" wins over a job at the top, whose frames do "
+	    "not count (got %ld: %s)", n, n < 0 ? why : "");
+	symjson_tecken_free(&t);
+}
+
+/*
+ * What the writer is given need not be UTF-8 (DWARF names, file names):
+ * every byte that begins no well-formed sequence becomes U+FFFD, so the
+ * answer stays JSON; well-formed text is written as it is.
+ */
+static void
+test_write_utf8(void)
+{
+	static const char *names[] = {
+		"ok\xc3\xa9",		/* é: kept */
+		"a\xff" "b",		/* a byte that is never UTF-8 */
+		"c\xc3",		/* cut short */
+		"\xe0\x80\xaf",		/* overlong '/' */
+		"\xed\xa0\x80",		/* a surrogate */
+		"\xf4\x90\x80\x80",	/* above U+10FFFF */
+		"\xf0\x9f\x98\x80",	/* an emoji: kept */
+		"\x7f\x1f",
+	};
+	static const char *want[] = {
+		"\"ok\xc3\xa9\"",
+		"\"a\xef\xbf\xbd" "b\"",
+		"\"c\xef\xbf\xbd\"",
+		"\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
+		"\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
+		"\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"",
+		"\"\xf0\x9f\x98\x80\"",
+		"\"\x7f\\u001f\"",
+	};
+	struct gsym_result	 r;
+	struct symjson		*j;
+	json_tokener		*tok;
+	json_object		*o;
+	char			*buf, *exp;
+	size_t			 i, len;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (symjson_open(0, 0, &j) != 0 ||
+		    symjson_string(j, names[i]) != 0 ||
+		    symjson_take(j, &buf, &len) != 0) {
+			ok(0, "symjson_string");
+			continue;
+		}
+		ok(len == strlen(want[i]) && memcmp(buf, want[i], len) == 0,
+		    "string %zu: invalid UTF-8 replaced by U+FFFD, the rest "
+		    "kept (%.*s)", i, (int)len, buf);
+		free(buf);
+	}
+	/* A result whose function and file are not UTF-8 parses, with
+	 * json-c checking UTF-8. */
+	memset(&r, 0, sizeof(r));
+	frame(&r, "f\xfe\xc0", 0, "/src\xff", "x\x80.c", 3);
+	r.addr = 0x10;
+	if (symjson_create("ab", 1, 0, &j) != 0 ||
+	    symjson_add(j, 0x10, 0, &r) != 0 ||
+	    (buf = answer(j, &len)) == NULL) {
+		ok(0, "symjson_add");
+		return;
+	}
+	tok = json_tokener_new();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	exp = "\"function\":\"f\xef\xbf\xbd\xef\xbf\xbd\",";
+	ok(o != NULL && strstr(buf, exp) != NULL &&
+	    strstr(buf, "\"file\":\"/src\xef\xbf\xbd/x\xef\xbf\xbd.c\"") !=
+	    NULL, "an answer of names that are not UTF-8 is valid JSON: %.*s",
+	    (int)len, buf);
+	json_object_put(o);
+	json_tokener_free(tok);
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -552,5 +703,7 @@ main(void)
 	test_batch();
 	test_batch_stream();
 	test_tecken();
+	test_tecken_stream();
+	test_write_utf8();
 	return done();
 }

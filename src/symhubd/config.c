@@ -162,6 +162,11 @@ static const struct opt opts[] = {
 	{ "symbolize-max-modules", 0, O_NUM, O_BOTH, F(symbolize_modules),
 	    "1024", "N", "most modules one POST /symbolize or "
 	    "/symbolicate/v5 request may name" },
+	{ "symbolize-max-answer", 0, O_SIZE, O_BOTH,
+	    F(symbolize_answer_max), "1G", "SIZE", "most bytes of one "
+	    "/symbolize or /symbolicate/v5 answer: a request whose answer "
+	    "must be larger is refused (413), one that turns out larger is "
+	    "cut; 0: no limit" },
 	{ "symbolize-deadline", 0, O_NUM, O_BOTH, F(symbolize_deadline),
 	    "30", "SECONDS", "how long a multi-module request waits for "
 	    "fetches and conversions, and the most it may ask for" },

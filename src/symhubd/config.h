@@ -57,6 +57,7 @@ struct config {
 	uint64_t	 gsym_ahead;	/* convert every new debuginfo */
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
 	uint64_t	 symbolize_modules;	/* modules per batch request */
+	uint64_t	 symbolize_answer_max;	/* bytes of one answer; 0: any */
 	uint64_t	 symbolize_deadline;	/* seconds a batch waits */
 	char		*compress;	/* "zstd,gzip", "none" */
 	uint64_t	 compress_min;	/* bytes */

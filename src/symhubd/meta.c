@@ -228,6 +228,10 @@ walk_fn(void *ctx, const struct cache_key *key,
 	}
 	if (!indexed(rec) || !webapi_meta_match(w->q, rec->xfile))
 		return 0;
+	if (metajson_full(w->mj)) {
+		w->cut = 1;
+		return 1;
+	}
 	return add_local(w, key, rec);
 }
 
@@ -570,6 +574,8 @@ job_run(struct meta *m, struct worker *wk, struct job *j)
 	if (rc == 0 && GET(m->stop))
 		rc = -ECANCELED;
 	if (rc == 0) {
+		if (metajson_full(mj))
+			complete = 0;
 		rc = metajson_finish(mj, complete, &buf, &len);
 		mj = NULL;
 	}

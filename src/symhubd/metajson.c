@@ -8,7 +8,9 @@
 
 #include <json-c/json.h>
 
+#include "base/buf.h"
 #include "base/strmap.h"
+#include "base/utf8.h"
 #include "metajson.h"
 
 /* Nesting an upstream's answer needs: object, array, entry object. */
@@ -18,6 +20,7 @@ struct metajson {
 	json_object	*root;		/* {"results": arr} until finished */
 	json_object	*arr;		/* owned by root */
 	struct strmap	 seen;		/* the four strings, NUL-joined */
+	int		 full;		/* an entry was left out */
 };
 
 int
@@ -91,6 +94,11 @@ metajson_add(struct metajson *j, const char *type, const char *buildid,
 	key[lt + lb + lf + la + 3] = '\0';
 	if (strmap_get(&j->seen, key, &dummy)) {
 		free(key);
+		return 0;
+	}
+	if (json_object_array_length(j->arr) >= METAJSON_ENTRIES_MAX) {
+		free(key);
+		j->full = 1;
 		return 0;
 	}
 	rc = strmap_put(&j->seen, key, 0);
@@ -173,6 +181,12 @@ metajson_merge(struct metajson *j, const char *body, size_t len,
 	return added;
 }
 
+int
+metajson_full(const struct metajson *j)
+{
+	return j->full;
+}
+
 size_t
 metajson_count(const struct metajson *j)
 {
@@ -194,12 +208,22 @@ metajson_finish(struct metajson *j, int complete, char **buf, size_t *len)
 		json_object_put(b);
 		b = NULL;
 	}
+	/* json-c writes a name's bytes as they are: those that are not
+	 * UTF-8 (a file name, another hub's answer) would make the whole
+	 * answer unparsable.  They can only be inside strings, the rest is
+	 * ASCII, so the text is mended as a whole. */
 	if (b != NULL && (s = json_object_to_json_string_length(j->root,
 	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &n)) != NULL && (*buf = malloc(n + 1)) != NULL) {
-		memcpy(*buf, s, n + 1);
-		*len = n;
-		rc = 0;
+	    &n)) != NULL) {
+		struct buf out = { 0 };
+
+		if (utf8_add(&out, s, n) == 0 && buf_add(&out, "", 1) == 0) {
+			*buf = (char *)out.p;
+			*len = out.len - 1;
+			rc = 0;
+		} else {
+			buf_free(&out);
+		}
 	}
 	metajson_free(j);
 	return rc;

@@ -39,12 +39,21 @@ int	metajson_add(struct metajson *j, const char *type, const char *buildid,
 long	metajson_merge(struct metajson *j, const char *body, size_t len,
 	    int *complete);
 
+/* Most entries of one answer: beyond them metajson_add() leaves entries
+ * out (returns 0) and metajson_full() says so; the answer is then not
+ * complete.  Some 200 bytes of JSON each, 500 of json-c's tree. */
+#define METAJSON_ENTRIES_MAX	65536
+
+/* Was an entry left out for METAJSON_ENTRIES_MAX?  @return 1 or 0. */
+int	metajson_full(const struct metajson *j);
+
 /* Entries so far. */
 size_t	metajson_count(const struct metajson *j);
 
 /*
- * Close the answer with "complete" and hand its bytes over.  j is freed
- * in every case.
+ * Close the answer with "complete" and hand its bytes over, each byte of
+ * a string that is not UTF-8 replaced by U+FFFD (base/utf8.h).  j is
+ * freed in every case.
  * @param buf  the JSON, malloc'd, the caller's (NUL-terminated; len
  *             without the NUL); NULL on failure.
  * @return 0; -ENOMEM.

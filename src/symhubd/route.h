@@ -291,6 +291,23 @@ enum MHD_Result	route_metadata(struct http *h, struct req *r);
 enum MHD_Result	route_batch(struct http *h, struct req *r);
 void		route_batch_free(struct req *r);
 
+/*
+ * route_stream.c: answer 200 with the JSON that step writes to j, a piece
+ * at a time as the client takes it, until it sets *done; then j and ctx
+ * (free_ctx) are freed.  j, ctx and free_ctx are the stream's from the
+ * call on, in every case.  An answer past --symbolize-max-answer is cut.
+ * step returns 0 or -ENOMEM (the answer is then cut).
+ */
+struct symjson;
+typedef int	(*route_stream_step_fn)(void *ctx, struct symjson *j,
+		    int *done);
+enum MHD_Result	route_stream(struct http *h, struct req *r,
+		    struct symjson *j, route_stream_step_fn step,
+		    void (*free_ctx)(void *), void *ctx, const char *how);
+
+/* Would an answer of at least least bytes fit --symbolize-max-answer? */
+int		route_answer_fits(const struct http *h, uint64_t least);
+
 /* Most bytes of a POST body: about 40 an address, 256 a module. */
 size_t		route_body_max(const struct config *cfg);
 

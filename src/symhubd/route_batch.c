@@ -55,9 +55,6 @@ woken(void *ctx)
 	MHD_resume_connection(r->conn);
 }
 
-static int	write_tecken(struct symjson *, const struct breq *,
-		    struct gsym_result *);
-
 /* A module's part of the answer up to its results. */
 static int
 module_head(struct symjson *j, const struct symjson_module *m,
@@ -113,145 +110,71 @@ module_results(struct symjson *j, const struct symjson_module *m,
 }
 
 /*
- * A /symbolize answer is written as libmicrohttpd sends it, a piece at a
- * time: 100,000 results are some 25 MB of JSON, which built whole cost
- * more in page faults and copies than in look-ups.  The stream owns the
- * request's batch (the open GSYMs) until the response is freed.
+ * The answers are written as libmicrohttpd sends them (route_stream()):
+ * 100,000 results are some 25 MB of JSON, and a Tecken answer repeats a
+ * module's name in every frame.  A stream owns the request's batch (the
+ * open GSYMs) until the response is freed.
  */
 struct bstream {
 	struct breq		*q;
-	struct symjson		*j;
-	size_t			 mod;		/* next module */
+	size_t			 mod;		/* next module, or job */
 	size_t			 addr;		/* its next address; SIZE_MAX:
 						 * its head is not written */
-	int			 done;
+	/* Tecken: the job's next stack, and frame in it. */
+	size_t			 stack, frame;
+	int			 in_stack;	/* its "[" written */
+	unsigned char		*used;		/* the job's libs that its
+						 * frames use; NULL: the job's
+						 * head is not written */
 	struct gsym_result	 res;
 };
 
 /* Results written per step: enough to fill a send buffer or two. */
 #define STREAM_STEP	256
 
-/* Write the next piece of the answer. */
-static int
-stream_step(struct bstream *s)
+static void
+bstream_free(void *ctx)
 {
+	struct bstream *s = ctx;
+
+	free(s->used);
+	breq_free(s->q);
+	free(s);
+}
+
+/* Write the next piece of a /symbolize answer. */
+static int
+batch_step_answer(void *ctx, struct symjson *j, int *done)
+{
+	struct bstream		*s = ctx;
 	const struct breq	*q = s->q;
 	const struct symjson_module *m;
 	const struct batch_module *bm;
 	size_t			 end;
 
 	if (s->mod == q->in.nmods) {
-		s->done = 1;
-		return symjson_text(s->j, "]}");
+		*done = 1;
+		return symjson_text(j, "]}");
 	}
 	m = &q->in.mods[s->mod];
 	bm = &q->mods[s->mod];
 	if (s->addr == SIZE_MAX) {
 		s->addr = 0;
-		return symjson_text(s->j, s->mod > 0 ? "," : "") |
-		    module_head(s->j, m, bm) ? -ENOMEM : 0;
+		return symjson_text(j, s->mod > 0 ? "," : "") |
+		    module_head(j, m, bm) ? -ENOMEM : 0;
 	}
 	end = bm->status != BATCH_READY ? s->addr :
 	    m->naddrs - s->addr > STREAM_STEP ? s->addr + STREAM_STEP :
 	    m->naddrs;
 	if (end > s->addr) {
-		int rc = module_results(s->j, m, bm, s->addr, end, &s->res);
+		int rc = module_results(j, m, bm, s->addr, end, &s->res);
 
 		s->addr = end;
 		return rc;
 	}
 	s->mod++;
 	s->addr = SIZE_MAX;
-	return symjson_text(s->j, "]}");
-}
-
-static ssize_t
-stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct bstream *s = cls;
-
-	(void)pos;
-	while (symjson_pending(s->j) < max && !s->done)
-		if (stream_step(s) != 0)
-			return MHD_CONTENT_READER_END_WITH_ERROR;
-	if (symjson_pending(s->j) == 0)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	return (ssize_t)symjson_drain(s->j, buf, max);
-}
-
-static void
-stream_free(void *cls)
-{
-	struct bstream *s = cls;
-
-	/* The writer first: it knows the GSYMs' strings by address. */
-	symjson_free(s->j);
-	breq_free(s->q);
-	free(s);
-}
-
-/* Answer POST /symbolize with a stream of the results. */
-static enum MHD_Result
-answer_stream(struct req *r)
-{
-	struct MHD_Response	*resp;
-	struct bstream		*s;
-
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return MHD_NO;
-	if (symjson_open(0, r->batch->in.demangle ? SYMJSON_DEMANGLE : 0,
-	    &s->j) != 0 || symjson_text(s->j, "{\"modules\":[") != 0) {
-		symjson_free(s->j);
-		free(s);
-		return MHD_NO;
-	}
-	s->addr = SIZE_MAX;
-	s->q = r->batch;
-	r->batch = NULL;	/* the stream's now */
-	if ((resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
-	    128 * 1024, stream_read, s, stream_free)) == NULL) {
-		stream_free(s);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-	    "application/json");
-	return reply_response(r, REPLY_OK, resp, 0, r->how_buf);
-}
-
-static enum MHD_Result
-answer(struct req *r)
-{
-	struct breq		*q = r->batch;
-	struct gsym_result	*res;
-	struct symjson		*j = NULL;
-	struct MHD_Response	*resp;
-	char			*out = NULL;
-	size_t			 i, len = 0, ready = 0;
-	int			 rc;
-
-	for (i = 0; i < q->nmods; i++)
-		ready += q->mods[i].status == BATCH_READY;
-	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu modules", ready,
-	    q->nmods);
-	if (r->w.route != WEBAPI_TECKEN)
-		return answer_stream(r);
-	if ((res = malloc(sizeof(*res))) == NULL ||
-	    symjson_open(q->tk.nframes, SYMJSON_DEMANGLE, &j) != 0) {
-		free(res);
-		return MHD_NO;
-	}
-	rc = write_tecken(j, q, res);
-	free(res);
-	/* The GSYMs last: the writer knows their strings by address. */
-	if (rc == 0)
-		symjson_take(j, &out, &len);
-	else
-		symjson_free(j);
-	route_batch_free(r);
-	if (rc != 0)
-		return MHD_NO;
-	resp = reply_buffer(out, len, "application/json");
-	return reply_response(r, REPLY_OK, resp, len, r->how_buf);
+	return symjson_text(j, "]}");
 }
 
 /* "DEBUGNAME/BREAKPADID", a key of found_modules and module_errors. */
@@ -283,93 +206,169 @@ dup_lib(const struct symjson_tjob *job, const unsigned char *used, size_t l)
 	return 0;
 }
 
-/* The Tecken answer: per job, its stacks frame by frame, and which
- * modules were found. */
+/* The end of a Tecken job: which of the modules its frames use were
+ * found, and why the others were not. */
 static int
-write_tecken(struct symjson *j, const struct breq *q, struct gsym_result *res)
+tecken_modules(struct symjson *j, const struct breq *q,
+    const struct symjson_tjob *job, const unsigned char *used)
 {
-	const struct symjson_tecken	*t = &q->tk;
-	size_t				 i, s, f, l;
-	unsigned char			*used;
-	int				 rc = 0;
+	size_t	l;
+	int	first, errs = 0, rc = 0;
 
-	rc |= symjson_text(j, "{\"results\":[");
-	for (i = 0; i < t->njobs && rc == 0; i++) {
-		const struct symjson_tjob *job = &t->jobs[i];
-		int first, errs = 0;
+	rc |= symjson_text(j, "],\"found_modules\":{");
+	for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
+		const struct batch_module *bm = &q->mods[job->libs[l].mod];
 
-		if ((used = calloc(job->nlibs + 1, 1)) == NULL)
-			return -ENOMEM;
-		rc |= symjson_text(j, i > 0 ? ",{\"stacks\":[" :
-		    "{\"stacks\":[");
-		for (s = 0; s < job->nstacks && rc == 0; s++) {
-			rc |= symjson_text(j, s > 0 ? ",[" : "[");
-			symjson_list(j);
-			for (f = job->stacks[s]; f < job->stacks[s + 1] &&
-			    rc == 0; f++) {
-				const struct symjson_tframe *fr =
-				    &job->frames[f];
-				const struct batch_module *bm =
-				    &q->mods[job->libs[fr->lib].mod];
-				int lrc = -ENOENT;
-
-				used[fr->lib] = 1;
-				if (bm->status == BATCH_READY &&
-				    bm->nloads > 0)
-					lrc = derive_gsym_lookup(bm->gf,
-					    bm->loads[0].vaddr + fr->addr, res);
-				rc |= symjson_tecken_frame(j,
-				    f - job->stacks[s], fr->addr,
-				    job->libs[fr->lib].name, lrc, res);
-			}
-			rc |= symjson_text(j, "]");
-		}
-		rc |= symjson_text(j, "],\"found_modules\":{");
+		if (!used[l] || dup_lib(job, used, l))
+			continue;
+		rc |= tecken_key(j, &job->libs[l], first);
+		first = 0;
+		rc |= symjson_text(j, bm->status == BATCH_READY &&
+		    bm->nloads > 0 ? ":true" : ":false");
+		errs |= !(bm->status == BATCH_READY && bm->nloads > 0);
+	}
+	rc |= symjson_text(j, "}");
+	if (errs) {
+		rc |= symjson_text(j, ",\"module_errors\":{");
 		for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
 			const struct batch_module *bm =
 			    &q->mods[job->libs[l].mod];
+			int ready = bm->status == BATCH_READY;
 
-			if (!used[l] || dup_lib(job, used, l))
+			if (!used[l] || (ready && bm->nloads > 0) ||
+			    dup_lib(job, used, l))
 				continue;
 			rc |= tecken_key(j, &job->libs[l], first);
 			first = 0;
-			rc |= symjson_text(j, bm->status == BATCH_READY &&
-			    bm->nloads > 0 ? ":true" : ":false");
-			errs |= !(bm->status == BATCH_READY &&
-			    bm->nloads > 0);
+			rc |= symjson_text(j, ":[{\"name\":");
+			rc |= symjson_string(j, ready ? "no_program_headers" :
+			    batch_status_name(bm->status));
+			rc |= symjson_text(j, ",\"message\":");
+			rc |= symjson_string(j, ready ? "no file of the module "
+			    "here has program headers to place its relative "
+			    "addresses" : bm->why ? bm->why : "unknown");
+			rc |= symjson_text(j, "}]");
 		}
 		rc |= symjson_text(j, "}");
-		if (errs) {
-			rc |= symjson_text(j, ",\"module_errors\":{");
-			for (l = 0, first = 1; l < job->nlibs && rc == 0;
-			    l++) {
-				const struct batch_module *bm =
-				    &q->mods[job->libs[l].mod];
-				int ready = bm->status == BATCH_READY;
-
-				if (!used[l] || (ready && bm->nloads > 0) ||
-				    dup_lib(job, used, l))
-					continue;
-				rc |= tecken_key(j, &job->libs[l], first);
-				first = 0;
-				rc |= symjson_text(j, ":[{\"name\":");
-				rc |= symjson_string(j, ready ?
-				    "no_program_headers" :
-				    batch_status_name(bm->status));
-				rc |= symjson_text(j, ",\"message\":");
-				rc |= symjson_string(j, ready ? "no file of "
-				    "the module here has program headers to "
-				    "place its relative addresses" :
-				    bm->why ? bm->why : "unknown");
-				rc |= symjson_text(j, "}]");
-			}
-			rc |= symjson_text(j, "}");
-		}
-		rc |= symjson_text(j, "}");
-		free(used);
 	}
-	rc |= symjson_text(j, "]}");
+	rc |= symjson_text(j, "}");
 	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Write the next piece of a Tecken answer: per job, its stacks frame by
+ * frame, then which modules were found. */
+static int
+tecken_step(void *ctx, struct symjson *j, int *done)
+{
+	struct bstream			*s = ctx;
+	const struct breq		*q = s->q;
+	const struct symjson_tjob	*job;
+	size_t				 end;
+	int				 rc = 0;
+
+	if (s->mod == q->tk.njobs) {
+		*done = 1;
+		return symjson_text(j, "]}");
+	}
+	job = &q->tk.jobs[s->mod];
+	if (s->used == NULL) {
+		if ((s->used = calloc(job->nlibs + 1, 1)) == NULL)
+			return -ENOMEM;
+		s->stack = 0;
+		s->in_stack = 0;
+		return symjson_text(j, s->mod == 0 ? "{\"results\":[" "{\"stacks\":[" :
+		    ",{\"stacks\":[");
+	}
+	if (s->stack == job->nstacks) {
+		rc = tecken_modules(j, q, job, s->used);
+		free(s->used);
+		s->used = NULL;
+		s->mod++;
+		return rc;
+	}
+	if (!s->in_stack) {
+		s->in_stack = 1;
+		s->frame = job->stacks[s->stack];
+		symjson_list(j);
+		return symjson_text(j, s->stack > 0 ? ",[" : "[");
+	}
+	end = job->stacks[s->stack + 1];
+	if (end - s->frame > STREAM_STEP)
+		end = s->frame + STREAM_STEP;
+	for (; s->frame < end && rc == 0; s->frame++) {
+		const struct symjson_tframe *fr = &job->frames[s->frame];
+		const struct batch_module *bm =
+		    &q->mods[job->libs[fr->lib].mod];
+		int lrc = -ENOENT;
+
+		s->used[fr->lib] = 1;
+		if (bm->status == BATCH_READY && bm->nloads > 0)
+			lrc = derive_gsym_lookup(bm->gf,
+			    bm->loads[0].vaddr + fr->addr, &s->res);
+		rc |= symjson_tecken_frame(j, s->frame - job->stacks[s->stack],
+		    fr->addr, job->libs[fr->lib].name, lrc, &s->res);
+	}
+	if (s->frame == job->stacks[s->stack + 1]) {
+		rc |= symjson_text(j, "]");
+		s->in_stack = 0;
+		s->stack++;
+	}
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+static enum MHD_Result
+answer(struct http *h, struct req *r)
+{
+	struct breq	*q = r->batch;
+	struct bstream	*s;
+	struct symjson	*j;
+	size_t		 i, ready = 0;
+	int		 tecken = r->w.route == WEBAPI_TECKEN;
+
+	for (i = 0; i < q->nmods; i++)
+		ready += q->mods[i].status == BATCH_READY;
+	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu modules", ready,
+	    q->nmods);
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return MHD_NO;
+	if (symjson_open(0, tecken || q->in.demangle ? SYMJSON_DEMANGLE : 0,
+	    &j) != 0 || (!tecken && symjson_text(j, "{\"modules\":[") != 0)) {
+		symjson_free(j);
+		free(s);
+		return MHD_NO;
+	}
+	s->addr = SIZE_MAX;
+	s->q = q;
+	r->batch = NULL;	/* the stream's now */
+	/* A Tecken request with no job still answers {"results":[]}. */
+	if (tecken && q->tk.njobs == 0 && symjson_text(j, "{\"results\":[") != 0) {
+		symjson_free(j);
+		bstream_free(s);
+		return MHD_NO;
+	}
+	return route_stream(h, r, j, tecken ? tecken_step : batch_step_answer,
+	    bstream_free, s, r->how_buf);
+}
+
+/*
+ * The least an answer takes, known from the request: a frame of Tecken
+ * repeats its module's name; a result of /symbolize, its address.
+ */
+static uint64_t
+least_answer(const struct breq *q)
+{
+	uint64_t	n = 0;
+	size_t		i, f;
+
+	for (i = 0; i < q->in.nmods; i++)
+		n += 64 + q->in.mods[i].naddrs * 32;
+	for (i = 0; i < q->tk.njobs; i++) {
+		const struct symjson_tjob *job = &q->tk.jobs[i];
+
+		for (f = 0; f < job->stacks[job->nstacks]; f++)
+			n += 48 + strlen(job->libs[job->frames[f].lib].name);
+	}
+	return n;
 }
 
 /* Start: read the body, make the batch. */
@@ -409,6 +408,10 @@ begin_batch(struct http *h, struct req *r)
 	if (n < 0)
 		return reply_text(r, n == -EINVAL ? REPLY_BAD_REQUEST :
 		    REPLY_INTERNAL, why, "symbolize");
+	if (!route_answer_fits(h, least_answer(q)))
+		return reply_text(r, REPLY_TOO_LARGE, "the answer would be "
+		    "larger than --symbolize-max-answer: ask for fewer "
+		    "addresses at once", "symbolize");
 	if (n > 0 && (q->mods = calloc((size_t)n, sizeof(*q->mods))) == NULL)
 		return MHD_NO;
 	q->nmods = (size_t)n;
@@ -455,7 +458,7 @@ route_batch(struct http *h, struct req *r)
 	    r->status != 0))
 		return ret;
 	if (!batch_step(r->batch->b))
-		return answer(r);
+		return answer(h, r);
 	r->phase = PHASE_BATCH;
 	MHD_suspend_connection(r->conn);
 	if (!batch_wait(r->batch->b))

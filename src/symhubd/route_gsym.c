@@ -34,19 +34,55 @@ want_demangled(const struct req *r)
 	return v != NULL && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0);
 }
 
+/* A /symbolize answer being streamed (route_stream()). */
+struct sstream {
+	struct derive_gsym	*gf;
+	uint64_t		*addrs;
+	size_t			 n, next;
+	struct gsym_result	 res;
+};
+
+static void
+sstream_free(void *ctx)
+{
+	struct sstream *s = ctx;
+
+	derive_gsym_release(s->gf);
+	free(s->addrs);
+	free(s);
+}
+
+/* Results written per step: enough to fill a send buffer or two. */
+#define STREAM_STEP	256
+
+static int
+sstream_step(void *ctx, struct symjson *j, int *done)
+{
+	struct sstream	*s = ctx;
+	size_t		 end = s->n - s->next > STREAM_STEP ?
+			    s->next + STREAM_STEP : s->n;
+	int		 rc = 0;
+
+	for (; s->next < end && rc == 0; s->next++)
+		rc = symjson_add(j, s->addrs[s->next],
+		    derive_gsym_lookup(s->gf, s->addrs[s->next], &s->res),
+		    &s->res);
+	if (rc == 0 && s->next == s->n) {
+		*done = 1;
+		rc = symjson_text(j, "]}");
+	}
+	return rc;
+}
+
 /* Answer a /symbolize request from gf, which is consumed. */
 static enum MHD_Result
 symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 {
-	struct gsym_result	*res = NULL;
-	struct MHD_Response	*resp;
-	struct symjson		*j = NULL;
-	const char		*why = NULL;
-	uint64_t		*addrs = NULL;
-	char			*out = NULL;
-	long			 n, i;
-	size_t			 len = 0;
-	int			 rc;
+	struct sstream	*s;
+	struct symjson	*j = NULL;
+	const char	*why = NULL;
+	uint64_t	*addrs = NULL;
+	long		 n;
 
 	if (r->too_long) {
 		derive_gsym_release(gf);
@@ -61,29 +97,28 @@ symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 		    n == -EINVAL ? REPLY_BAD_REQUEST : REPLY_INTERNAL, why,
 		    "symbolize");
 	}
-	if ((res = malloc(sizeof(*res))) == NULL ||
-	    symjson_create(r->w.idhex, (size_t)n, want_demangled(r) ?
+	/* The least a result takes: {"address":"0x0","frames":[]...}. */
+	if (!route_answer_fits(h, 64 + (uint64_t)n * 32)) {
+		free(addrs);
+		derive_gsym_release(gf);
+		return reply_text(r, REPLY_TOO_LARGE, "the answer would be "
+		    "larger than --symbolize-max-answer: ask for fewer "
+		    "addresses at once", "symbolize");
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    symjson_create(r->w.idhex, 0, want_demangled(r) ?
 	    SYMJSON_DEMANGLE : 0, &j) != 0) {
-		free(res);
+		free(s);
 		free(addrs);
 		derive_gsym_release(gf);
 		return MHD_NO;
 	}
-	for (i = 0, rc = 0; i < n && rc == 0; i++)
-		rc = symjson_add(j, addrs[i],
-		    derive_gsym_lookup(gf, addrs[i], res), res);
-	/* gf last: the writer knows its strings by their address in gf. */
-	if (rc == 0)
-		rc = symjson_finish(j, &out, &len);
-	else
-		symjson_free(j);
-	free(res);
-	free(addrs);
-	derive_gsym_release(gf);
-	if (rc != 0)
-		return MHD_NO;
-	resp = reply_buffer(out, len, "application/json");
-	return reply_response(r, REPLY_OK, resp, len,
+	s->gf = gf;
+	s->addrs = addrs;
+	s->n = (size_t)n;
+	/* gf is freed after the writer: it knows gf's strings by their
+	 * address. */
+	return route_stream(h, r, j, sstream_step, sstream_free, s,
 	    r->converted ? "converted" : "symbolized");
 }
 

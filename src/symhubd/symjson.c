@@ -15,38 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
 #include <yajl/yajl_parse.h>
 
 #include "base/buf.h"
 #include "base/hex.h"
+#include "base/utf8.h"
 #include "common/demangle.h"
 #include "common/webapi.h"
 #include "symjson.h"
-
-/* Parse len bytes of JSON, of which only blanks may follow the value.
- * @return the value (json_object_put() it), or NULL. */
-static json_object *
-parse_whole(const char *body, size_t len)
-{
-	json_tokener	*tok;
-	json_object	*v = NULL;
-	size_t		 k;
-
-	if (len > INT32_MAX || (tok = json_tokener_new()) == NULL)
-		return NULL;
-	v = json_tokener_parse_ex(tok, body, (int)len);
-	k = v != NULL ? json_tokener_get_parse_end(tok) : len;
-	while (k < len && (body[k] == ' ' || body[k] == '\t' ||
-	    body[k] == '\r' || body[k] == '\n'))
-		k++;
-	json_tokener_free(tok);
-	if (k != len) {
-		json_object_put(v);
-		return NULL;
-	}
-	return v;
-}
 
 /* ---- requests of many addresses, read with yajl ---- */
 
@@ -549,15 +525,6 @@ bad:
 }
 
 
-/* Look a key of obj up: NULL when absent. */
-static json_object *
-member(json_object *obj, const char *key)
-{
-	json_object	*v;
-
-	return json_object_object_get_ex(obj, key, &v) ? v : NULL;
-}
-
 long
 symjson_parse_batch(const char *body, size_t len, uint64_t max_addrs,
     size_t max_modules, struct symjson_batch *out, const char **why)
@@ -673,175 +640,523 @@ mod_add(const struct symjson_tecken *t, size_t *hash, size_t hcap, size_t i)
 	hash[k] = i + 1;
 }
 
-/* Read one job.  @return 0; -EINVAL, -E2BIG, -ENOMEM with *why. */
-static int
-read_job(json_object *o, struct symjson_tecken *t, struct symjson_tjob *job,
-    size_t *hash, size_t hcap, uint64_t max_frames, size_t max_modules,
-    const char **why)
+/*
+ * A Tecken request, read with yajl's callbacks as the batches are: a
+ * json-c tree cost some 400 bytes a frame, 20 times the frame's text.
+ * Jobs are kept as they are read; the modules are gathered at the end,
+ * from the jobs that count (a top-level "jobs" wins over a job at the
+ * top, and of a key given twice the last value counts, as json-c had it).
+ */
+enum trole {
+	T_TOP,		/* the request's object */
+	T_JOBS,		/* "jobs" */
+	T_JOB,		/* one of them */
+	T_MAP,		/* a job's "memoryMap" */
+	T_ENTRY,	/* one entry: [debugName, breakpadId] */
+	T_STACKS,	/* a job's "stacks" */
+	T_STACK,	/* one stack */
+	T_FRAME,	/* one frame: [moduleIndex, address] */
+	T_SKIP		/* a value nothing reads */
+};
+
+enum tkey { TK_OTHER, TK_JOBS, TK_MAP, TK_STACKS };
+
+/* A job's arrays' capacities, and what of it was met. */
+struct tjcap {
+	size_t		 libs, stacks, frames;
+	int		 map, stks;	/* "memoryMap", "stacks" met */
+	size_t		 nframes;	/* of its stacks */
+};
+
+struct tread {
+	uint64_t		 max_frames;
+	size_t			 max_mods;
+	enum trole		 role[JDEPTH_MAX + 1];
+	unsigned		 depth;
+	enum tkey		 key;
+	long			 err;
+	const char		*why;
+	int			 jobs;		/* "jobs" met (not null) */
+	struct symjson_tjob	 top;		/* the top object as a job */
+	struct tjcap		 topcap;
+	struct symjson_tjob	*job;		/* being read: top or the
+						 * last of jobs */
+	struct tjcap		*cap;		/* its capacities */
+	struct tjcap		 jobcap;
+	struct symjson_tecken	*t;		/* jobs, njobs, nframes */
+	size_t			 capjobs;
+	unsigned		 n;		/* items of an entry or frame */
+	uint64_t		 v[2];		/* a frame's numbers */
+	struct buf		 str;		/* names and ids, NULs after */
+};
+
+static void
+tjob_free(struct symjson_tjob *job)
 {
-	json_object	*map, *stacks;
-	size_t		 i, k, n, f;
+	free(job->libs);
+	free(job->stacks);
+	free(job->frames);
+	memset(job, 0, sizeof(*job));
+}
 
-	if (!json_object_is_type(o, json_type_object) ||
-	    (map = member(o, "memoryMap")) == NULL ||
-	    (stacks = member(o, "stacks")) == NULL ||
-	    !json_object_is_type(map, json_type_array) ||
-	    !json_object_is_type(stacks, json_type_array)) {
-		*why = "a job needs the arrays \"memoryMap\" and \"stacks\"";
-		return -EINVAL;
+static int
+tfail(struct tread *r, long err, const char *why)
+{
+	r->err = err;
+	r->why = why;
+	return 0;
+}
+
+static int
+tpush(struct tread *r, enum trole role)
+{
+	if (r->depth >= JDEPTH_MAX)
+		return tfail(r, -EINVAL, "malformed JSON: nested too deep");
+	r->role[++r->depth] = role;
+	r->key = TK_OTHER;
+	return 1;
+}
+
+static const char tjob_why[] = "a job needs the arrays \"memoryMap\" and "
+    "\"stacks\"";
+static const char tentry_why[] = "a memoryMap entry is [debugName, "
+    "breakpadId], the id 33 to 40 hex digits";
+static const char tframe_why[] = "a frame is [moduleIndex, address]";
+
+/* A debugName is a file's name (NAME_MAX): every frame of the answer
+ * repeats it, so a long one would multiply the request many times. */
+#define TNAME_MAX	255
+
+/* Forget a job's memoryMap or its stacks (a key given again). */
+static void
+tjob_drop_map(struct tread *r)
+{
+	r->job->nlibs = 0;
+	r->cap->map = 0;
+}
+
+static void
+tjob_drop_stacks(struct tread *r)
+{
+	r->t->nframes -= r->cap->nframes;
+	r->cap->nframes = 0;
+	r->job->nstacks = 0;
+	r->cap->stks = 0;
+}
+
+/* Forget the jobs of a "jobs" array (given again, or null). */
+static void
+tjobs_drop(struct tread *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->t->njobs; i++) {
+		struct symjson_tjob *job = &r->t->jobs[i];
+
+		if (job->stacks != NULL)
+			r->t->nframes -= job->stacks[job->nstacks];
+		tjob_free(job);
 	}
-	job->nlibs = json_object_array_length(map);
-	/* Each entry is looked for among the modules met: a bound on that
-	 * work, as on the modules. */
-	if (job->nlibs > max_modules) {
-		*why = "too many modules";
-		return -E2BIG;
+	r->t->njobs = 0;
+	r->jobs = 0;
+}
+
+/* The start of a job's object: at the top, or in "jobs". */
+static int
+tjob_start(struct tread *r)
+{
+	struct symjson_tecken *t = r->t;
+
+	if (t->njobs == r->capjobs && array_grow(&t->jobs, &r->capjobs,
+	    t->njobs + 1, sizeof(*t->jobs)) != 0)
+		return tfail(r, -ENOMEM, "out of memory");
+	r->job = &t->jobs[t->njobs++];
+	memset(r->job, 0, sizeof(*r->job));
+	memset(&r->jobcap, 0, sizeof(r->jobcap));
+	r->cap = &r->jobcap;
+	return tpush(r, T_JOB);
+}
+
+/* A string of an entry, kept: its offset in r->str. */
+static int
+tstring(struct tread *r, const char *s, size_t len, size_t *off)
+{
+	*off = r->str.len;
+	if (buf_add(&r->str, s, len) != 0 || buf_add(&r->str, "", 1) != 0)
+		return tfail(r, -ENOMEM, "out of memory");
+	return 1;
+}
+
+static int
+tvalue(struct tread *r, enum jkind k, const char *s, size_t len)
+{
+	struct symjson_tjob	*job = r->job;
+	struct symjson_tlib	*lib;
+	unsigned char		 prefix[16];
+	size_t			 off;
+
+	if (r->depth == 0) {
+		if (k != V_MAP)
+			return tfail(r, -EINVAL, "malformed JSON: expected an "
+			    "object with \"jobs\", or one job");
+		r->job = &r->top;
+		r->cap = &r->topcap;
+		return tpush(r, T_TOP);
 	}
-	if (job->nlibs > 0 && (job->libs = calloc(job->nlibs,
-	    sizeof(*job->libs))) == NULL)
+	switch (r->role[r->depth]) {
+	case T_SKIP:
+		break;
+	case T_TOP:
+	case T_JOB:
+		if (r->key == TK_JOBS) {	/* only at the top */
+			tjobs_drop(r);
+			if (k == V_NULL)
+				return 1;
+			if (k != V_ARRAY)
+				return tfail(r, -EINVAL, "malformed JSON: "
+				    "expected an object with \"jobs\", or one "
+				    "job");
+			r->jobs = 1;
+			return tpush(r, T_JOBS);
+		}
+		if (r->key == TK_MAP) {
+			tjob_drop_map(r);
+			if (k == V_NULL)
+				return 1;
+			if (k != V_ARRAY)
+				return tfail(r, -EINVAL, tjob_why);
+			r->cap->map = 1;
+			return tpush(r, T_MAP);
+		}
+		if (r->key == TK_STACKS) {
+			tjob_drop_stacks(r);
+			if (k == V_NULL)
+				return 1;
+			if (k != V_ARRAY)
+				return tfail(r, -EINVAL, tjob_why);
+			r->cap->stks = 1;
+			return tpush(r, T_STACKS);
+		}
+		break;
+	case T_JOBS:
+		if (k != V_MAP)
+			return tfail(r, -EINVAL, tjob_why);
+		return tjob_start(r);
+	case T_MAP:
+		if (k != V_ARRAY)
+			return tfail(r, -EINVAL, tentry_why);
+		/* Each entry is looked for among the modules met: a bound
+		 * on that work, as on the modules. */
+		if (job->nlibs >= r->max_mods)
+			return tfail(r, -E2BIG, "too many modules");
+		if (job->nlibs == r->cap->libs && array_grow(&job->libs,
+		    &r->cap->libs, job->nlibs + 1, sizeof(*job->libs)) != 0)
+			return tfail(r, -ENOMEM, "out of memory");
+		memset(&job->libs[job->nlibs++], 0, sizeof(*job->libs));
+		r->n = 0;
+		return tpush(r, T_ENTRY);
+	case T_ENTRY:
+		lib = &job->libs[job->nlibs - 1];
+		if (k != V_STR || r->n >= 2)
+			return tfail(r, -EINVAL, tentry_why);
+		if (r->n++ == 0) {
+			if (memchr(s, '\0', len) != NULL)
+				return tfail(r, -EINVAL, tentry_why);
+			if (len > TNAME_MAX)
+				return tfail(r, -EINVAL, "a memoryMap "
+				    "debugName is a file's name, at most 255 "
+				    "bytes");
+			if (!tstring(r, s, len, &off))
+				return 0;
+			lib->name_off = off;
+			return 1;
+		}
+		if (len > 40 || memchr(s, '\0', len) != NULL)
+			return tfail(r, -EINVAL, tentry_why);
+		if (!tstring(r, s, len, &off))
+			return 0;
+		lib->key_off = off;
+		if (breakpad_prefix((const char *)r->str.p + off, len,
+		    prefix) != 0)
+			return tfail(r, -EINVAL, tentry_why);
+		return 1;
+	case T_STACKS:
+		if (k != V_ARRAY)
+			return tfail(r, -EINVAL, "each stack must be an array "
+			    "of frames");
+		if (job->nstacks + 2 > r->cap->stacks &&
+		    array_grow(&job->stacks, &r->cap->stacks,
+		    job->nstacks + 2, sizeof(*job->stacks)) != 0)
+			return tfail(r, -ENOMEM, "out of memory");
+		job->stacks[job->nstacks++] = r->cap->nframes;
+		job->stacks[job->nstacks] = r->cap->nframes;
+		return tpush(r, T_STACK);
+	case T_STACK:
+		if (k != V_ARRAY)
+			return tfail(r, -EINVAL, tframe_why);
+		if (r->t->nframes >= r->max_frames)
+			return tfail(r, -E2BIG, "too many addresses");
+		r->n = 0;
+		return tpush(r, T_FRAME);
+	case T_FRAME:
+		/* Digits only: a sign, a fraction, an exponent or 2^64 and
+		 * beyond is no address (nor a module's index). */
+		if (k != V_NUM || r->n >= 2)
+			return tfail(r, -EINVAL, tframe_why);
+		if (jnum_u64(s, len, &r->v[r->n]) < 0)
+			return tfail(r, -EINVAL, r->n == 1 && len > 0 &&
+			    s[0] != '-' && !memchr(s, '.', len) &&
+			    !memchr(s, 'e', len) && !memchr(s, 'E', len) ?
+			    "a frame's address is beyond 64 bits" :
+			    tframe_why);
+		r->n++;
+		return 1;
+	}
+	if (k == V_MAP || k == V_ARRAY)
+		return tpush(r, T_SKIP);
+	return 1;
+}
+
+static int
+tend(struct tread *r)
+{
+	struct symjson_tjob	*job = r->job;
+	enum trole		 role = r->role[r->depth--];
+	size_t			 f;
+
+	r->key = TK_OTHER;
+	switch (role) {
+	case T_ENTRY:
+		if (r->n != 2)
+			return tfail(r, -EINVAL, tentry_why);
+		break;
+	case T_FRAME:
+		if (r->n != 2)
+			return tfail(r, -EINVAL, tframe_why);
+		if (r->v[0] > UINT32_MAX)
+			return tfail(r, -EINVAL, "a frame's module index is "
+			    "beyond the memoryMap");
+		f = r->cap->nframes;
+		if (f == r->cap->frames && array_grow(&job->frames,
+		    &r->cap->frames, f + 1, sizeof(*job->frames)) != 0)
+			return tfail(r, -ENOMEM, "out of memory");
+		job->frames[f].lib = (uint32_t)r->v[0];
+		job->frames[f].addr = r->v[1];
+		r->cap->nframes++;
+		r->t->nframes++;
+		job->stacks[job->nstacks] = r->cap->nframes;
+		break;
+	case T_JOB:
+		if (!r->cap->map || !r->cap->stks)
+			return tfail(r, -EINVAL, tjob_why);
+		r->job = &r->top;
+		r->cap = &r->topcap;
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static int
+tcb_null(void *ctx)
+{
+	return tvalue(ctx, V_NULL, NULL, 0);
+}
+
+static int
+tcb_bool(void *ctx, int b)
+{
+	(void)b;
+	return tvalue(ctx, V_BOOL, NULL, 0);
+}
+
+static int
+tcb_number(void *ctx, const char *s, size_t len)
+{
+	return tvalue(ctx, V_NUM, s, len);
+}
+
+static int
+tcb_string(void *ctx, const unsigned char *s, size_t len)
+{
+	return tvalue(ctx, V_STR, (const char *)s, len);
+}
+
+static int
+tcb_start_map(void *ctx)
+{
+	return tvalue(ctx, V_MAP, NULL, 0);
+}
+
+static int
+tcb_start_array(void *ctx)
+{
+	return tvalue(ctx, V_ARRAY, NULL, 0);
+}
+
+static int
+tcb_end(void *ctx)
+{
+	return tend(ctx);
+}
+
+static int
+tcb_key(void *ctx, const unsigned char *s, size_t len)
+{
+	struct tread	*r = ctx;
+	enum trole	 in = r->role[r->depth];
+
+	r->key = TK_OTHER;
+	if (in == T_TOP && len == 4 && memcmp(s, "jobs", 4) == 0)
+		r->key = TK_JOBS;
+	else if ((in == T_TOP || in == T_JOB) && len == 9 &&
+	    memcmp(s, "memoryMap", 9) == 0)
+		r->key = TK_MAP;
+	else if ((in == T_TOP || in == T_JOB) && len == 6 &&
+	    memcmp(s, "stacks", 6) == 0)
+		r->key = TK_STACKS;
+	return 1;
+}
+
+static const yajl_callbacks tcallbacks = {
+	tcb_null, tcb_bool, NULL, NULL, tcb_number, tcb_string,
+	tcb_start_map, tcb_key, tcb_end, tcb_start_array, tcb_end
+};
+
+/* Check the frames' module indexes, point the names into the strings,
+ * and gather the modules by their 16 bytes.  @return 0 or r->err. */
+static long
+tfinish(struct tread *r, size_t *hash, size_t hcap, size_t nlibs)
+{
+	struct symjson_tecken	*t = r->t;
+	size_t			 i, l, f, k;
+
+	if (nlibs > 0 && (t->mods = calloc(nlibs, sizeof(*t->mods))) == NULL)
 		goto nomem;
-	for (i = 0; i < job->nlibs; i++) {
-		json_object	*e = json_object_array_get_idx(map, i), *nm, *id;
-		unsigned char	 prefix[16];
+	for (i = 0; i < t->njobs; i++) {
+		struct symjson_tjob *job = &t->jobs[i];
 
-		if (!json_object_is_type(e, json_type_array) ||
-		    json_object_array_length(e) != 2 ||
-		    !json_object_is_type(nm = json_object_array_get_idx(e, 0),
-		    json_type_string) ||
-		    !json_object_is_type(id = json_object_array_get_idx(e, 1),
-		    json_type_string) ||
-		    breakpad_prefix(json_object_get_string(id),
-		    (size_t)json_object_get_string_len(id), prefix) != 0) {
-			*why = "a memoryMap entry is [debugName, breakpadId], "
-			    "the id 33 to 40 hex digits";
-			return -EINVAL;
-		}
-		job->libs[i].name = json_object_get_string(nm);
-		job->libs[i].key = json_object_get_string(id);
-		k = mod_find(t, hash, hcap, prefix);
-		if (k == t->nmods) {
-			if (t->nmods == max_modules) {
-				*why = "too many modules";
-				return -E2BIG;
+		for (f = 0; f < job->stacks[job->nstacks]; f++)
+			if (job->frames[f].lib >= job->nlibs)
+				goto bad_index;
+		for (l = 0; l < job->nlibs; l++) {
+			struct symjson_tlib	*lib = &job->libs[l];
+			unsigned char		 prefix[16];
+
+			lib->name = (const char *)r->str.p + lib->name_off;
+			lib->key = (const char *)r->str.p + lib->key_off;
+			(void)breakpad_prefix(lib->key, strlen(lib->key),
+			    prefix);
+			k = mod_find(t, hash, hcap, prefix);
+			if (k == t->nmods) {
+				if (t->nmods == nlibs)
+					goto too_many;
+				memcpy(t->mods[k].id, prefix, 16);
+				t->mods[k].idlen = 16;
+				mod_add(t, hash, hcap, k);
+				snprintf(t->mods[k].idhex,
+				    sizeof(t->mods[k].idhex), "%s", lib->key);
+				t->nmods++;
 			}
-			memcpy(t->mods[k].id, prefix, 16);
-			t->mods[k].idlen = 16;
-			mod_add(t, hash, hcap, k);
-			snprintf(t->mods[k].idhex, sizeof(t->mods[k].idhex),
-			    "%s", job->libs[i].key);
-			t->nmods++;
-		}
-		job->libs[i].mod = k;
-	}
-	job->nstacks = json_object_array_length(stacks);
-	for (i = 0, n = 0; i < job->nstacks; i++) {
-		json_object *st = json_object_array_get_idx(stacks, i);
-
-		if (!json_object_is_type(st, json_type_array)) {
-			*why = "each stack must be an array of frames";
-			return -EINVAL;
-		}
-		n += json_object_array_length(st);
-	}
-	if (n > max_frames || t->nframes + n > max_frames) {
-		*why = "too many addresses";
-		return -E2BIG;
-	}
-	t->nframes += n;
-	if ((job->stacks = calloc(job->nstacks + 1,
-	    sizeof(*job->stacks))) == NULL ||
-	    (n > 0 && (job->frames = calloc(n, sizeof(*job->frames))) == NULL))
-		goto nomem;
-	for (i = 0, f = 0; i < job->nstacks; i++) {
-		json_object *st = json_object_array_get_idx(stacks, i);
-
-		job->stacks[i] = f;
-		for (k = 0; k < json_object_array_length(st); k++, f++) {
-			json_object *fr = json_object_array_get_idx(st, k);
-			json_object *mi, *ad;
-
-			if (!json_object_is_type(fr, json_type_array) ||
-			    json_object_array_length(fr) != 2 ||
-			    !json_object_is_type(mi =
-			    json_object_array_get_idx(fr, 0), json_type_int) ||
-			    !json_object_is_type(ad =
-			    json_object_array_get_idx(fr, 1), json_type_int) ||
-			    json_object_get_int64(ad) < 0) {
-				*why = "a frame is [moduleIndex, address]";
-				return -EINVAL;
-			}
-			if (json_object_get_int64(mi) < 0 ||
-			    (uint64_t)json_object_get_int64(mi) >= job->nlibs) {
-				*why = "a frame's module index is beyond the "
-				    "memoryMap";
-				return -EINVAL;
-			}
-			job->frames[f].lib = (uint32_t)json_object_get_int64(mi);
-			job->frames[f].addr = json_object_get_uint64(ad);
+			lib->mod = k;
 		}
 	}
-	job->stacks[job->nstacks] = f;
 	return 0;
 nomem:
-	*why = "out of memory";
-	return -ENOMEM;
+	tfail(r, -ENOMEM, "out of memory");
+	return r->err;
+bad_index:
+	tfail(r, -EINVAL, "a frame's module index is beyond the memoryMap");
+	return r->err;
+too_many:
+	tfail(r, -E2BIG, "too many modules");
+	return r->err;
 }
 
 long
 symjson_parse_tecken(const char *body, size_t len, uint64_t max_frames,
     size_t max_modules, struct symjson_tecken *out, const char **why)
 {
-	json_object	*doc, *jobs;
+	struct tread	 r;
+	yajl_handle	 h;
+	yajl_status	 st;
 	size_t		 i, nlibs = 0, hcap, *hash = NULL;
-	long		 rc = -EINVAL;
-	int		 one;
 
 	memset(out, 0, sizeof(*out));
-	*why = "malformed JSON: expected an object with \"jobs\", or one job";
-	if ((doc = parse_whole(body, len)) == NULL ||
-	    !json_object_is_type(doc, json_type_object)) {
-		json_object_put(doc);
-		return -EINVAL;
-	}
-	out->doc = doc;
-	jobs = member(doc, "jobs");
-	one = jobs == NULL;
-	if (!one && !json_object_is_type(jobs, json_type_array))
+	memset(&r, 0, sizeof(r));
+	r.max_frames = max_frames;
+	r.max_mods = max_modules;
+	r.t = out;
+	r.job = &r.top;
+	r.cap = &r.topcap;
+	if ((h = yajl_alloc(&tcallbacks, NULL, &r)) == NULL) {
+		tfail(&r, -ENOMEM, "out of memory");
 		goto out;
-	out->njobs = one ? 1 : json_object_array_length(jobs);
-	/* At most as many modules as memoryMap entries. */
-	for (i = 0; i < out->njobs; i++) {
-		json_object *j = one ? doc : json_object_array_get_idx(jobs, i);
-		json_object *m = json_object_is_type(j, json_type_object) ?
-		    member(j, "memoryMap") : NULL;
-
-		if (m != NULL && json_object_is_type(m, json_type_array))
-			nlibs += json_object_array_length(m);
 	}
+	/* yajl checks that strings are UTF-8, as for /symbolize. */
+	st = yajl_parse(h, (const unsigned char *)body, len);
+	if (st == yajl_status_ok)
+		st = yajl_complete_parse(h);
+	yajl_free(h);
+	if (r.err == 0 && st != yajl_status_ok)
+		tfail(&r, -EINVAL, "malformed JSON: expected an object with "
+		    "\"jobs\", or one job");
+	if (r.err != 0)
+		goto out;
+	if (!r.jobs) {
+		/* The top is the one job. */
+		if (!r.topcap.map || !r.topcap.stks) {
+			tfail(&r, -EINVAL, tjob_why);
+			goto out;
+		}
+		tjobs_drop(&r);
+		if (array_grow(&out->jobs, &r.capjobs, 1,
+		    sizeof(*out->jobs)) != 0) {
+			tfail(&r, -ENOMEM, "out of memory");
+			goto out;
+		}
+		out->jobs[0] = r.top;
+		memset(&r.top, 0, sizeof(r.top));
+		out->njobs = 1;
+		out->nframes = r.topcap.nframes;
+	} else {
+		out->nframes -= r.topcap.nframes;
+	}
+	for (i = 0; i < out->njobs; i++) {
+		struct symjson_tjob *job = &out->jobs[i];
+
+		nlibs += job->nlibs;
+		/* An empty job has no stack offsets. */
+		if (job->stacks == NULL && (job->stacks = calloc(1,
+		    sizeof(*job->stacks))) == NULL) {
+			tfail(&r, -ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	/* At most as many modules as memoryMap entries. */
 	if (nlibs > max_modules)
 		nlibs = max_modules;
 	for (hcap = 16; hcap < 2 * nlibs; hcap *= 2)
 		;
-	rc = -ENOMEM;
-	if ((out->njobs > 0 && (out->jobs = calloc(out->njobs,
-	    sizeof(*out->jobs))) == NULL) ||
-	    (nlibs > 0 && (out->mods = calloc(nlibs,
-	    sizeof(*out->mods))) == NULL) ||
-	    (hash = calloc(hcap, sizeof(*hash))) == NULL)
+	if ((hash = calloc(hcap, sizeof(*hash))) == NULL) {
+		tfail(&r, -ENOMEM, "out of memory");
 		goto out;
-	for (i = 0; i < out->njobs; i++) {
-		json_object *j = one ? doc : json_object_array_get_idx(jobs, i);
-
-		if ((rc = read_job(j, out, &out->jobs[i], hash, hcap,
-		    max_frames, nlibs, why)) != 0)
-			goto out;
 	}
-	rc = (long)out->nmods;
+	if (tfinish(&r, hash, hcap, nlibs) != 0)
+		goto out;
+	out->strings = (char *)r.str.p;
+	r.str.p = NULL;
 out:
 	free(hash);
-	if (rc < 0)
+	tjob_free(&r.top);
+	buf_free(&r.str);
+	if (r.err != 0) {
+		*why = r.why;
 		symjson_tecken_free(out);
-	return rc;
+		return r.err;
+	}
+	return (long)out->nmods;
 }
 
 void
@@ -856,7 +1171,7 @@ symjson_tecken_free(struct symjson_tecken *t)
 	}
 	free(t->jobs);
 	free(t->mods);
-	json_object_put(t->doc);
+	free(t->strings);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -872,7 +1187,6 @@ struct symjson {
 	struct buf	 tmp;		/* a path being joined */
 	struct esc	*tab;		/* open addressing, cap a power of 2 */
 	size_t		 cap, used;
-	json_object	*str;		/* reused for every escape */
 	size_t		 nresults;
 	size_t		 drained;	/* of out, handed over already */
 	unsigned	 flags;		/* SYMJSON_* */
@@ -938,16 +1252,35 @@ esc_grow(struct symjson *j)
 	return 0;
 }
 
+/*
+ * The escaped strings are a cache, not the answer: past this many bytes
+ * they are forgotten and escaped again when met, so that an answer of
+ * many distinct names (a GSYM of millions of functions) costs a bounded
+ * working set, however long it runs.
+ */
+#define ARENA_MAX	(8u << 20)
+
+static void
+esc_forget(struct symjson *j)
+{
+	memset(j->tab, 0, j->cap * sizeof(*j->tab));
+	j->used = 0;
+	j->arena.len = 0;
+}
+
 /* Append the JSON string of a (b NULL), of a demangled (b demangled), or
  * of a + "/" + b (a "" for b alone), escaping it only the first time. */
 static int
 put_string(struct symjson *j, const char *a, const char *b)
 {
 	struct esc	*e;
-	const char	*js, *s = a;
+	const char	*s = a;
 	char		*d = NULL;
-	size_t		 k, len, la;
+	size_t		 k, len, la, off;
+	int		 rc;
 
+	if (j->arena.len > ARENA_MAX)
+		esc_forget(j);
 	if (2 * (j->used + 1) > j->cap && esc_grow(j) != 0)
 		return -ENOMEM;
 	k = esc_hash(a, b) & (j->cap - 1);
@@ -974,24 +1307,20 @@ put_string(struct symjson *j, const char *a, const char *b)
 		s = (const char *)j->tmp.p;
 		len = j->tmp.len;
 	}
-	if (len > INT32_MAX ||
-	    json_object_set_string_len(j->str, s, (int)len) == 0 ||
-	    (js = json_object_to_json_string_length(j->str,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &len)) == NULL) {
-		free(d);
-		return -ENOMEM;
-	}
+	off = j->arena.len;
+	rc = PUTS(&j->arena, "\"");
+	rc |= utf8_json(&j->arena, s, len);
+	rc |= PUTS(&j->arena, "\"");
 	free(d);
-	if (buf_add(&j->arena, js, len) != 0)
+	if (rc != 0)
 		return -ENOMEM;
 	/* Known from now on, its bytes in the arena. */
 	e->a = a;
 	e->b = b;
-	e->off = j->arena.len - len;
-	e->len = len;
+	e->off = off;
+	e->len = j->arena.len - off;
 	j->used++;
-	return buf_add(&j->out, js, len);
+	return buf_add(&j->out, j->arena.p + off, e->len);
 }
 
 int
@@ -1006,8 +1335,7 @@ symjson_open(size_t naddrs, unsigned flags, struct symjson **out)
 	j->flags = flags;
 	/* About 170 bytes a result; at most 16 MiB before the first. */
 	guess = naddrs < (16u << 20) / 192 ? naddrs * 192 : 16u << 20;
-	if ((j->str = json_object_new_string("")) == NULL ||
-	    esc_grow(j) != 0 || buf_reserve(&j->out, guess + 256) != 0) {
+	if (esc_grow(j) != 0 || buf_reserve(&j->out, guess + 256) != 0) {
 		symjson_free(j);
 		return -ENOMEM;
 	}
@@ -1042,16 +1370,11 @@ symjson_text(struct symjson *j, const char *text)
 int
 symjson_string(struct symjson *j, const char *str)
 {
-	const char	*js;
-	size_t		 len = strlen(str);
+	int	rc = PUTS(&j->out, "\"");
 
-	if (len > INT32_MAX ||
-	    json_object_set_string_len(j->str, str, (int)len) == 0 ||
-	    (js = json_object_to_json_string_length(j->str,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
-	    &len)) == NULL)
-		return -ENOMEM;
-	return buf_add(&j->out, js, len) == 0 ? 0 : -ENOMEM;
+	rc |= utf8_json(&j->out, str, strlen(str));
+	rc |= PUTS(&j->out, "\"");
+	return rc == 0 ? 0 : -ENOMEM;
 }
 
 int
@@ -1264,7 +1587,6 @@ symjson_free(struct symjson *j)
 {
 	if (j == NULL)
 		return;
-	json_object_put(j->str);
 	buf_free(&j->out);
 	buf_free(&j->arena);
 	buf_free(&j->tmp);

@@ -75,6 +75,7 @@ struct symjson_tlib {
 	const char	*name;		/* DEBUGNAME, as sent */
 	const char	*key;		/* BREAKPADID, as sent */
 	size_t		 mod;		/* into symjson_tecken.mods */
+	size_t		 name_off, key_off;	/* the reader's own */
 };
 
 struct symjson_tframe {
@@ -98,13 +99,15 @@ struct symjson_tecken {
 	struct symjson_tjob	*jobs;
 	size_t			 njobs;
 	size_t			 nframes;	/* in all */
-	void			*doc;		/* the parsed body: names */
+	char			*strings;	/* the names and ids */
 };
 
 /*
  * Read a Tecken request: over max_frames frames or max_modules distinct
  * modules in all is -E2BIG; a frame whose module index is outside its
- * memoryMap, or a malformed id, -EINVAL.
+ * memoryMap, an address of 2^64 or more, a malformed id, a debugName
+ * over 255 bytes (it is a file's name, and every frame of the answer
+ * repeats it), or bytes that are not UTF-8, -EINVAL.
  * @return the number of modules (symjson_tecken_free() out); -E2BIG;
  *         -EINVAL; -ENOMEM; why set on failure.
  */

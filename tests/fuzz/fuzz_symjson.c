@@ -1,26 +1,103 @@
-/* Fuzz the /symbolize request bodies: hex lines or a JSON array for one
- * module, the JSON object of POST /symbolize for many, Tecken's. */
+/*
+ * Fuzz the /symbolize request bodies (hex lines or a JSON array for one
+ * module, the JSON object of POST /symbolize for many, Tecken's), and the
+ * answers' writer: the same bytes, cut at NULs, as the names, paths and
+ * module of a result and a Tecken frame (DWARF's and a request's strings
+ * may be any bytes).  Every answer written must be JSON that a strict
+ * parser, checking UTF-8, takes whole.
+ */
 #include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_parse.h>
 
 #include "fuzz.h"
 #include "symhubd/symjson.h"
+
+/* The n-th NUL-terminated piece of a copy of the input, or "". */
+static const char *
+piece(const char *s, size_t size, unsigned n)
+{
+	size_t i = 0;
+
+	while (n-- > 0) {
+		i += strnlen(s + i, size - i) + 1;
+		if (i >= size)
+			return "";
+	}
+	return s + i;
+}
+
+static void
+write_answer(const uint8_t *data, size_t size)
+{
+	struct gsym_result	 res;
+	struct symjson		*j;
+	yajl_handle		 h;
+	char			*s, *out;
+	size_t			 len;
+	int			 rc;
+
+	if ((s = malloc(size + 1)) == NULL)
+		return;
+	memcpy(s, data, size);
+	s[size] = '\0';
+	memset(&res, 0, sizeof(res));
+	res.nframes = 2;
+	res.addr = 0x1010;
+	res.start = 0x1000;
+	res.size = 0x40;
+	res.frames[0].name = piece(s, size, 0);
+	res.frames[0].dir = piece(s, size, 1);
+	res.frames[0].base = piece(s, size, 2);
+	res.frames[0].line = 7;
+	res.frames[0].inlined = 1;
+	res.frames[1].name = piece(s, size, 3);
+	res.frames[1].dir = "";
+	res.frames[1].base = piece(s, size, 4);
+	if (symjson_open(0, SYMJSON_DEMANGLE, &j) != 0) {
+		free(s);
+		return;
+	}
+	rc = symjson_text(j, "{\"s\":");
+	rc |= symjson_string(j, s);
+	rc |= symjson_text(j, ",\"r\":[");
+	symjson_list(j);
+	rc |= symjson_result(j, 0x1010, NULL, 0, &res);
+	rc |= symjson_result(j, 0x1010, NULL, 0, &res);	/* strings known */
+	rc |= symjson_text(j, "],\"t\":[");
+	symjson_list(j);
+	rc |= symjson_tecken_frame(j, 0, 0x10, piece(s, size, 5), 0, &res);
+	rc |= symjson_text(j, "]}");
+	symjson_take(j, &out, &len);
+	if (rc == 0) {
+		if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
+			abort();
+		if (yajl_parse(h, (const unsigned char *)out, len) !=
+		    yajl_status_ok || yajl_complete_parse(h) != yajl_status_ok)
+			abort();	/* the writer made something not JSON */
+		yajl_free(h);
+	}
+	free(out);
+	free(s);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct symjson_batch	 b;
+	struct symjson_tecken	 t;
 	uint64_t		*addrs = NULL;
 	const char		*why;
 
 	(void)symjson_parse((const char *)data, size, 100000, &addrs, &why);
 	free(addrs);
-	struct symjson_tecken	 t;
-
 	if (symjson_parse_batch((const char *)data, size, 100000, 1000, &b,
 	    &why) >= 0)
 		symjson_batch_free(&b);
 	if (symjson_parse_tecken((const char *)data, size, 100000, 1000, &t,
 	    &why) >= 0)
 		symjson_tecken_free(&t);
+	write_answer(data, size);
 	return 0;
 }

@@ -567,7 +567,9 @@ inside(const struct perf *p, const char *path)
 		return 0;
 	memcpy(buf, path, len + 1);
 	while (realpath(buf, res) == NULL) {
-		if (errno != ENOENT || lstat(buf, &st) == 0 ||
+		/* ENOTDIR: a file in the way, which mkdirs() reports. */
+		if ((errno != ENOENT && errno != ENOTDIR) ||
+		    lstat(buf, &st) == 0 ||
 		    (s = strrchr(buf, '/')) == NULL || s == buf)
 			return 0;
 		*s = '\0';

@@ -243,4 +243,97 @@ check "... and nothing of them is in the store" \
     [ -z "$(grep -l "$FAKE\|passwd" "$tmp"/store-d/catalog/*/* 2>/dev/null)" ]
 import_to "$tmp/store-d"
 check "import without a STORE: exit 2" [ $? = 2 ]
+
+section 'a tree with a FIFO, a socket, a link: refused, and never a hang'
+# An old import opened a FIFO for reading and waited for a writer that
+# never comes: each run is bounded, and 124 (timeout's) fails it.
+cp -r "$EXP" "$tmp/odd"
+rm "$tmp/odd/buildid/$ID1/debuginfo" "$tmp/odd/buildid/$ID1/executable" \
+    "$tmp/odd/fileids.tsv"
+mkfifo "$tmp/odd/buildid/$ID1/debuginfo" "$tmp/odd/fileids.tsv"
+python3 -c 'import socket, sys
+socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+    "$tmp/odd/buildid/$ID1/executable" || exit 99
+# prog2's folder a link to a copy outside the tree.
+mv "$tmp/odd/buildid/$ID2" "$tmp/elsewhere"
+ln -s "$tmp/elsewhere" "$tmp/odd/buildid/$ID2"
+timeout 30 "$SYMHUB" import "$tmp/odd" "$tmp/store-e" >"$tmp/out/imp" \
+    2>"$tmp/out/imp.err"
+st=$?
+check "it ends: exit 1, not a hang ($st)" [ "$st" = 1 ]
+check "3 sources imported, the 4 odd files and fileids.tsv refused" \
+    grep -q "^3 imported ([0-9]* bytes), 0 already there, 5 refused\$" \
+    "$tmp/out/imp"
+check "... the FIFO, by its name" grep -q \
+    "^refused  debuginfo  *$ID1  -  a FIFO, not a regular file\$" \
+    "$tmp/out/imp.err"
+check "... the socket" grep -q \
+    "^refused  executable  *$ID1  -  a socket, not a regular file\$" \
+    "$tmp/out/imp.err"
+check "... the folder that is a link out of the tree, both its files" \
+    [ "$(grep -c "^refused  [a-z]*  *$ID2  -  a symbolic link (not followed)\$" \
+    "$tmp/out/imp.err")" = 2 ]
+check "... and fileids.tsv, a FIFO too" grep -q \
+    "^refused  fileids.tsv: a FIFO, not a regular file\$" "$tmp/out/imp.err"
+rm "$tmp/odd/manifest.tsv"
+mkfifo "$tmp/odd/manifest.tsv"
+timeout 30 "$SYMHUB" import "$tmp/odd" "$tmp/store-e" >"$tmp/out/imp" \
+    2>"$tmp/out/imp.err"
+st=$?
+check "a FIFO for the manifest: exit 1 at once ($st), and why" eval \
+    "[ $st = 1 ] && grep -q 'manifest.tsv: a FIFO, not a regular file' \
+    '$tmp/out/imp.err'"
+
+section 'control bytes in a manifest field: the line refused, by number'
+cp -r "$EXP" "$tmp/ctl"
+# Origins with an escape sequence, a byte that is no UTF-8, 300 bytes; a
+# source path with an escape; a NUL that would hide the rest of a line.
+python3 - "$tmp/ctl/manifest.tsv" "$ID1" "$ID2" <<'EOF'
+import sys
+path, id1, id2 = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+out = []
+for l in open(path, "rb").read().split(b"\n"):
+    f = l.split(b"\t")
+    if len(f) == 6 and f[0] == id1 and f[1] == b"debuginfo":
+        f[4] = b"scan\x1b]0;owned\x07"
+    elif len(f) == 6 and f[0] == id1 and f[1] == b"executable":
+        f[4] = b"scan\xff"
+    elif len(f) == 6 and f[0] == id1 and f[5].endswith(b"/greet.h"):
+        f[5] = f[5][:-len(b"greet.h")] + b"\x1b[2Jgreet.h"
+    elif len(f) == 6 and f[0] == id2 and f[1] == b"executable":
+        f[4] = b"upload:" + b"x" * 300
+    elif len(f) == 6 and f[0] == id2 and f[1] == b"debuginfo":
+        f[5] = b"-\0\tjunk"
+    out.append(b"\t".join(f))
+open(path, "wb").write(b"\n".join(out))
+EOF
+timeout 30 "$SYMHUB" import "$tmp/ctl" "$tmp/store-f" >"$tmp/out/imp" \
+    2>"$tmp/out/imp.err"
+st=$?
+check "exit 1: 5 refused, the 2 good sources imported" [ "$st" = 1 ] &&
+    grep -q "^2 imported ([0-9]* bytes), 0 already there, 5 refused\$" \
+    "$tmp/out/imp"
+check "... the origin with an escape, printed escaped" grep -qF \
+    "of the manifest: an origin with a control byte or invalid UTF-8: $ID1\x09debuginfo" \
+    "$tmp/out/imp.err"
+check "... shown as \\x1b]0;owned\\x07" grep -qF 'scan\x1b]0;owned\x07' \
+    "$tmp/out/imp.err"
+check "... and \\xff" grep -qF 'scan\xff\x09-' "$tmp/out/imp.err"
+check "... the origin that is no UTF-8, its tabs and byte escaped" grep -qF \
+    'an origin with a control byte or invalid UTF-8: '"$ID1"'\x09executable' \
+    "$tmp/out/imp.err"
+check "... the origin of 300 bytes" grep -q \
+    "^refused  line [0-9]* of the manifest: an origin longer than 255 bytes" \
+    "$tmp/out/imp.err"
+check "... the source path with an escape" grep -q \
+    "^refused  line [0-9]* of the manifest: a source path with a control byte" \
+    "$tmp/out/imp.err"
+check "... the line with a NUL" grep -q \
+    "^refused  line [0-9]* of the manifest: a NUL byte in the line\$" \
+    "$tmp/out/imp.err"
+check "... no control byte reaches the terminal" eval "! LC_ALL=C grep -q \
+    '[[:cntrl:]]' '$tmp/out/imp.err' '$tmp/out/imp'"
+export_to -q "$tmp/store-f" "$tmp/exp-f"
+check "... and the store holds none of those files" \
+    [ "$(grep -vc '^#' "$tmp/exp-f/manifest.tsv")" = 2 ]
 finish

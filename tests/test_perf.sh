@@ -433,6 +433,119 @@ else
 	    "$(tail -n 1 "$tmp/mmap.data.err")"
 fi
 
+section 'a hostile profile: names that climb out, escape bytes, links out'
+# Programs under build-ids of our choosing, so that the hub has a file for
+# each hostile name and a fetch would really write it somewhere.
+mkdir -p "$tmp/hostile"
+for k in 1 2 3 4 5 6 7; do
+	(cd "$tmp/hostile" && gcc -g -O0 -I"$FIXTURES" \
+	    -Wl,--build-id=0x$(printf 'feedface%032d' "$k") \
+	    -o "prog$k" "$FIXTURES/hello.c" "$FIXTURES/greet.c" &&
+	    objcopy --only-keep-debug "prog$k" "prog$k.debug" &&
+	    strip --strip-unneeded "prog$k") || exit 99
+done
+hid() { printf 'feedface%032d' "$1"; }
+hub -d "$tmp/store-h" -F "$tmp/hostile" --log-file "$tmp/hub-h.log"
+HHUB=$URL
+check "the second hub serves the 7 programs' debuginfo" wait_http 30 \
+    "$HHUB/buildid/$(hid 7)/debuginfo" 200
+# The cache is two levels down, so that a name that climbs one or two
+# levels lands in $tmp/hz, where nothing else is.
+mkdir -p "$tmp/hz/cache/c" "$tmp/hz/outside"
+HC=$tmp/hz/cache/c
+ln -s "$tmp/hz/outside" "$HC/lnk"
+python3 - "$tmp/hostile.data" <<'EOF'
+import struct, sys
+def hid(k):
+    return bytes.fromhex("feedface%032d" % k)
+mods = [
+    (hid(1), b"/.."),
+    (hid(2), b"/./.."),
+    (hid(3), b"/a/../../x"),
+    (hid(4), b"/opt/\x1b]0;pwned\x07\x1b[2J/evil.so"),
+    (hid(5), b"/opt/two\nforged: fetched"),
+    (hid(6), b"/lnk/x.so"),
+    (hid(7), b"/opt/good/prog7"),
+    (bytes(19) + b"\x08", b"//x"),
+    (bytes(19) + b"\x09", b"/.build-id/ab"),
+    (bytes(19) + b"\x0a", b"/" + b"a" * 300),
+    (bytes(19) + b"\x0b", (b"/" + b"b" * 200) * 12),
+    (bytes(19) + b"\x0c", b"/opt/dir/"),
+    (b"\x0d", b"/opt/short-id"),
+]
+recs = b""
+for bid, fn in mods:
+    fn = fn + b"\0" * (64 - len(fn) % 64)
+    misc = 2 | (1 << 15)
+    recs += struct.pack("<IHHi", 0, misc, 8 + 4 + 24 + len(fn), -1)
+    recs += bid + b"\0" * (20 - len(bid)) + bytes([len(bid), 0, 0, 0]) + fn
+data = b"\0" * 64
+hdr = 104
+table = hdr + len(data) + 16
+h = b"PERFILE2" + struct.pack("<QQQQQQQQQ", hdr, 136, 0, 0, hdr, len(data),
+                             0, 0, 1 << 2) + b"\0" * 24
+open(sys.argv[1], "wb").write(h + data + struct.pack("<QQ", table,
+                              len(recs)) + recs)
+EOF
+"$SYMHUB" perf -i "$tmp/hostile.data" --url "$HHUB" --buildid-dir "$HC" \
+    >"$tmp/out/hostile" 2>"$tmp/out/hostile.err"
+st=$?
+# refused ID NAME WHY: a line on stderr refuses module ID, its name
+# printed as NAME (or starting so), and says WHY.
+refused() {
+	grep -F -- "$1  $2" "$tmp/out/hostile.err" | grep -q \
+	    "^failed  *-  *$1  .*  refused: $3"
+}
+check "exit 1" [ "$st" = 1 ]
+check "/.. is refused" refused "$(hid 1)" "/..  " \
+    "a path with a \. or \.\. component"
+check "/./.. is refused" refused "$(hid 2)" "/./..  " \
+    "a path with a \. or \.\. component"
+check "/a/../../x is refused" refused "$(hid 3)" "/a/../../x  " \
+    "a path with a \. or \.\. component"
+check "//x is refused" refused "$(printf '%038d08' 0)" "//x" \
+    "a path with an empty component"
+check "a name in perf's .build-id index is refused" \
+    refused "$(printf '%038d09' 0)" "/.build-id/ab" \
+    "a path inside perf's own \.build-id index"
+check "a component over 255 bytes is refused" \
+    refused "$(printf '%038d0a' 0)" "/aaaa" "a path with a component over 255"
+check "a name over 2048 bytes is refused" \
+    refused "$(printf '%038d0b' 0)" "/bbbb" "a path longer than"
+check "a trailing / is refused" refused "$(printf '%038d0c' 0)" \
+    "/opt/dir/" "a path with an empty component"
+check "a one-byte build-id is refused" refused 0d "/opt/short-id" \
+    "a build-id too short"
+check "a link out of the cache is not written through" grep -q \
+    "^failed  *debuginfo  *$(hid 6)  /lnk/x.so  refused: $HC/lnk/x.so/$(hid 6) leads out of perf's cache" \
+    "$tmp/out/hostile.err"
+check "the rest is read on: the good one is fetched" \
+    grep -q "^fetched  *debuginfo  *$(hid 7)  /opt/good/prog7\$" \
+    "$tmp/out/hostile"
+check "... and so is the one with escape bytes, printed escaped" grep -qF \
+    "$(hid 4)  /opt/\\x1b]0;pwned\\x07\\x1b[2J/evil.so" "$tmp/out/hostile"
+check "... and the one with a newline, on one line" grep -q \
+    "^fetched  *debuginfo  *$(hid 5)  /opt/two\\\\x0aforged: fetched\$" \
+    "$tmp/out/hostile"
+check "no control byte reaches the terminal" eval "! LC_ALL=C grep -q \
+    '[[:cntrl:]]' '$tmp/out/hostile' '$tmp/out/hostile.err'"
+check "every line is one of ours" eval "! grep -Evq \"^(fetched|present|\
+failed|missing|skipped|perf's build-id cache:|[0-9]+ fetched)\" \
+    '$tmp/out/hostile' '$tmp/out/hostile.err'"
+check "the files are below the cache" [ -f "$HC/opt/good/prog7/$(hid 7)/debug" ] &&
+    [ -f "$HC/opt/$'\e]0;pwned\a\e[2J'/evil.so/$(hid 4)/debug" ]
+check "nothing is written outside the cache" \
+    [ -z "$(find "$tmp/hz" -mindepth 1 -not -path "$HC" -not -path "$HC/*" \
+    -not -path "$tmp/hz/cache" -not -path "$tmp/hz/outside")" ]
+"$SYMHUB" perf --list "$tmp/hostile.data" >"$tmp/out/hostile.list"
+check "--list prints the names escaped" eval "grep -qxF \
+    '$(hid 5) /opt/two\\x0aforged: fetched' \
+    '$tmp/out/hostile.list' && ! LC_ALL=C grep -q '[[:cntrl:]]' \
+    '$tmp/out/hostile.list'"
+stop_check "the second hub stops cleanly"
+SYMHUBD_PID=$HUB_PID
+URL=$HUB
+
 stop_check "the hub stops cleanly"
 forget_pid "$HUB_PID"
 finish

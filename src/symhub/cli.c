@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "text.h"
 
 int
 cli_jobs(const char *arg, int *jobs)
@@ -76,8 +77,13 @@ cli_line(FILE *fp, int bar, const char *label, const char *kind,
 {
 	if (bar)
 		fputs("\r\033[K", stderr);
-	fprintf(fp, "%-8s %-10s %s  %s%s%s\n", label, kind, id, name,
-	    detail != NULL ? "  " : "", detail != NULL ? detail : "");
+	fprintf(fp, "%-8s %-10s %s  ", label, kind, id);
+	text_put(fp, name);
+	if (detail != NULL) {
+		fputs("  ", fp);
+		text_put(fp, detail);
+	}
+	fputc('\n', fp);
 	fflush(fp);
 }
 

@@ -12,7 +12,9 @@
 /*
  * One result line, "LABEL KIND ID  NAME[  DETAIL]" in aligned columns, as
  * prefetch and perf print them; a progress bar on stderr (bar != 0) is
- * cleared first so that the line does not mix with it.  Flushes fp.
+ * cleared first so that the line does not mix with it.  NAME and DETAIL
+ * come from files and profiles: they are escaped as text_put() does.
+ * Flushes fp.
  */
 void	cli_line(FILE *fp, int bar, const char *label, const char *kind,
 	    const char *id, const char *name, const char *detail);

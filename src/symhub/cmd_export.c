@@ -37,6 +37,7 @@
 #include "common/kind.h"
 #include "common/pkgarchive.h"
 #include "manifest.h"
+#include "text.h"
 
 /* One line of the manifest, old or new. */
 struct mline {
@@ -349,29 +350,30 @@ copy_there(const char *path, const struct mline *l)
 }
 
 /* A source path the manifest can carry and DIR can hold: absolute,
- * canonical, no tab or newline. */
+ * canonical, no control byte (as import requires). */
 static int
 safe_path(const char *p)
 {
 	char	buf[PATH_MAX];
 
 	return p[0] == '/' && strlen(p) < sizeof(buf) &&
-	    strpbrk(p, "\t\n\r") == NULL &&
+	    !text_has_control(p) &&
 	    webapi_canon_path(p, buf) == 0 && strcmp(buf, p) == 0 &&
 	    strcmp(p, "/") != 0;
 }
 
-/* The record's origin as the manifest can carry it: '?' for a tab or
- * newline (no origin symhubd makes has one). */
+/* The record's origin as the manifest can carry it and import takes it:
+ * at most MANIFEST_ORIGIN_MAX bytes, '?' for each byte that is not
+ * printable (no origin symhubd makes has one; a bucket's metadata
+ * might). */
 static void
 origin_of(const struct cache_record *rec, char *out, size_t len)
 {
-	char *p;
-
+	if (len > MANIFEST_ORIGIN_MAX + 1)
+		len = MANIFEST_ORIGIN_MAX + 1;
 	snprintf(out, len, "%s", rec->origin != NULL && *rec->origin != '\0' ?
 	    rec->origin : "-");
-	for (p = out; (p = strpbrk(p, "\t\n\r")) != NULL; )
-		*p = '?';
+	text_sanitize(out);	/* a cut UTF-8 sequence too */
 }
 
 static int

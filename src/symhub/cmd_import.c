@@ -9,6 +9,12 @@
  * (the checks uploads pass).  What the store has already is left alone.
  * Origins are kept; files that came from uploads stay pinned, as they
  * exist nowhere else.
+ *
+ * The tree is foreign input too: every file is opened below DIR one
+ * component at a time, no symbolic link followed (export makes none),
+ * and only a regular file is opened at all, so that a FIFO or a device
+ * in its place can neither block the import nor be read.  What the tree
+ * says is printed escaped (text_put).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,10 +34,13 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "manifest.h"
+#include "text.h"
 
 struct import {
 	struct cache	*c;
 	const char	*dir;
+	int		 dirfd;		/* DIR, which everything is opened
+					 * below */
 	int		 quiet;
 	uint64_t	 imported, present, refused, bytes, fileids;
 };
@@ -39,9 +48,89 @@ struct import {
 static void
 refuse(struct import *x, const struct manifest_line *l, const char *why)
 {
-	fprintf(stderr, "refused  %-10s %s  %s  %s\n", l->kindname, l->idhex,
-	    l->path, why);
+	fprintf(stderr, "refused  %-10s %s  ", l->kindname, l->idhex);
+	text_put(stderr, l->path);
+	fprintf(stderr, "  %s\n", why);
 	x->refused++;
+}
+
+/* What a file that is not a regular one is, for a message. */
+static const char *
+not_regular(mode_t mode)
+{
+	if (S_ISLNK(mode))
+		return "a symbolic link (not followed)";
+	if (S_ISFIFO(mode))
+		return "a FIFO, not a regular file";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device, not a regular file";
+	if (S_ISSOCK(mode))
+		return "a socket, not a regular file";
+	if (S_ISDIR(mode))
+		return "a directory, not a regular file";
+	return "not a regular file";
+}
+
+/*
+ * Open rel (its components separated by '/', leading ones ignored) below
+ * dirfd for reading: every component but the last a directory, the last
+ * a regular file, none a symbolic link and none "." or "..".  Each is
+ * looked at (fstatat without following) before it is opened, and the
+ * file opened with O_NONBLOCK and checked again, so that nothing that
+ * could block or act on being opened is.
+ * @return the fd, with *st; or -1 with *why (static, or strerror's).
+ */
+static int
+open_below(int dirfd, const char *rel, struct stat *st, const char **why)
+{
+	struct stat	 sb;
+	char		 buf[PATH_MAX], *s, *comp;
+	int		 fd = dirfd, nfd = -1, last;
+
+	if (strlen(rel) >= sizeof(buf)) {
+		*why = "path too long";
+		return -1;
+	}
+	memcpy(buf, rel, strlen(rel) + 1);
+	s = buf + strspn(buf, "/");
+	while ((comp = strsep(&s, "/")) != NULL) {
+		last = s == NULL;
+		nfd = -1;
+		if (*comp == '\0' || strcmp(comp, ".") == 0 ||
+		    strcmp(comp, "..") == 0) {
+			*why = "a path with an empty, . or .. component";
+			break;
+		}
+		if (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+			*why = strerror(errno);
+			break;
+		}
+		if (last ? !S_ISREG(sb.st_mode) : !S_ISDIR(sb.st_mode)) {
+			*why = last || S_ISLNK(sb.st_mode) ?
+			    not_regular(sb.st_mode) : strerror(ENOTDIR);
+			break;
+		}
+		if ((nfd = openat(fd, comp, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+		    O_NOCTTY | (last ? O_NONBLOCK : O_DIRECTORY))) < 0) {
+			*why = strerror(errno);
+			break;
+		}
+		if (fstat(nfd, st) != 0 || st->st_dev != sb.st_dev ||
+		    st->st_ino != sb.st_ino) {
+			*why = "changed while it was opened";
+			close(nfd);
+			nfd = -1;
+			break;
+		}
+		if (fd != dirfd)
+			close(fd);
+		fd = nfd;
+		if (last)
+			return fd;
+	}
+	if (fd != dirfd)
+		close(fd);
+	return -1;
 }
 
 /* Stream fd into a blob, checking size and SHA-256 against the manifest.
@@ -94,6 +183,7 @@ one(void *ctx, const struct manifest_line *l)
 	struct cache_blob	*b = NULL;
 	struct cache_key	 key;
 	struct elfinfo		 ei;
+	struct stat		 st;
 	char			 path[PATH_MAX];
 	const char		*why;
 	int			 fd, rc, n;
@@ -103,11 +193,11 @@ one(void *ctx, const struct manifest_line *l)
 	key.idlen = l->idlen;
 	key.extra = l->kind == CACHE_SOURCE ? l->path : NULL;
 	if (l->kind == CACHE_SOURCE)
-		n = snprintf(path, sizeof(path), "%s/buildid/%s/source%s",
-		    x->dir, l->idhex, l->path);
+		n = snprintf(path, sizeof(path), "buildid/%s/source%s",
+		    l->idhex, l->path);
 	else
-		n = snprintf(path, sizeof(path), "%s/buildid/%s/%s", x->dir,
-		    l->idhex, l->kindname);
+		n = snprintf(path, sizeof(path), "buildid/%s/%s", l->idhex,
+		    l->kindname);
 	if (n < 0 || (size_t)n >= sizeof(path)) {
 		refuse(x, l, "path too long");
 		return 0;
@@ -117,8 +207,14 @@ one(void *ctx, const struct manifest_line *l)
 		x->present++;
 		return 0;
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
-		refuse(x, l, strerror(errno));
+	if ((fd = open_below(x->dirfd, path, &st, &why)) < 0) {
+		refuse(x, l, why);
+		return 0;
+	}
+	if ((uint64_t)st.st_size != l->size) {
+		/* Not read at all: it could be anything, of any size. */
+		close(fd);
+		refuse(x, l, "its size or SHA-256 differs from the manifest's");
 		return 0;
 	}
 	rc = take(x, fd, l->size, l->sha, &b);
@@ -156,9 +252,11 @@ one(void *ctx, const struct manifest_line *l)
 		return rc;
 	x->imported++;
 	x->bytes += l->size;
-	if (!x->quiet)
-		printf("imported %-10s %s  %s\n", l->kindname, l->idhex,
-		    l->path);
+	if (!x->quiet) {
+		printf("imported %-10s %s  ", l->kindname, l->idhex);
+		text_put(stdout, l->path);
+		putchar('\n');
+	}
 	return 0;
 }
 
@@ -168,8 +266,12 @@ bad_line(void *ctx, unsigned long lineno, const char *line, const char *why)
 {
 	struct import *x = ctx;
 
-	fprintf(stderr, "refused  line %lu of the manifest: %s%s%s\n", lineno,
-	    why, line != NULL ? ": " : "", line != NULL ? line : "");
+	fprintf(stderr, "refused  line %lu of the manifest: %s", lineno, why);
+	if (line != NULL) {
+		fputs(": ", stderr);
+		text_put(stderr, line);
+	}
+	fputc('\n', stderr);
 	x->refused++;
 }
 
@@ -231,17 +333,40 @@ fileid_bad(void *ctx, unsigned long lineno, const char *line, const char *why)
 	x->refused++;
 }
 
+/* One of DIR's lists, opened as every file of the tree is.
+ * @return the stream, or NULL with *why. */
+static FILE *
+open_list(struct import *x, const char *name, const char **why)
+{
+	struct stat	 st;
+	FILE		*fp;
+	int		 fd;
+
+	if ((fd = open_below(x->dirfd, name, &st, why)) < 0)
+		return NULL;
+	if ((fp = fdopen(fd, "r")) == NULL) {
+		*why = strerror(errno);
+		close(fd);
+	}
+	return fp;	/* owns fd */
+}
+
 /* DIR/fileids.tsv, if any.  @return 0, or the store's -errno. */
 static int
 import_fileids(struct import *x)
 {
-	char	 path[PATH_MAX];
-	FILE	*fp;
-	int	 rc;
+	struct stat	 st;
+	const char	*why;
+	FILE		*fp;
+	int		 rc;
 
-	snprintf(path, sizeof(path), "%s/%s", x->dir, MANIFEST_FILEIDS);
-	if ((fp = fopen(path, "r")) == NULL)
+	if (fstatat(x->dirfd, MANIFEST_FILEIDS, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return 0;	/* an export of nothing uploaded */
+	if ((fp = open_list(x, MANIFEST_FILEIDS, &why)) == NULL) {
+		fprintf(stderr, "refused  %s: %s\n", MANIFEST_FILEIDS, why);
+		x->refused++;
+		return 0;
+	}
 	rc = manifest_fileids_read(fp, fileid_one, fileid_bad, x);
 	fclose(fp);
 	return rc;
@@ -272,7 +397,7 @@ cmd_import(int argc, char **argv)
 	static char		 prog[] = "symhub import";
 	struct cache_options	 opt = { 0, 0, 0, 1 };
 	struct import		 x;
-	char			 path[PATH_MAX];
+	const char		*why;
 	FILE			*fp;
 	int			 ch, rc = 0;
 
@@ -297,10 +422,16 @@ cmd_import(int argc, char **argv)
 		return 2;
 	}
 	x.dir = argv[optind];
-	snprintf(path, sizeof(path), "%s/%s", x.dir, MANIFEST_NAME);
-	if ((fp = fopen(path, "r")) == NULL) {
-		fprintf(stderr, "symhub import: %s: %s\n", path,
+	/* DIR itself is the user's word, and followed. */
+	if ((x.dirfd = open(x.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "symhub import: %s: %s\n", x.dir,
 		    strerror(errno));
+		return 1;
+	}
+	if ((fp = open_list(&x, MANIFEST_NAME, &why)) == NULL) {
+		fprintf(stderr, "symhub import: %s/%s: %s\n", x.dir,
+		    MANIFEST_NAME, why);
+		close(x.dirfd);
 		return 1;
 	}
 	if (elfinfo_init() < 0 ||
@@ -308,6 +439,7 @@ cmd_import(int argc, char **argv)
 		fprintf(stderr, "symhub import: store %s: %s\n",
 		    argv[optind + 1], rc < 0 ? strerror(-rc) : "libelf");
 		fclose(fp);
+		close(x.dirfd);
 		return 1;
 	}
 	rc = manifest_read(fp, one, bad_line, &x);
@@ -323,5 +455,6 @@ cmd_import(int argc, char **argv)
 	    " already there, %" PRIu64 " refused\n", x.imported, x.bytes,
 	    x.present, x.refused);
 	cache_close(x.c);
+	close(x.dirfd);
 	return rc < 0 || x.refused > 0 ? 1 : 0;
 }

@@ -16,6 +16,11 @@
  * The executable is fetched only where perf would find none: not in the
  * cache and not at its recorded path with the same build-id (a profile
  * from another machine); perf needs it to disassemble.
+ *
+ * A profile is foreign input: its module names are checked to stay below
+ * DIR (perfdata_name_check), every directory written is checked, after
+ * symbolic links, to lie in DIR before anything is made there, and names
+ * are printed escaped (text_put).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "perfdata.h"
+#include "text.h"
 
 #define IDHEX_MAX	(2 * PERFDATA_BUILDID_MAX + 1)
 #define URLS_MAX	16
@@ -72,6 +78,8 @@ struct perf {
 	const char	*urls[URLS_MAX];
 	size_t		 nurls;
 	char		 dir[PATH_MAX];	/* perf's build-id cache */
+	char		 real[PATH_MAX];	/* dir, its links resolved;
+					 * "" until made */
 	const char	*dir_from;	/* where that came from */
 	int		 jobs;
 	int		 quiet;
@@ -216,10 +224,14 @@ has_id(const char *path, const char *idhex)
 	char		hex[2 * ELFINFO_BUILDID_MAX + 1];
 	int		fd, ok = 0;
 
+	/* path is the profile's word: a FIFO or a device there must not
+	 * block us or be opened at all. */
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOCTTY)) < 0)
 		return 0;
-	if (elfinfo_read(fd, &ei) == 0 && ei.buildid_len > 0) {
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    elfinfo_read(fd, &ei) == 0 && ei.buildid_len > 0) {
 		hex_encode(ei.buildid, ei.buildid_len, hex);
 		ok = strcmp(hex, idhex) == 0;
 	}
@@ -317,7 +329,8 @@ one_module(void *ctx, const struct perfdata_module *pm)
 {
 	struct perf	*p = ctx;
 	struct mod	*m;
-	char		 hex[IDHEX_MAX];
+	const char	*why;
+	char		 hex[IDHEX_MAX], detail[160];
 	size_t		 i;
 
 	hex_encode(pm->id, pm->idlen, hex);
@@ -326,8 +339,10 @@ one_module(void *ctx, const struct perfdata_module *pm)
 	if (strmap_put(&p->seen, hex, p->nmods) != 0)
 		return -ENOMEM;
 	if (p->list) {
-		/* As `perf buildid-list` prints them. */
-		printf("%s %s\n", hex, pm->name);
+		/* As `perf buildid-list` prints them, but escaped. */
+		printf("%s ", hex);
+		text_put(stdout, pm->name);
+		putchar('\n');
 		return 0;
 	}
 	if (pm->kernel || pm->name[0] != '/') {
@@ -340,9 +355,15 @@ one_module(void *ctx, const struct perfdata_module *pm)
 		p->skipped++;
 		return 0;
 	}
-	if (strstr(pm->name, "/../") != NULL || strlen(pm->name) > 2048) {
-		line(p, stderr, "failed", "-", hex, pm->name,
-		    "a path perf's cache cannot hold");
+	/* Refused, and the rest of the profile read on. */
+	if ((why = perfdata_name_check(pm->name)) == NULL && pm->idlen < 2)
+		why = "a build-id too short for perf's .build-id/XX/REST";
+	if (why == NULL && strlen(p->dir) + strlen(pm->name) + 1 +
+	    strlen(hex) + sizeof("/debug") > PATH_MAX)
+		why = "a path longer than perf's cache takes here";
+	if (why != NULL) {
+		snprintf(detail, sizeof(detail), "refused: %s", why);
+		line(p, stderr, "failed", "-", hex, pm->name, detail);
 		p->failed++;
 		return 0;
 	}
@@ -529,12 +550,42 @@ check(struct item *it, char *why, size_t len)
 }
 
 /*
- * Give the checked download its name in m->dir, making the directory and
- * perf's link to it as needed.  @return 0; -EEXIST when the name was
- * taken meanwhile (left alone); -errno.
+ * Does path, its symbolic links resolved, lie in perf's cache?  The part
+ * that does not exist yet is judged by its deepest existing ancestor
+ * (mkdirs() makes plain directories below it).  A link in the cache that
+ * leads out, one left dangling included, is never written through: perf
+ * makes only links that stay inside.
  */
 static int
-install(struct item *it)
+inside(const struct perf *p, const char *path)
+{
+	struct stat	st;
+	char		buf[PATH_MAX], res[PATH_MAX], *s;
+	size_t		n = strlen(p->real), len = strlen(path);
+
+	if (n == 0 || len >= sizeof(buf))
+		return 0;
+	memcpy(buf, path, len + 1);
+	while (realpath(buf, res) == NULL) {
+		/* ENOTDIR: a file in the way, which mkdirs() reports. */
+		if ((errno != ENOENT && errno != ENOTDIR) ||
+		    lstat(buf, &st) == 0 ||
+		    (s = strrchr(buf, '/')) == NULL || s == buf)
+			return 0;
+		*s = '\0';
+	}
+	return strncmp(res, p->real, n) == 0 &&
+	    (n == 1 || res[n] == '\0' || res[n] == '/');
+}
+
+/*
+ * Give the checked download its name in m->dir, making the directory and
+ * perf's link to it as needed.  @return 0; -EEXIST when the name was
+ * taken meanwhile (left alone); -EXDEV when m->dir or the link's folder
+ * leads out of perf's cache (nothing made); -errno.
+ */
+static int
+install(struct perf *p, struct item *it)
 {
 	struct mod	*m = it->m;
 	char		 dest[PATH_MAX], proc[64], *linkdir = NULL;
@@ -543,6 +594,8 @@ install(struct item *it)
 	if ((size_t)snprintf(dest, sizeof(dest), "%s/%s", m->dir, it->file) >=
 	    sizeof(dest))
 		return -ENAMETOOLONG;
+	if (!inside(p, m->dir))
+		return -EXDEV;
 	if ((keep = mkdirs(m->dir)) < 0)
 		return keep;
 	if (m->target != NULL) {
@@ -551,6 +604,10 @@ install(struct item *it)
 			goto out;
 		}
 		*strrchr(linkdir, '/') = '\0';
+		if (!inside(p, linkdir)) {
+			rc = -EXDEV;
+			goto out;
+		}
 		if ((lkeep = mkdirs(linkdir)) < 0) {
 			rc = lkeep;
 			goto out;
@@ -563,6 +620,10 @@ install(struct item *it)
 		}
 		free(m->target);	/* made, or made by another */
 		m->target = NULL;
+	}
+	if (!inside(p, m->dir)) {
+		rc = -EXDEV;	/* changed under us */
+		goto out;
 	}
 	if (it->tmp[0] == '\0') {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", it->fd);
@@ -602,7 +663,7 @@ finish(struct perf *p, struct item *it, CURLcode res, CURLM *multi)
 	p->inflight--;
 	p->bytes += got;
 	if (res == CURLE_OK && (bad = check(it, why, sizeof(why))) == NULL) {
-		rc = install(it);
+		rc = install(p, it);
 		drop_tmp(it);
 		p->done++;
 		if (rc == 0 || rc == -EEXIST) {
@@ -616,9 +677,14 @@ finish(struct perf *p, struct item *it, CURLcode res, CURLM *multi)
 				    NULL);
 		} else {
 			p->failed++;
-			snprintf(detail, sizeof(detail), "cannot write "
-			    "%.300s/%s: %s", it->m->dir, it->file,
-			    strerror(-rc));
+			if (rc == -EXDEV)
+				snprintf(detail, sizeof(detail), "refused: "
+				    "%.300s leads out of perf's cache (a "
+				    "symbolic link)", it->m->dir);
+			else
+				snprintf(detail, sizeof(detail), "cannot "
+				    "write %.300s/%s: %s", it->m->dir,
+				    it->file, strerror(-rc));
 			line(p, stderr, "failed", k, it->m->id, it->m->name,
 			    detail);
 		}
@@ -886,6 +952,11 @@ cmd_perf(int argc, char **argv)
 	if (p.n > 0 && access(p.dir, W_OK) != 0) {
 		fprintf(stderr, "symhub perf: cannot write to perf's build-id "
 		    "cache %s: %s\n", p.dir, strerror(errno));
+		goto out;
+	}
+	if (p.n > 0 && realpath(p.dir, p.real) == NULL) {
+		fprintf(stderr, "symhub perf: perf's build-id cache %s: %s\n",
+		    p.dir, strerror(errno));
 		goto out;
 	}
 	if ((rc = run(&p)) < 0) {

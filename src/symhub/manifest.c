@@ -10,6 +10,7 @@
 #include "base/hex.h"
 #include "common/kind.h"
 #include "manifest.h"
+#include "text.h"
 
 /* Decimal digits only, no sign, no blanks, no overflow. */
 static int
@@ -66,9 +67,25 @@ manifest_parse(char *line, struct manifest_line *out, const char **why)
 		*why = "no origin";
 		return -EINVAL;
 	}
+	/* The origin goes into the store, /metadata answers and terminals:
+	 * what symhubd makes is printable, and so must this be. */
+	if (strlen(f[4]) > MANIFEST_ORIGIN_MAX) {
+		*why = "an origin longer than 255 bytes";
+		return -EINVAL;
+	}
+	if (!text_printable(f[4])) {
+		*why = "an origin with a control byte or invalid UTF-8";
+		return -EINVAL;
+	}
 	if (out->kind == CACHE_SOURCE) {
 		/* Canonical and absolute, or it could name a file outside
-		 * the tree (and no hub would be asked for it anyway). */
+		 * the tree (and no hub would be asked for it anyway).  Other
+		 * bytes than controls are a file system's business: a
+		 * source path need not be UTF-8. */
+		if (text_has_control(f[5])) {
+			*why = "a source path with a control byte";
+			return -EINVAL;
+		}
 		if (f[5][0] != '/' || strlen(f[5]) >= sizeof(canon) ||
 		    webapi_canon_path(f[5], canon) != 0 ||
 		    strcmp(canon, f[5]) != 0 || strcmp(f[5], "/") == 0) {
@@ -89,38 +106,46 @@ manifest_parse(char *line, struct manifest_line *out, const char **why)
 
 /*
  * The lines of fp, at most MANIFEST_LINE_MAX bytes each, without their
- * newline; comments and empty lines passed over.  A longer one is
- * skipped (never held whole) and given to fn as NULL.
+ * newline; comments and empty lines passed over.  A longer one (never
+ * held whole) and one with a NUL byte (which would hide the rest of the
+ * line from the parser) are given to fn as NULL with why.
  * @return 0, or fn's first non-zero result.
  */
 static int
-lines(FILE *fp, int (*fn)(void *ctx, unsigned long lineno, char *line),
-    void *ctx)
+lines(FILE *fp, int (*fn)(void *ctx, unsigned long lineno, char *line,
+    const char *why), void *ctx)
 {
-	char		buf[MANIFEST_LINE_MAX + 2];
+	char		buf[MANIFEST_LINE_MAX + 1];
 	unsigned long	lineno = 0;
-	size_t		n;
-	int		rc, c;
+	size_t		n = 0;
+	int		rc = 0, c, over = 0, nul = 0;
 
-	while (fgets(buf, sizeof(buf), fp) != NULL) {
-		lineno++;
-		n = strlen(buf);
-		if (n > 0 && buf[n - 1] == '\n') {
-			buf[--n] = '\0';
-		} else if (!feof(fp)) {
-			/* Longer than any line of ours: skip the rest. */
-			while ((c = getc(fp)) != EOF && c != '\n')
-				;
-			if ((rc = fn(ctx, lineno, NULL)) != 0)
-				return rc;
+	for (;;) {
+		if ((c = getc(fp)) != EOF && c != '\n') {
+			if (n < MANIFEST_LINE_MAX)
+				buf[n++] = (char)c;
+			else
+				over = 1;
+			nul |= c == '\0';
 			continue;
 		}
-		if (n == 0 || buf[0] == '#')
-			continue;
-		if ((rc = fn(ctx, lineno, buf)) != 0)
-			return rc;
+		if (c == EOF && n == 0 && !over)
+			break;
+		lineno++;
+		buf[n] = '\0';
+		if (over)
+			rc = fn(ctx, lineno, NULL, "a line longer than any "
+			    "manifest line");
+		else if (nul)
+			rc = fn(ctx, lineno, NULL, "a NUL byte in the line");
+		else if (n > 0 && buf[0] != '#')
+			rc = fn(ctx, lineno, buf, NULL);
+		if (rc != 0 || c == EOF)
+			break;
+		n = 0;
+		over = nul = 0;
 	}
-	return 0;
+	return rc;
 }
 
 struct readctx {
@@ -132,16 +157,14 @@ struct readctx {
 };
 
 static int
-manifest_one(void *ctx, unsigned long lineno, char *line)
+manifest_one(void *ctx, unsigned long lineno, char *line, const char *why)
 {
 	struct readctx		*r = ctx;
 	struct manifest_line	 l;
-	const char		*why;
-	char			 raw[MANIFEST_LINE_MAX + 2];
+	char			 raw[MANIFEST_LINE_MAX + 1];
 
 	if (line == NULL) {
-		r->bad(r->ctx, lineno, NULL,
-		    "a line longer than any manifest line");
+		r->bad(r->ctx, lineno, NULL, why);
 		return 0;
 	}
 	snprintf(raw, sizeof(raw), "%s", line);	/* parsing cuts line up */
@@ -163,14 +186,14 @@ manifest_read(FILE *fp, int (*fn)(void *ctx, const struct manifest_line *l),
 }
 
 static int
-fileid_one(void *ctx, unsigned long lineno, char *line)
+fileid_one(void *ctx, unsigned long lineno, char *line, const char *why)
 {
 	struct readctx	*r = ctx;
 	unsigned char	 fid[16], id[WEBAPI_ID_HEX_MAX / 2];
 	size_t		 idlen;
 
 	if (line == NULL) {
-		r->bad(r->ctx, lineno, NULL, "a line too long");
+		r->bad(r->ctx, lineno, NULL, why);
 		return 0;
 	}
 	if (manifest_fileid_parse(line, fid, id, &idlen) < 0) {

@@ -5,9 +5,11 @@
  *   ID \t KIND \t SIZE \t SHA256 \t ORIGIN \t PATH
  *
  * ID lowercase hex; KIND debuginfo, executable or source; SIZE decimal;
- * SHA256 64 lowercase hex digits; ORIGIN without tabs; PATH the canonical
- * absolute source path for a source, "-" for the others.  Lines starting
- * with '#' are comments.  A line is at most MANIFEST_LINE_MAX bytes.
+ * SHA256 64 lowercase hex digits; ORIGIN printable UTF-8 (text.h: no
+ * control byte, so no tab), 1 to MANIFEST_ORIGIN_MAX bytes; PATH the
+ * canonical absolute source path for a source, without a control byte,
+ * "-" for the others.  Lines starting with '#' are comments.  A line is
+ * at most MANIFEST_LINE_MAX bytes, without a NUL.
  */
 #ifndef SYMHUB_MANIFEST_H
 #define SYMHUB_MANIFEST_H
@@ -20,6 +22,7 @@
 
 #define MANIFEST_NAME		"manifest.tsv"
 #define MANIFEST_LINE_MAX	8192
+#define MANIFEST_ORIGIN_MAX	255
 
 struct manifest_line {
 	/* Pointers into the parsed line, NUL-terminated. */
@@ -42,8 +45,9 @@ int	manifest_parse(char *line, struct manifest_line *out,
 /*
  * Read fp to its end: fn for each line that parses, bad for each that
  * does not, with its number (from 1), the line as read (NULL for one
- * over MANIFEST_LINE_MAX, whose rest is skipped, never held in memory)
- * and why.  Comments and empty lines are passed over.  What fn and bad
+ * over MANIFEST_LINE_MAX, whose rest is skipped, never held in memory,
+ * and for one with a NUL byte) and why.  The line is raw bytes: escape
+ * it before printing it.  Comments and empty lines are passed over.  What fn and bad
  * are given is valid during the call only.
  * @return 0, or fn's first non-zero result.
  */

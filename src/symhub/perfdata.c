@@ -379,6 +379,34 @@ config_value(const char *p, char *out, size_t outlen)
 	return 0;
 }
 
+const char *
+perfdata_name_check(const char *name)
+{
+	const char	*c, *e;
+	size_t		 n;
+
+	if (name[0] != '/')
+		return "not an absolute path";
+	if (strlen(name) > PERFDATA_NAME_MAX)
+		return "a path longer than perf's cache takes here";
+	for (c = name + 1; ; c = e + 1) {
+		e = strchr(c, '/');
+		n = e != NULL ? (size_t)(e - c) : strlen(c);
+		if (n == 0)
+			return "a path with an empty component";
+		if ((n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "a path with a . or .. component, which would "
+			    "lead out of perf's cache";
+		if (n > 255)
+			return "a path with a component over 255 bytes";
+		if (c == name + 1 && n == 9 && memcmp(c, ".build-id", 9) == 0)
+			return "a path inside perf's own .build-id index";
+		if (e == NULL)
+			return NULL;
+	}
+}
+
 int
 perfdata_config_buildid_dir(FILE *fp, char *out, size_t outlen)
 {

@@ -60,6 +60,20 @@ int	perfdata_buildids(int fd,
 	    void *ctx, struct perfdata_info *info, const char **why);
 
 /*
+ * Can a module's name (the path perf recorded) name a directory below
+ * perf's build-id cache?  perf files a module at DIR/NAME/ID, so NAME must
+ * be absolute, with no empty, "." or ".." component ("/..", "/./..",
+ * "/a/../../x" would lead out of DIR), no component over 255 bytes
+ * (NAME_MAX), at most PERFDATA_NAME_MAX bytes, and not under DIR/.build-id
+ * (perf's index of links).  The kernel records names resolved, so a
+ * profile perf wrote never fails this.  Other bytes are allowed; the
+ * caller escapes them when it prints the name.
+ * @return NULL when it can; else a static phrase saying why not.
+ */
+#define PERFDATA_NAME_MAX	2048
+const char *perfdata_name_check(const char *name);
+
+/*
  * The buildid.dir setting of one perf config file (git-config syntax, as
  * perf reads it: "[buildid]" then "dir = PATH"; sections and keys in any
  * case, values quoted or not, "#" and ";" comments).  The last one in the

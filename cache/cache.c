@@ -96,6 +96,7 @@ struct cache {
 
 	uint64_t		 evictions, check_dropped, check_removed;
 	uint64_t		 check_quarantined, verified, verify_failed;
+	uint64_t		 check_restored, check_resorted;
 };
 
 /* Writeback is started every this many bytes (see cache_blob_write). */
@@ -650,6 +651,19 @@ clear_tmp(struct cache *c)
 	closedir(d);
 }
 
+#define REBUILD_BATCH	256
+
+/* Catalog entries read, waiting to be indexed a batch at a time. */
+struct rebuildctx {
+	struct cache_rebuild_report	*rep;
+	unsigned char			*bufs[REBUILD_BATCH];
+	struct record_cat		 ents[REBUILD_BATCH];
+	char				 had[REBUILD_BATCH];
+	size_t				 n;
+	int				 repair;	/* into a live index:
+						 * a key it has is kept */
+};
+
 /* Drop records whose blob is missing or of the wrong size, and rebuild
  * the reference counts and byte total from the records that remain. */
 static int
@@ -834,6 +848,185 @@ quarantine_strays(struct cache *c)
 	return rc;
 }
 
+/*
+ * A key whose bytes flipped in data.mdb breaks the order LMDB searches
+ * by: the record under it is no longer found, nor may its neighbours be,
+ * and an insert lands beside it wherever the search ends.  A walk by
+ * cursor sees every entry whatever the order: copy each table found out
+ * of order into a spare one and back, sorted.  *done is incremented when
+ * dbi was.  @return 0 or an LMDB code.
+ */
+static int
+resort_table(MDB_txn *t, MDB_dbi dbi, uint64_t *done)
+{
+	MDB_cursor	*cur;
+	MDB_dbi		 spare;
+	MDB_val		 k, v, prev = { 0, NULL };
+	int		 rc, ordered = 1;
+
+	if ((rc = mdb_cursor_open(t, dbi, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && ordered;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (prev.mv_data != NULL && mdb_cmp(t, dbi, &prev, &k) >= 0)
+			ordered = 0;
+		prev = k;
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if (ordered)
+		return 0;
+	(*done)++;
+	if ((rc = mdb_dbi_open(t, "resort", MDB_CREATE, &spare)) != 0 ||
+	    (rc = mdb_drop(t, spare, 0)) != 0 ||
+	    (rc = mdb_cursor_open(t, dbi, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(t, spare, &k, &v, 0)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND || (rc = mdb_drop(t, dbi, 0)) != 0 ||
+	    (rc = mdb_cursor_open(t, spare, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	return mdb_drop(t, spare, 1);
+}
+
+static int
+resort_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_dbi		dbis[4] = { c->records, c->negs, c->files,
+			    c->fileids };
+	uint64_t	*resorted = ctx;
+	size_t		 i;
+	int		 rc;
+
+	*resorted = 0;
+	for (i = 0; i < 4; i++)
+		if ((rc = resort_table(t, dbis[i], resorted)) != 0)
+			return rc;
+	return 0;
+}
+
+static int	rebuild_one(struct cache *, struct rebuildctx *, int,
+		    const char *);
+static int	rebuild_flush(struct cache *, struct rebuildctx *);
+
+/* A catalog entry the index lacks, by its place under catalog/. */
+struct catname {
+	char	sub[3];
+	char	name[NAME_MAX + 1];
+};
+
+struct lackctx {
+	struct cache	*c;
+	MDB_txn		*t;
+	struct catname	*v;
+	size_t		 n, cap;
+	int		 err;
+};
+
+static int
+lack_one(void *ctx, int dfd, const char *sub, const char *name)
+{
+	struct lackctx	*lc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX];
+	size_t		 hl = strlen(name + 1);
+	MDB_val		 k, v;
+
+	(void)dfd;
+	/* Not an entry's name (a leftover of ours, or a stranger's): for
+	 * cache_rebuild() to judge, as it reads every file. */
+	if ((name[0] != 'r' && name[0] != 'f') || strlen(sub) != 2 ||
+	    hl == 0 || hl > 2 * RECORD_KEY_MAX ||
+	    hex_decode(name + 1, hl, kb) < 0)
+		return 0;
+	k.mv_size = hl / 2;
+	k.mv_data = kb;
+	if (mdb_get(lc->t, name[0] == 'r' ? lc->c->records : lc->c->fileids,
+	    &k, &v) == 0)
+		return 0;
+	if (array_grow(&lc->v, &lc->cap, lc->n + 1, sizeof(*lc->v)) != 0) {
+		lc->err = -ENOMEM;
+		return 1;
+	}
+	memcpy(lc->v[lc->n].sub, sub, 3);
+	snprintf(lc->v[lc->n].name, sizeof(lc->v[lc->n].name), "%s", name);
+	lc->n++;
+	return 0;
+}
+
+/*
+ * Take back into the index every catalog entry it lacks, whose blob is
+ * intact (a FileID mapping needs none): the entry is written before the
+ * record is committed, so the index lacking one means either a crash
+ * between a drop's commit and the entry's removal (the record comes back;
+ * it is evicted or dropped again) or a damaged index, which would answer
+ * 404 for what it holds (a pinned upload stays pinned: its entry says so).
+ * Costs a look-up per entry, no read of it.  @return the number taken
+ * back, or -errno.
+ */
+static int
+catalog_repair(struct cache *c)
+{
+	struct lackctx		 lc;
+	struct rebuildctx	*rb = NULL;
+	struct cache_rebuild_report rep;
+	char			 path[PATH_MAX];
+	size_t			 i;
+	int			 rc, dfd;
+
+	memset(&lc, 0, sizeof(lc));
+	memset(&rep, 0, sizeof(rep));
+	lc.c = c;
+	if ((rc = rbegin(c, &lc.t)) < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/catalog", c->dir);
+	rc = walk2(path, lack_one, &lc);
+	rend(c, lc.t);
+	if (lc.err < 0) {
+		rc = lc.err;
+		goto out;
+	}
+	if (rc < 0 && rc != -ENOENT)
+		goto out;
+	rc = 0;
+	if (lc.n == 0)
+		goto out;
+	if ((rb = calloc(1, sizeof(*rb))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rb->rep = &rep;
+	rb->repair = 1;
+	for (i = 0; i < lc.n && rc == 0; i++) {
+		if (snprintf(path, sizeof(path), "%s/catalog/%s", c->dir,
+		    lc.v[i].sub) >= (int)sizeof(path) ||
+		    (dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		rc = rebuild_one(c, rb, dfd, lc.v[i].name);
+		close(dfd);
+	}
+	if (rc == 0)
+		rc = rebuild_flush(c, rb);
+	while (rb->n > 0)
+		free(rb->bufs[--rb->n]);
+	if (rc == 0)
+		rc = (int)(rep.records + rep.fileids);
+out:
+	free(rb);
+	free(lc.v);
+	return rc;
+}
+
 static int
 check(struct cache *c)
 {
@@ -841,8 +1034,12 @@ check(struct cache *c)
 
 	mdb_reader_check(c->env, &dead);
 	clear_tmp(c);
-	if ((rc = wtxn(c, check_records, &c->check_dropped)) < 0)
+	if ((rc = wtxn(c, resort_fn, &c->check_resorted)) < 0 ||
+	    (rc = wtxn(c, check_records, &c->check_dropped)) < 0)
 		return rc;
+	if ((rc = catalog_repair(c)) < 0)
+		return rc;
+	c->check_restored = (uint64_t)rc;
 	return quarantine_strays(c);
 }
 
@@ -2606,6 +2803,8 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->check_dropped = c->check_dropped;
 	st->check_removed = c->check_removed;
 	st->check_quarantined = c->check_quarantined;
+	st->check_restored = c->check_restored;
+	st->check_resorted = c->check_resorted;
 	st->opened_clean = (uint64_t)c->trusted;
 	st->verified = __atomic_load_n(&c->verified, __ATOMIC_RELAXED);
 	st->verify_failed = __atomic_load_n(&c->verify_failed,
@@ -3098,14 +3297,6 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 	return 1;
 }
 
-#define REBUILD_BATCH	256
-
-struct rebuildctx {
-	struct cache_rebuild_report	*rep;
-	unsigned char			*bufs[REBUILD_BATCH];
-	struct record_cat		 ents[REBUILD_BATCH];
-	size_t				 n;
-};
 
 static int
 rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
@@ -3121,6 +3312,12 @@ rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
 		e = &rb->ents[i];
 		k.mv_size = e->klen;
 		k.mv_data = (void *)e->key;
+		/* A key the live index has after all (found once the table
+		 * was sorted again) keeps its record and reference count. */
+		rb->had[i] = rb->repair && mdb_get(t, e->type ==
+		    RECORD_CAT_FILEID ? c->fileids : c->records, &k, &v) == 0;
+		if (rb->had[i])
+			continue;
 		v.mv_size = e->vlen;
 		v.mv_data = (void *)e->val;
 		if (e->type == RECORD_CAT_FILEID) {
@@ -3147,9 +3344,11 @@ rebuild_flush(struct cache *c, struct rebuildctx *rb)
 		return 0;
 	rc = wtxn(c, rebuild_fn, rb);
 	for (i = 0; i < rb->n; i++) {
-		if (rc == 0 && rb->ents[i].type == RECORD_CAT_FILEID)
+		if (rc != 0 || rb->had[i])
+			;
+		else if (rb->ents[i].type == RECORD_CAT_FILEID)
 			rb->rep->fileids++;
-		else if (rc == 0)
+		else
 			rb->rep->records++;
 		free(rb->bufs[i]);
 	}

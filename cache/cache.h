@@ -114,6 +114,12 @@ struct cache_stats {
 	uint64_t	check_dropped;	/* records dropped by the open check */
 	uint64_t	check_removed;	/* tmp/ leftovers removed by the check */
 	uint64_t	check_quarantined; /* unindexed blobs moved by the check */
+	uint64_t	check_restored;	/* records and FileIDs the catalog
+					 * lists and the index lacked, taken
+					 * back by the check */
+	uint64_t	check_resorted;	/* tables the check found out of
+					 * key order (flipped key bytes) and
+					 * sorted again */
 	uint64_t	opened_clean;	/* 1: the open found the store as a
 					 * clean close left it (index/clean)
 					 * and ran no check */
@@ -126,9 +132,13 @@ struct cache_stats {
  * Open (creating if needed) the store in dir, and check it: first walk the
  * whole index in a child process, so that damage that would crash LMDB
  * (a truncated or bit-flipped data.mdb) is found before this process maps
- * it; then clear stale LMDB readers, remove tmp/ leftovers, drop records
- * whose blob is missing or of the wrong size, rebuild blob reference
- * counts and move unindexed blobs to quarantine/.
+ * it; then clear stale LMDB readers, remove tmp/ leftovers, sort again a
+ * table whose keys are out of order (a flipped byte in a key), drop
+ * records whose blob is missing or of the wrong size, rebuild blob
+ * reference counts, take back every catalog entry the index lacks whose
+ * blob is intact (damage that hid a record: it is served again, pinned if
+ * it was), and move unindexed blobs to quarantine/.  What the check found
+ * is in cache_stats(), for the caller to report.
  * The check costs time in proportion to the store, so it is skipped when
  * the last process to close the store closed it cleanly and nothing has
  * touched the index or blobs/ since (index/clean, cache/cleanmark.h):

@@ -11,7 +11,7 @@
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum
+need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum python3
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 
@@ -123,6 +123,32 @@ hub -d "$STORE" --tokens "$TOKENS"
 check "the hub then starts without a rebuild of its own" \
     eval '! grep -q "rebuilding" "$tmp/symhubd.out"'
 served_as_before "and serves everything as before"
+stop_check "the hub stops"
+
+section 'a flipped key: the index hides a record it holds'
+# The build-id's first byte flipped wherever data.mdb holds it (the
+# records' keys, their LRU entries): no crash, the record under a wrong
+# key, its neighbours out of order.  Old hubs answered 404 for the
+# uploads until someone ran a rebuild.
+python3 - "$STORE/index/data.mdb" "$ID" <<'PY' || exit 99
+import sys
+p, idhex = sys.argv[1], sys.argv[2]
+want = bytes.fromhex(idhex)
+bad = bytes([want[0] ^ 0xff]) + want[1:]
+data = open(p, 'rb').read()
+n = data.count(want)
+if n == 0:
+    sys.exit(1)
+open(p, 'r+b').write(data.replace(want, bad))
+print('# flipped %d key(s)' % n)
+PY
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS"
+check "the open says the index was damaged, and what it took back" \
+    grep -q "THE INDEX WAS DAMAGED:.* 2 record(s)" "$tmp/symhubd.out"
+check "and counts it in /metrics" \
+    eval '[ "$(metric symhub_cache_check_restored_total)" = 2 ]'
+served_as_before "the uploads are served again, the rest as before"
 stop_check "the hub stops"
 
 section 'rot'

@@ -232,6 +232,10 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    "symhub_cache_check_removed_total %llu\n"
 	    "# TYPE symhub_cache_check_quarantined_total counter\n"
 	    "symhub_cache_check_quarantined_total %llu\n"
+	    "# TYPE symhub_cache_check_restored_total counter\n"
+	    "symhub_cache_check_restored_total %llu\n"
+	    "# TYPE symhub_cache_check_resorted_total counter\n"
+	    "symhub_cache_check_resorted_total %llu\n"
 	    "# TYPE symhub_cache_opened_clean gauge\n"
 	    "symhub_cache_opened_clean %llu\n"
 	    "# TYPE symhub_cache_verified_total counter\n"
@@ -247,6 +251,8 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    (unsigned long long)cs->check_dropped,
 	    (unsigned long long)cs->check_removed,
 	    (unsigned long long)cs->check_quarantined,
+	    (unsigned long long)cs->check_restored,
+	    (unsigned long long)cs->check_resorted,
 	    (unsigned long long)cs->opened_clean,
 	    (unsigned long long)cs->verified,
 	    (unsigned long long)cs->verify_failed,

@@ -258,6 +258,14 @@ main(int argc, char **argv)
 		    (unsigned long long)st.check_dropped,
 		    (unsigned long long)st.check_removed,
 		    (unsigned long long)st.check_quarantined);
+		if (st.check_restored > 0 || st.check_resorted > 0)
+			log_warnx("store %s: THE INDEX WAS DAMAGED: %llu "
+			    "table(s) out of key order were sorted again, "
+			    "%llu record(s) and FileID(s) the catalog lists "
+			    "and the index had lost were taken back from it "
+			    "(served again, pinned as they were)", cfg.store,
+			    (unsigned long long)st.check_resorted,
+			    (unsigned long long)st.check_restored);
 		if (st.check_dropped > 0 || st.check_quarantined > 0)
 			log_warnx("store %s: records were dropped or blobs "
 			    "quarantined; if the index was damaged, stop the "

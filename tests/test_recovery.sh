@@ -151,7 +151,6 @@ check "and counts it in /metrics" \
 served_as_before "the uploads are served again, the rest as before"
 stop_check "the hub stops"
 
-section 'rot'
 # blob_of N: the blob file holding reference N's bytes.
 blob_of() {
 	local h
@@ -161,6 +160,33 @@ blob_of() {
 rot() {
 	printf 'X' | dd of="$1" bs=1 seek=100 conv=notrunc status=none
 }
+
+section 'rot while the hub was down, found when first read'
+# Bytes written in place change no identity index/clean records: the
+# hub trusts the store as it was closed, and old hubs served the rotten
+# bytes (with their old ETag) until the verifier came by.  The verifier
+# is off here, so only the first read can find them.
+b4=$(blob_of 4)
+rot "$b4"
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS" --verify-period 0
+check "the hub trusted the store as it was closed (no check ran)" \
+    eval '[ "$(metric symhub_cache_opened_clean)" = 1 ]'
+expect_get "a rotten source is not served: a miss, and the upstream is \
+gone" "/buildid/$ID2/source$SRC" 404
+check "it is counted" \
+    eval '[ "$(metric symhub_cache_first_failed_total)" = 1 ]'
+check "and kept in quarantine/" eval '[ ! -e "$b4" ] &&
+    [ -e "$STORE/quarantine/$(basename "$(dirname "$b4")")$(basename "$b4").bad" ]'
+check "and logged" wait_until 10 grep -q "when first read since the start" \
+    "$tmp/symhubd.out"
+expect_get "an intact file is served, hashed once" "/buildid/$ID/debuginfo" \
+    200 "$tmp/ref.0"
+check "(each counted once)" \
+    eval '[ "$(metric symhub_cache_first_verified_total)" = 2 ]'
+stop_check "the hub stops"
+
+section 'rot'
 b=$(blob_of 2)
 rot "$b"
 "$SYMHUB" store verify "$STORE" >"$tmp/vf.out" 2>&1

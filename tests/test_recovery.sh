@@ -3,8 +3,10 @@
 # truncated or damaged starts again with everything it held (uploads,
 # fetched debuginfo, executables and sources, byte-identical, with their
 # headers), `symhub store rebuild` does the same by hand and refuses a
-# store in use, and rotten blobs are found by `symhub store verify` and by
-# the daemon's background verifier, never served.
+# store in use, a flipped key in data.mdb is repaired at open from the
+# catalog, and rotten blobs are found by `symhub store verify`, by the
+# first read after a start and by the daemon's background verifier, never
+# served; quarantine/ is emptied after its grace time.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_recovery.sh
@@ -208,6 +210,18 @@ check "and logs it" grep -q "no longer match their SHA-256" "$tmp/symhubd.out"
 expect_get "its wrong bytes are never served" "/buildid/$ID/executable" 404
 expect_get "the intact upload still is" "/buildid/$ID/debuginfo" 200 \
     "$tmp/ref.0"
+stop_check "the hub stops"
+
+section 'quarantine/ is collected after its grace time'
+old=$(ls "$STORE"/quarantine/* | head -1)
+fresh=$(ls "$STORE"/quarantine/* | tail -1)
+[ -n "$old" ] && [ "$old" != "$fresh" ] ||
+    { echo "# want two quarantined files: $(ls "$STORE/quarantine")"; exit 99; }
+touch -d '8 days ago' "$old"
+hub -d "$STORE" --tokens "$TOKENS"
+check "a file kept there past --quarantine-keep (7 days) is deleted" \
+    wait_metric symhub_cache_quarantine_deleted_total -ge 1 30
+check "it is gone, a fresh one stays" eval '[ ! -e "$old" ] && [ -e "$fresh" ]'
 stop_check "the hub stops"
 
 finish

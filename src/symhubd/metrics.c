@@ -41,7 +41,6 @@ static struct {
 	atomic_int		ready;
 	atomic_int		offline;
 	atomic_uint_fast64_t	verify_rate;
-	atomic_uint_fast64_t	staging_deleted;
 } m;
 
 /*
@@ -150,12 +149,6 @@ metrics_set_verify_rate(uint64_t bytes_per_s)
 }
 
 void
-metrics_staging_deleted(uint64_t n)
-{
-	INC(m.staging_deleted, n);
-}
-
-void
 metrics_set_ready(int ready)
 {
 	atomic_store(&m.ready, ready);
@@ -230,9 +223,6 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    (unsigned long long)GET(m.passes),
 	    (double)GET(m.last_pass_us) / 1e6,
 	    (unsigned long long)GET(m.stale));
-	fprintf(fp, "# TYPE symhub_s3_staging_deleted_total counter\n"
-	    "symhub_s3_staging_deleted_total %llu\n",
-	    (unsigned long long)GET(m.staging_deleted));
 
 	if (cs == NULL)
 		return;

@@ -52,8 +52,6 @@ void	metrics_set_ready(int ready);
 void	metrics_set_offline(int offline);
 /* The background verifier's pace, bytes a second (0: off). */
 void	metrics_set_verify_rate(uint64_t bytes_per_s);
-/* Objects under the bucket's staging/ deleted after their grace time. */
-void	metrics_staging_deleted(uint64_t n);
 
 #define METRICS_MINUTES	60
 

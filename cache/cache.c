@@ -96,7 +96,24 @@ struct cache {
 
 	uint64_t		 evictions, check_dropped, check_removed;
 	uint64_t		 check_quarantined, verified, verify_failed;
+	uint64_t		 check_restored, check_resorted;
+	uint64_t		 verified_bytes, verify_passes;
+	int64_t			 verify_pass_start, verify_last_pass;
+	int64_t			 verify_last_end;
+
+	/* Blobs whose bytes were hashed since open (written, verified, or
+	 * checked when first opened): the first 8 bytes of their digest,
+	 * open addressing.  Bounded: emptied when it holds VSET_MAX, which
+	 * costs a second hashing of a blob, never a wrong answer. */
+	pthread_mutex_t		 vmu;
+	uint64_t		*vset;
+	size_t			 vcap, vn;
+	uint64_t		 verify_first_max;	/* 0: none */
+	uint64_t		 first_verified, first_failed;
+	uint64_t		 quarantine_deleted;
 };
+
+#define VSET_MAX	((size_t)1 << 20)
 
 /* Writeback is started every this many bytes (see cache_blob_write). */
 #define WRITEBACK_CHUNK	((uint64_t)8 << 20)
@@ -628,6 +645,105 @@ drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
 }
 
 /*
+ * Blobs hashed since open.
+ */
+
+static uint64_t
+vkey(const unsigned char d[32])
+{
+	uint64_t k;
+
+	memcpy(&k, d, sizeof(k));
+	return k != 0 ? k : 1;		/* 0 marks a free slot */
+}
+
+static size_t
+vslot(const uint64_t *set, size_t cap, uint64_t k)
+{
+	size_t i = (size_t)(k ^ (k >> 29)) & (cap - 1);
+
+	while (set[i] != 0 && set[i] != k)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static int
+vset_has(struct cache *c, const unsigned char d[32])
+{
+	int has;
+
+	pthread_mutex_lock(&c->vmu);
+	has = c->vcap > 0 && c->vset[vslot(c->vset, c->vcap, vkey(d))] != 0;
+	pthread_mutex_unlock(&c->vmu);
+	return has;
+}
+
+static void
+vset_add(struct cache *c, const unsigned char d[32])
+{
+	uint64_t	*n, k = vkey(d);
+	size_t		 i, cap;
+
+	pthread_mutex_lock(&c->vmu);
+	if (c->vn >= VSET_MAX) {
+		memset(c->vset, 0, c->vcap * sizeof(*c->vset));
+		c->vn = 0;
+	}
+	if (2 * (c->vn + 1) > c->vcap) {
+		cap = c->vcap ? 2 * c->vcap : 1024;
+		if ((n = calloc(cap, sizeof(*n))) == NULL)
+			goto out;	/* hashed again next time */
+		for (i = 0; i < c->vcap; i++)
+			if (c->vset[i] != 0)
+				n[vslot(n, cap, c->vset[i])] = c->vset[i];
+		free(c->vset);
+		c->vset = n;
+		c->vcap = cap;
+	}
+	i = vslot(c->vset, c->vcap, k);
+	if (c->vset[i] == 0) {
+		c->vset[i] = k;
+		c->vn++;
+	}
+out:
+	pthread_mutex_unlock(&c->vmu);
+}
+
+/* SHA-256 and size of what fd holds, read with pread (its offset is left
+ * alone).  @return 0 or -errno. */
+static int
+hash_fd(int fd, unsigned char d[32], uint64_t *size)
+{
+	unsigned char	 buf[65536];
+	EVP_MD_CTX	*md = NULL;
+	unsigned int	 dlen;
+	ssize_t		 n = 0;
+	int		 rc = -EIO;
+
+	*size = 0;
+	if ((md = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		goto out;
+	for (;;) {
+		if ((n = pread(fd, buf, sizeof(buf), (off_t)*size)) < 0 &&
+		    errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
+			goto out;
+		*size += (uint64_t)n;
+	}
+	if (n < 0)
+		rc = -errno;
+	else if (EVP_DigestFinal_ex(md, d, &dlen) == 1)
+		rc = 0;
+out:
+	EVP_MD_CTX_free(md);
+	return rc;
+}
+
+/*
  * The open-time check.
  */
 
@@ -649,6 +765,19 @@ clear_tmp(struct cache *c)
 	}
 	closedir(d);
 }
+
+#define REBUILD_BATCH	256
+
+/* Catalog entries read, waiting to be indexed a batch at a time. */
+struct rebuildctx {
+	struct cache_rebuild_report	*rep;
+	unsigned char			*bufs[REBUILD_BATCH];
+	struct record_cat		 ents[REBUILD_BATCH];
+	char				 had[REBUILD_BATCH];
+	size_t				 n;
+	int				 repair;	/* into a live index:
+						 * a key it has is kept */
+};
 
 /* Drop records whose blob is missing or of the wrong size, and rebuild
  * the reference counts and byte total from the records that remain. */
@@ -741,6 +870,10 @@ quarantine_file(const struct cache *c, int fromfd, const char *dir2,
 			break;
 		}
 		if (renameat2(fromfd, name, qfd, dst, RENAME_NOREPLACE) == 0) {
+			/* A blob keeps the time it was written: stamp the
+			 * move, which cache_quarantine_collect() counts
+			 * its grace from. */
+			(void)utimensat(qfd, dst, NULL, 0);
 			rc = 0;
 			break;
 		}
@@ -834,6 +967,185 @@ quarantine_strays(struct cache *c)
 	return rc;
 }
 
+/*
+ * A key whose bytes flipped in data.mdb breaks the order LMDB searches
+ * by: the record under it is no longer found, nor may its neighbours be,
+ * and an insert lands beside it wherever the search ends.  A walk by
+ * cursor sees every entry whatever the order: copy each table found out
+ * of order into a spare one and back, sorted.  *done is incremented when
+ * dbi was.  @return 0 or an LMDB code.
+ */
+static int
+resort_table(MDB_txn *t, MDB_dbi dbi, uint64_t *done)
+{
+	MDB_cursor	*cur;
+	MDB_dbi		 spare;
+	MDB_val		 k, v, prev = { 0, NULL };
+	int		 rc, ordered = 1;
+
+	if ((rc = mdb_cursor_open(t, dbi, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && ordered;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (prev.mv_data != NULL && mdb_cmp(t, dbi, &prev, &k) >= 0)
+			ordered = 0;
+		prev = k;
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return rc;
+	if (ordered)
+		return 0;
+	(*done)++;
+	if ((rc = mdb_dbi_open(t, "resort", MDB_CREATE, &spare)) != 0 ||
+	    (rc = mdb_drop(t, spare, 0)) != 0 ||
+	    (rc = mdb_cursor_open(t, dbi, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(t, spare, &k, &v, 0)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND || (rc = mdb_drop(t, dbi, 0)) != 0 ||
+	    (rc = mdb_cursor_open(t, spare, &cur)) != 0)
+		return rc;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+		if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)) != 0)
+			break;
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return rc;
+	return mdb_drop(t, spare, 1);
+}
+
+static int
+resort_fn(struct cache *c, MDB_txn *t, void *ctx)
+{
+	MDB_dbi		dbis[4] = { c->records, c->negs, c->files,
+			    c->fileids };
+	uint64_t	*resorted = ctx;
+	size_t		 i;
+	int		 rc;
+
+	*resorted = 0;
+	for (i = 0; i < 4; i++)
+		if ((rc = resort_table(t, dbis[i], resorted)) != 0)
+			return rc;
+	return 0;
+}
+
+static int	rebuild_one(struct cache *, struct rebuildctx *, int,
+		    const char *);
+static int	rebuild_flush(struct cache *, struct rebuildctx *);
+
+/* A catalog entry the index lacks, by its place under catalog/. */
+struct catname {
+	char	sub[3];
+	char	name[NAME_MAX + 1];
+};
+
+struct lackctx {
+	struct cache	*c;
+	MDB_txn		*t;
+	struct catname	*v;
+	size_t		 n, cap;
+	int		 err;
+};
+
+static int
+lack_one(void *ctx, int dfd, const char *sub, const char *name)
+{
+	struct lackctx	*lc = ctx;
+	unsigned char	 kb[RECORD_KEY_MAX];
+	size_t		 hl = strlen(name + 1);
+	MDB_val		 k, v;
+
+	(void)dfd;
+	/* Not an entry's name (a leftover of ours, or a stranger's): for
+	 * cache_rebuild() to judge, as it reads every file. */
+	if ((name[0] != 'r' && name[0] != 'f') || strlen(sub) != 2 ||
+	    hl == 0 || hl > 2 * RECORD_KEY_MAX ||
+	    hex_decode(name + 1, hl, kb) < 0)
+		return 0;
+	k.mv_size = hl / 2;
+	k.mv_data = kb;
+	if (mdb_get(lc->t, name[0] == 'r' ? lc->c->records : lc->c->fileids,
+	    &k, &v) == 0)
+		return 0;
+	if (array_grow(&lc->v, &lc->cap, lc->n + 1, sizeof(*lc->v)) != 0) {
+		lc->err = -ENOMEM;
+		return 1;
+	}
+	memcpy(lc->v[lc->n].sub, sub, 3);
+	snprintf(lc->v[lc->n].name, sizeof(lc->v[lc->n].name), "%s", name);
+	lc->n++;
+	return 0;
+}
+
+/*
+ * Take back into the index every catalog entry it lacks, whose blob is
+ * intact (a FileID mapping needs none): the entry is written before the
+ * record is committed, so the index lacking one means either a crash
+ * between a drop's commit and the entry's removal (the record comes back;
+ * it is evicted or dropped again) or a damaged index, which would answer
+ * 404 for what it holds (a pinned upload stays pinned: its entry says so).
+ * Costs a look-up per entry, no read of it.  @return the number taken
+ * back, or -errno.
+ */
+static int
+catalog_repair(struct cache *c)
+{
+	struct lackctx		 lc;
+	struct rebuildctx	*rb = NULL;
+	struct cache_rebuild_report rep;
+	char			 path[PATH_MAX];
+	size_t			 i;
+	int			 rc, dfd;
+
+	memset(&lc, 0, sizeof(lc));
+	memset(&rep, 0, sizeof(rep));
+	lc.c = c;
+	if ((rc = rbegin(c, &lc.t)) < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/catalog", c->dir);
+	rc = walk2(path, lack_one, &lc);
+	rend(c, lc.t);
+	if (lc.err < 0) {
+		rc = lc.err;
+		goto out;
+	}
+	if (rc < 0 && rc != -ENOENT)
+		goto out;
+	rc = 0;
+	if (lc.n == 0)
+		goto out;
+	if ((rb = calloc(1, sizeof(*rb))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rb->rep = &rep;
+	rb->repair = 1;
+	for (i = 0; i < lc.n && rc == 0; i++) {
+		if (snprintf(path, sizeof(path), "%s/catalog/%s", c->dir,
+		    lc.v[i].sub) >= (int)sizeof(path) ||
+		    (dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			continue;
+		rc = rebuild_one(c, rb, dfd, lc.v[i].name);
+		close(dfd);
+	}
+	if (rc == 0)
+		rc = rebuild_flush(c, rb);
+	while (rb->n > 0)
+		free(rb->bufs[--rb->n]);
+	if (rc == 0)
+		rc = (int)(rep.records + rep.fileids);
+out:
+	free(rb);
+	free(lc.v);
+	return rc;
+}
+
 static int
 check(struct cache *c)
 {
@@ -841,8 +1153,12 @@ check(struct cache *c)
 
 	mdb_reader_check(c->env, &dead);
 	clear_tmp(c);
-	if ((rc = wtxn(c, check_records, &c->check_dropped)) < 0)
+	if ((rc = wtxn(c, resort_fn, &c->check_resorted)) < 0 ||
+	    (rc = wtxn(c, check_records, &c->check_dropped)) < 0)
 		return rc;
+	if ((rc = catalog_repair(c)) < 0)
+		return rc;
+	c->check_restored = (uint64_t)rc;
 	return quarantine_strays(c);
 }
 
@@ -1144,6 +1460,7 @@ cache_alloc(const char *dir, const struct cache_options *opt)
 	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&c->touch_mu, NULL);
 	pthread_mutex_init(&c->wmu, NULL);
+	pthread_mutex_init(&c->vmu, NULL);
 	if ((c->dir = strdup(dir)) == NULL) {
 		cache_close(c);
 		return NULL;
@@ -1449,6 +1766,8 @@ cache_close(struct cache *c)
 	pthread_rwlock_destroy(&c->resize);
 	pthread_mutex_destroy(&c->touch_mu);
 	pthread_mutex_destroy(&c->wmu);
+	pthread_mutex_destroy(&c->vmu);
+	free(c->vset);
 	free(c->gone);
 	free(c->uncat);
 	free(c->dir);
@@ -1528,6 +1847,59 @@ cache_open_external(const struct cache_record *rec, int *fdp)
 	return 0;
 }
 
+static int	drop_digest_fn(struct cache *, MDB_txn *, void *);
+
+/*
+ * A blob whose bytes are not its name: to quarantine/, and every record
+ * that refers to it dropped (the next request fetches it again).
+ * @return 0 or -errno.
+ */
+static int
+condemn(struct cache *c, const unsigned char digest[32])
+{
+	char	dir[PATH_MAX], h[65];
+	int	dfd, rc;
+
+	__atomic_add_fetch(&c->verify_failed, 1, __ATOMIC_RELAXED);
+	if (c->readonly)
+		return 0;
+	hex_encode(digest, 32, h);
+	if (blob_path(c, digest, dir, 1) == 0 &&
+	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		(void)quarantine_blob(c, dfd, h, ".bad");
+		close(dfd);
+	}
+	if ((rc = wtxn(c, drop_digest_fn, (void *)digest)) < 0)
+		c->dirty = 1;	/* records whose blob is in quarantine/ */
+	return rc;
+}
+
+/*
+ * The first open of a blob since the store was: hash it before anybody
+ * reads it, so that bytes that rotted while the hub was down (which no
+ * identity in index/clean shows) are never served, nor sent to the
+ * bucket, nor converted.  @return 0, or -ENOENT (it was rotten, now
+ * gone) or -errno.
+ */
+static int
+verify_first(struct cache *c, int fd, const struct cache_record *rec)
+{
+	unsigned char	d[32];
+	uint64_t	size;
+	int		rc;
+
+	if ((rc = hash_fd(fd, d, &size)) < 0)
+		return rc;
+	__atomic_add_fetch(&c->first_verified, 1, __ATOMIC_RELAXED);
+	if (size == rec->size && memcmp(d, rec->digest, 32) == 0) {
+		vset_add(c, rec->digest);
+		return 0;
+	}
+	__atomic_add_fetch(&c->first_failed, 1, __ATOMIC_RELAXED);
+	(void)condemn(c, rec->digest);
+	return -ENOENT;
+}
+
 int
 cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 {
@@ -1553,8 +1925,20 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 		close(fd);
 		return -EIO;
 	}
+	if (rec->size <= __atomic_load_n(&c->verify_first_max,
+	    __ATOMIC_RELAXED) && !vset_has(c, rec->digest) &&
+	    (rc = verify_first(c, fd, rec)) < 0) {
+		close(fd);
+		return rc;
+	}
 	*fdp = fd;
 	return 0;
+}
+
+void
+cache_set_verify_first(struct cache *c, uint64_t max_size)
+{
+	__atomic_store_n(&c->verify_first_max, max_size, __ATOMIC_RELAXED);
 }
 
 uint64_t
@@ -2134,6 +2518,9 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	rc = wtxn(c, put_fn, &pc);
 	if (rc == 0 && digest_out != NULL)
 		memcpy(digest_out, r.digest, 32);
+	/* Its bytes were hashed as they were written. */
+	if (rc == 0 && pc.renamed)
+		vset_add(c, r.digest);
 	/* Renamed into blobs/ by a transaction that did not commit: a
 	 * file the index does not know, for the next open's check. */
 	if (rc != 0 && pc.renamed)
@@ -2606,10 +2993,21 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->check_dropped = c->check_dropped;
 	st->check_removed = c->check_removed;
 	st->check_quarantined = c->check_quarantined;
+	st->check_restored = c->check_restored;
+	st->check_resorted = c->check_resorted;
 	st->opened_clean = (uint64_t)c->trusted;
 	st->verified = __atomic_load_n(&c->verified, __ATOMIC_RELAXED);
 	st->verify_failed = __atomic_load_n(&c->verify_failed,
 	    __ATOMIC_RELAXED);
+#define LOAD(x) __atomic_load_n(&c->x, __ATOMIC_RELAXED)
+	st->verified_bytes = LOAD(verified_bytes);
+	st->verify_passes = LOAD(verify_passes);
+	st->verify_last_pass = (uint64_t)LOAD(verify_last_pass);
+	st->verify_last_end = LOAD(verify_last_end);
+	st->first_verified = LOAD(first_verified);
+	st->first_failed = LOAD(first_failed);
+	st->quarantine_deleted = LOAD(quarantine_deleted);
+#undef LOAD
 	return merr(rc);
 }
 
@@ -3025,33 +3423,12 @@ out:
 static int
 hash_file(int dfd, const char *name, unsigned char d[32], uint64_t *size)
 {
-	unsigned char	 buf[65536];
-	EVP_MD_CTX	*md = NULL;
-	unsigned int	 dlen;
-	ssize_t		 n = 0;
-	int		 fd, rc = -EIO;
+	int fd, rc;
 
 	*size = 0;
 	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -errno;
-	if ((md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-		goto out;
-	for (;;) {
-		if ((n = read(fd, buf, sizeof(buf))) < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
-			goto out;
-		*size += (uint64_t)n;
-	}
-	if (n < 0)
-		rc = -errno;
-	else if (EVP_DigestFinal_ex(md, d, &dlen) == 1)
-		rc = 0;
-out:
-	EVP_MD_CTX_free(md);
+	rc = hash_fd(fd, d, size);
 	close(fd);
 	return rc;
 }
@@ -3098,14 +3475,6 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 	return 1;
 }
 
-#define REBUILD_BATCH	256
-
-struct rebuildctx {
-	struct cache_rebuild_report	*rep;
-	unsigned char			*bufs[REBUILD_BATCH];
-	struct record_cat		 ents[REBUILD_BATCH];
-	size_t				 n;
-};
 
 static int
 rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
@@ -3121,6 +3490,12 @@ rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
 		e = &rb->ents[i];
 		k.mv_size = e->klen;
 		k.mv_data = (void *)e->key;
+		/* A key the live index has after all (found once the table
+		 * was sorted again) keeps its record and reference count. */
+		rb->had[i] = rb->repair && mdb_get(t, e->type ==
+		    RECORD_CAT_FILEID ? c->fileids : c->records, &k, &v) == 0;
+		if (rb->had[i])
+			continue;
 		v.mv_size = e->vlen;
 		v.mv_data = (void *)e->val;
 		if (e->type == RECORD_CAT_FILEID) {
@@ -3147,9 +3522,11 @@ rebuild_flush(struct cache *c, struct rebuildctx *rb)
 		return 0;
 	rc = wtxn(c, rebuild_fn, rb);
 	for (i = 0; i < rb->n; i++) {
-		if (rc == 0 && rb->ents[i].type == RECORD_CAT_FILEID)
+		if (rc != 0 || rb->had[i])
+			;
+		else if (rb->ents[i].type == RECORD_CAT_FILEID)
 			rb->rep->fileids++;
-		else if (rc == 0)
+		else
 			rb->rep->records++;
 		free(rb->bufs[i]);
 	}
@@ -3291,6 +3668,36 @@ out:
 	return rc;
 }
 
+int
+cache_quarantine_collect(struct cache *c, int64_t before)
+{
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	struct dirent	*e;
+	DIR		*d;
+	int		 n = 0;
+
+	if (c->readonly)
+		return -EROFS;
+	if (snprintf(path, sizeof(path), "%s/quarantine", c->dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if ((d = opendir(path)) == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || (int64_t)st.st_mtime >= before)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0 && n < INT_MAX)
+			n++;
+	}
+	closedir(d);
+	__atomic_add_fetch(&c->quarantine_deleted, (uint64_t)n,
+	    __ATOMIC_RELAXED);
+	return n;
+}
+
 /* Drop every record that refers to digest. */
 static int
 drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
@@ -3322,6 +3729,33 @@ drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
 	mdb_cursor_close(cur);
 	(void)gone;
 	return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* A pass starts at the zero cursor and ends when cache_verify() finds no
+ * blob after it.  One verifier at a time (the maintenance thread, or
+ * symhub store verify) keeps these; readers take them as they are. */
+static void
+pass_begin(struct cache *c, const unsigned char cursor[32])
+{
+	static const unsigned char zero[32];
+
+	if (memcmp(cursor, zero, 32) == 0 && c->verify_pass_start == 0)
+		__atomic_store_n(&c->verify_pass_start, (int64_t)time(NULL),
+		    __ATOMIC_RELAXED);
+}
+
+static void
+pass_end(struct cache *c)
+{
+	int64_t now = (int64_t)time(NULL);
+
+	if (c->verify_pass_start == 0)
+		return;
+	__atomic_store_n(&c->verify_last_pass, now - c->verify_pass_start,
+	    __ATOMIC_RELAXED);
+	__atomic_store_n(&c->verify_last_end, now, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->verify_passes, 1, __ATOMIC_RELAXED);
+	c->verify_pass_start = 0;
 }
 
 int
@@ -3374,9 +3808,11 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 	}
 	if (n == 0) {
 		memset(cursor, 0, 32);
+		pass_end(c);
 		rc = 0;
 		goto out;
 	}
+	pass_begin(c, cursor);
 	for (i = 0; i < n; i++) {
 		hex_encode(ds[i], 32, h);
 		/* Gone, unreadable or different: bad.  Out of fds: not the
@@ -3386,26 +3822,23 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 			continue;
 		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			bad = errno == ENOENT;
+			size = 0;
 		} else {
 			rc = hash_file(dfd, h + 2, d, &size);
 			bad = rc == -ENOENT || rc == -EIO || (rc == 0 &&
 			    (size != sizes[i] || memcmp(d, ds[i], 32) != 0));
-			if (bad && rc == 0)
-				(void)quarantine_blob(c, dfd, h, ".bad");
 			close(dfd);
 		}
 		__atomic_add_fetch(&c->verified, 1, __ATOMIC_RELAXED);
-		if (!bad)
+		__atomic_add_fetch(&c->verified_bytes, size, __ATOMIC_RELAXED);
+		if (!bad) {
+			vset_add(c, ds[i]);
 			continue;
-		__atomic_add_fetch(&c->verify_failed, 1, __ATOMIC_RELAXED);
+		}
 		if (failed != NULL)
 			(*failed)++;
-		if ((rc = wtxn(c, drop_digest_fn, ds[i])) < 0) {
-			/* Records whose blob is now in quarantine/: for the
-			 * next open's check. */
-			c->dirty = 1;
+		if ((rc = condemn(c, ds[i])) < 0)
 			goto out;
-		}
 	}
 	memcpy(cursor, ds[n - 1], 32);
 	rc = (int)n;

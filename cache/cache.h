@@ -12,7 +12,8 @@
  *                 index says of it, so the index can be rebuilt from
  *                 catalog and blobs (cache_rebuild())
  *   quarantine/   blob files no record refers to, and blobs whose bytes
- *                 failed their SHA-256; the cache never deletes them
+ *                 failed their SHA-256; deleted only by
+ *                 cache_quarantine_collect(), after a grace time
  *   tmp/          files being written; anything here at open is garbage
  *   lock          held shared by every open, exclusive by cache_rebuild()
  *
@@ -114,11 +115,26 @@ struct cache_stats {
 	uint64_t	check_dropped;	/* records dropped by the open check */
 	uint64_t	check_removed;	/* tmp/ leftovers removed by the check */
 	uint64_t	check_quarantined; /* unindexed blobs moved by the check */
+	uint64_t	check_restored;	/* records and FileIDs the catalog
+					 * lists and the index lacked, taken
+					 * back by the check */
+	uint64_t	check_resorted;	/* tables the check found out of
+					 * key order (flipped key bytes) and
+					 * sorted again */
 	uint64_t	opened_clean;	/* 1: the open found the store as a
 					 * clean close left it (index/clean)
 					 * and ran no check */
 	uint64_t	verified;	/* blobs verified since open */
-	uint64_t	verify_failed;	/* of them, wrong or unreadable */
+	uint64_t	verified_bytes;	/* their bytes */
+	uint64_t	verify_passes;	/* passes over every blob completed */
+	uint64_t	verify_last_pass; /* seconds the last pass took */
+	int64_t		verify_last_end; /* when it ended (epoch s); 0: none */
+	uint64_t	first_verified;	/* blobs hashed at their first open */
+	uint64_t	first_failed;	/* of them, rotten (quarantined) */
+	uint64_t	quarantine_deleted; /* files cache_quarantine_collect()
+					 * deleted since open */
+	uint64_t	verify_failed;	/* blobs found rotten, by cache_verify()
+					 * or at their first open */
 	uint64_t	mapsize;	/* current LMDB map size */
 };
 
@@ -126,9 +142,13 @@ struct cache_stats {
  * Open (creating if needed) the store in dir, and check it: first walk the
  * whole index in a child process, so that damage that would crash LMDB
  * (a truncated or bit-flipped data.mdb) is found before this process maps
- * it; then clear stale LMDB readers, remove tmp/ leftovers, drop records
- * whose blob is missing or of the wrong size, rebuild blob reference
- * counts and move unindexed blobs to quarantine/.
+ * it; then clear stale LMDB readers, remove tmp/ leftovers, sort again a
+ * table whose keys are out of order (a flipped byte in a key), drop
+ * records whose blob is missing or of the wrong size, rebuild blob
+ * reference counts, take back every catalog entry the index lacks whose
+ * blob is intact (damage that hid a record: it is served again, pinned if
+ * it was), and move unindexed blobs to quarantine/.  What the check found
+ * is in cache_stats(), for the caller to report.
  * The check costs time in proportion to the store, so it is skipped when
  * the last process to close the store closed it cleanly and nothing has
  * touched the index or blobs/ since (index/clean, cache/cleanmark.h):
@@ -180,6 +200,27 @@ int	cache_verify(struct cache *c, unsigned char cursor[32],
 	    uint64_t max_bytes, uint64_t *failed);
 
 /*
+ * From now on, cache_open_data() hashes a blob of at most max_size bytes
+ * the first time it opens it since cache_open(), unless its bytes were
+ * hashed since (written, or verified by cache_verify()); a blob whose
+ * bytes are not its name then goes to quarantine/, every record that
+ * refers to it is dropped, and the open answers -ENOENT, a miss.  Rot
+ * that happened while the store was closed is so never read, at the cost
+ * of one read of each blob per open (the first request waits for it).
+ * Larger blobs are left to cache_verify().  0 (the default): none.
+ */
+void	cache_set_verify_first(struct cache *c, uint64_t max_size);
+
+/*
+ * Delete the files of quarantine/ moved there before `before` (seconds
+ * since the epoch: a move stamps the file's mtime).  What is kept there
+ * is for a person to look at and for cache_rebuild() to take back; after
+ * a grace time it is only disk space.
+ * @return the number of files deleted, or -errno (-EROFS read-only).
+ */
+int	cache_quarantine_collect(struct cache *c, int64_t before);
+
+/*
  * Look key up.
  * @param now  seconds since the epoch, for negative entry expiry.
  * @param out  on 0, the record; release it with cache_record_release().
@@ -198,7 +239,8 @@ void	cache_record_release(struct cache_record *rec);
  * after checking its identity (device, inode, size, mtime).
  * @param fd  on 0, an O_RDONLY descriptor the caller owns.
  * @return 0; -ESTALE when an external file changed or vanished; -ENOENT
- *         when a blob is missing; -EMEDIUMTYPE for an archive member
+ *         when a blob is missing, or was found rotten and dropped
+ *         (cache_set_verify_first()); -EMEDIUMTYPE for an archive member
  *         (CACHE_F_MEMBER), whose archive is not its bytes; -errno.
  */
 int	cache_open_data(struct cache *c, const struct cache_record *rec,

@@ -14,8 +14,9 @@
  * added to or removed from blobs/ changes an mtime or a ctime (ctime
  * cannot be set back by hand), so any of them sends the open through the
  * whole check.  What it does not see: bytes that rot in place, without a
- * write that stamps a time: in a blob (the size check when it is served,
- * and cache_verify(), find that), or in data.mdb (the skipped probe would
+ * write that stamps a time: in a blob (the size check when it is opened,
+ * the hash at its first open, cache_set_verify_first(), and
+ * cache_verify() find that), or in data.mdb (the skipped probe would
  * have; remove the mark to have it run).
  */
 #ifndef SYMHUB_CACHE_CLEANMARK_H

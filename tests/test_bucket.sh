@@ -17,6 +17,7 @@
 #   - the bucket's objects have the debuginfod tree's names, the shape of
 #     `symhub export`'s tree;
 #   - an object whose bytes are not its x-amz-meta-sha256 is not served;
+#   - a staging/ object a crash left behind is deleted after its grace;
 #   - faults: the bucket stopped (serving goes on, uploads 503, /metrics
 #     says so), started again (uploads 201), a wrong secret (403: the
 #     same); a bucket not there at start, one answering 503, one that
@@ -254,6 +255,25 @@ staged=$(curl -s --aws-sigv4 "aws:amz:$S3_REGION:s3" \
 check "writes went through staging/SHA256 and a copy (Swift: no conditional writes)" \
     grep -q "PUT /$S3_BUCKET/staging/" "$S3DIR/log/proxy.log"
 check "and no staging object is left behind ($staged)" [ "$staged" = 0 ]
+
+section 'staging/ leftovers are collected'
+# What a writer that crashed between its put to staging/ and the copy
+# leaves: collected by the next hub's poller once older than
+# --s3-staging-keep (1 s here; a day by default).
+sum5=$(sha256sum "$tmp/orig/prog5.debug" | cut -c1-64)
+code=$(PAYLOAD=$sum5 s3 PUT "staging/$sum5" \
+    --data-binary "@$tmp/orig/prog5.debug")
+check "a staging object is left as by a crash ($code)" [ "$code" = 200 ]
+t0=$(date +%s)
+# Last-Modified counts whole seconds: let it be 2 s old.
+wait_until 10 eval '[ "$(date +%s)" -ge $((t0 + 3)) ]'
+hub_named E -d "$tmp/storeE" "${COMMON[@]}" --s3-staging-keep 1 ||
+    { fail "hub E starts"; finish; }
+check "a hub deletes it once past its grace time" \
+    wait_until 30 s3_gone "staging/$sum5"
+URL=$E_URL
+check "and counts it" wait_metric symhub_bucket_staging_deleted_total -ge 1
+stop_symhubd "$E_PID"
 
 section 'objects that lie'
 # Another file's bytes under prog4's name, with prog4's SHA-256.

@@ -2412,6 +2412,166 @@ out:
 	free(dir);
 }
 
+/* Flip the first byte of every copy of id in dir's data.mdb.
+ * @return the copies flipped. */
+static int
+flip_id(const char *dir, const unsigned char *id, size_t idlen)
+{
+	unsigned char	*buf = NULL;
+	size_t		 len = 0, i;
+	int		 fd, n = 0;
+
+	if ((fd = open(join(dir, "index/data.mdb"), O_RDWR)) < 0)
+		return 0;
+	if (read_all(fd, &buf, &len) == 0)
+		for (i = 0; i + idlen <= len; i++)
+			if (memcmp(buf + i, id, idlen) == 0) {
+				unsigned char b = buf[i] ^ 0xff;
+
+				n += pwrite(fd, &b, 1, (off_t)i) == 1;
+			}
+	close(fd);
+	free(buf);
+	return n;
+}
+
+/* An index that lost records (a flipped key, an entry gone) takes them
+ * back from the catalog at the next open, and sorts what is out of
+ * order. */
+static void
+test_lost_keys(void)
+{
+	struct tkey	 t[RNREC];
+	struct cache	*c = NULL;
+	MDB_env		*env = NULL;
+	MDB_txn		*txn;
+	MDB_dbi		 recs, fids;
+	MDB_val		 k;
+	unsigned char	 kb[RECORD_KEY_MAX], fid[CACHE_FILEID_LEN];
+	unsigned char	 id[CACHE_ID_MAX];
+	size_t		 idlen;
+	char		*dir = scratch("lostkeys");
+	int		 i, good = 0, flipped;
+
+	if (recovery_fill(dir, t) != 0) {
+		ok(0, "fill");
+		goto out;
+	}
+	/* Record 3 (a pinned upload) and the FileID mapping lost. */
+	memset(fid, 0x5f, sizeof(fid));
+	if (raw_begin(dir, &env, &txn) == 0 &&
+	    mdb_dbi_open(txn, "records", 0, &recs) == 0 &&
+	    mdb_dbi_open(txn, "fileids", 0, &fids) == 0) {
+		k.mv_size = (size_t)record_key(&t[3].k, kb);
+		k.mv_data = kb;
+		(void)mdb_del(txn, recs, &k, NULL);
+		k.mv_size = sizeof(fid);
+		k.mv_data = fid;
+		(void)mdb_del(txn, fids, &k, NULL);
+		(void)mdb_txn_commit(txn);
+	}
+	mdb_env_close(env);
+	/* Record 7's key flipped in place: out of order. */
+	flipped = flip_id(dir, t[7].id, 20);
+	ok(flipped >= 1, "record 7's id flipped in data.mdb (%d copies)",
+	    flipped);
+	if (cache_open(dir, NULL, &c) != 0) {
+		ok(0, "open");
+		goto out;
+	}
+	ok(stats(c).check_restored == 3 && stats(c).check_resorted >= 1,
+	    "the open takes back 2 records and the mapping (%llu), sorts "
+	    "%llu table(s)", (unsigned long long)stats(c).check_restored,
+	    (unsigned long long)stats(c).check_resorted);
+	for (i = 0; i < RNREC; i++)
+		if (!has_seed(c, &t[i].k, 3000 + (size_t)(i == 5 ? 4 : i) *
+		    100, i == 5 ? 4 : (uint64_t)i))
+			break;
+	if (i == RNREC) {
+		struct cache_record r;
+
+		good = cache_get(c, &t[3].k, NOW, &r) == 0 &&
+		    (r.flags & CACHE_F_PINNED);
+		cache_record_release(&r);
+	}
+	ok(good, "every record serves its bytes, the upload still pinned "
+	    "(%d)", i);
+	ok(cache_fileid_get(c, fid, id, &idlen) == 0 && idlen == 20 &&
+	    memcmp(id, t[0].id, 20) == 0, "the FileID maps again");
+	cache_close(c);
+	c = NULL;
+	/* The next open finds nothing more to take back. */
+	unlink(join(dir, "index/clean"));
+	if (cache_open(dir, NULL, &c) == 0)
+		ok(stats(c).check_restored == 0 && stats(c).check_resorted == 0,
+		    "and a second check finds nothing to do");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
+/* A blob rotten while the store was closed is found at its first open
+ * (cache_set_verify_first()), never read; quarantine/ is collected. */
+static void
+test_verify_first(void)
+{
+	struct tkey	 t[RNREC];
+	struct cache	*c = NULL;
+	struct timespec	 old[2];
+	unsigned char	 d[32];
+	char		 path[PATH_MAX], h[65], q[PATH_MAX];
+	char		*dir = scratch("vfirst");
+	int		 fd, i;
+
+	if (recovery_fill(dir, t) != 0 || cache_open(dir, NULL, &c) != 0) {
+		ok(0, "fill");
+		goto out;
+	}
+	{
+		struct cache_record r;
+
+		cache_get(c, &t[2].k, NOW, &r);
+		memcpy(d, r.digest, 32);
+		cache_record_release(&r);
+	}
+	cache_close(c);
+	c = NULL;
+	blob_file(dir, d, path);
+	if ((fd = open(path, O_RDWR)) >= 0) {
+		(void)pwrite(fd, "X", 1, 100);
+		close(fd);
+	}
+	if (cache_open(dir, NULL, &c) != 0) {
+		ok(0, "open");
+		goto out;
+	}
+	ok(stats(c).opened_clean == 1, "the open trusts the clean mark");
+	cache_set_verify_first(c, 1 << 20);
+	ok(!has_seed(c, &t[2].k, 3200, 2) && get_rc(c, &t[2].k, NOW) ==
+	    -ENOENT, "the rotten blob is not read: its record is dropped");
+	ok(has_seed(c, &t[3].k, 3300, 3) && has_seed(c, &t[3].k, 3300, 3),
+	    "an intact one is read (twice)");
+	ok(stats(c).first_verified == 2 && stats(c).first_failed == 1 &&
+	    stats(c).verify_failed == 1, "each hashed once, one rotten");
+	for (i = 0; i < 32; i++)
+		snprintf(h + 2 * i, 3, "%02x", d[i]);
+	snprintf(q, sizeof(q), "%s/quarantine/%s.bad", dir, h);
+	ok(exists(q) && !exists(path), "the rotten file is in quarantine/");
+	ok(cache_quarantine_collect(c, (int64_t)time(NULL) - 3600) == 0 &&
+	    exists(q), "quarantine/ keeps it within its grace time");
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 8 * 86400;
+	old[0].tv_nsec = old[1].tv_nsec = 0;
+	(void)utimensat(AT_FDCWD, q, old, 0);
+	ok(cache_quarantine_collect(c, (int64_t)time(NULL) - 7 * 86400) == 1 &&
+	    !exists(q) && stats(c).quarantine_deleted == 1,
+	    "and deletes it past it");
+out:
+	cache_close(c);
+	rmtree(dir);
+	free(dir);
+}
+
 /* cache_foreach: every record once, in batches, with its extra string. */
 struct fe_seen {
 	unsigned	n, kinds[8];
@@ -2824,6 +2984,8 @@ main(void)
 	test_flipped_index();
 	test_drop_vs_catalog();
 	test_verify();
+	test_lost_keys();
+	test_verify_first();
 	test_grow();
 	test_threads();
 	test_files();

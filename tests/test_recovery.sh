@@ -3,15 +3,17 @@
 # truncated or damaged starts again with everything it held (uploads,
 # fetched debuginfo, executables and sources, byte-identical, with their
 # headers), `symhub store rebuild` does the same by hand and refuses a
-# store in use, and rotten blobs are found by `symhub store verify` and by
-# the daemon's background verifier, never served.
+# store in use, a flipped key in data.mdb is repaired at open from the
+# catalog, and rotten blobs are found by `symhub store verify`, by the
+# first read after a start and by the daemon's background verifier, never
+# served; quarantine/ is emptied after its grace time.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_recovery.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum
+need curl gcc objcopy strip cmp awk sed ss debuginfod sha256sum python3
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 
@@ -125,7 +127,32 @@ check "the hub then starts without a rebuild of its own" \
 served_as_before "and serves everything as before"
 stop_check "the hub stops"
 
-section 'rot'
+section 'a flipped key: the index hides a record it holds'
+# The build-id's first byte flipped wherever data.mdb holds it (the
+# records' keys, their LRU entries): no crash, the record under a wrong
+# key, its neighbours out of order.  Old hubs answered 404 for the
+# uploads until someone ran a rebuild.
+python3 - "$STORE/index/data.mdb" "$ID" <<'PY' || exit 99
+import sys
+p, idhex = sys.argv[1], sys.argv[2]
+want = bytes.fromhex(idhex)
+bad = bytes([want[0] ^ 0xff]) + want[1:]
+data = open(p, 'rb').read()
+n = data.count(want)
+if n == 0:
+    sys.exit(1)
+open(p, 'r+b').write(data.replace(want, bad))
+print('# flipped %d key(s)' % n)
+PY
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS"
+check "the open says the index was damaged, and what it took back" \
+    grep -q "THE INDEX WAS DAMAGED:.* 2 record(s)" "$tmp/symhubd.out"
+check "and counts it in /metrics" \
+    eval '[ "$(metric symhub_cache_check_restored_total)" = 2 ]'
+served_as_before "the uploads are served again, the rest as before"
+stop_check "the hub stops"
+
 # blob_of N: the blob file holding reference N's bytes.
 blob_of() {
 	local h
@@ -135,6 +162,33 @@ blob_of() {
 rot() {
 	printf 'X' | dd of="$1" bs=1 seek=100 conv=notrunc status=none
 }
+
+section 'rot while the hub was down, found when first read'
+# Bytes written in place change no identity index/clean records: the
+# hub trusts the store as it was closed, and old hubs served the rotten
+# bytes (with their old ETag) until the verifier came by.  The verifier
+# is off here, so only the first read can find them.
+b4=$(blob_of 4)
+rot "$b4"
+: >"$tmp/symhubd.out"
+hub -d "$STORE" --tokens "$TOKENS" --verify-period 0
+check "the hub trusted the store as it was closed (no check ran)" \
+    eval '[ "$(metric symhub_cache_opened_clean)" = 1 ]'
+expect_get "a rotten source is not served: a miss, and the upstream is \
+gone" "/buildid/$ID2/source$SRC" 404
+check "it is counted" \
+    eval '[ "$(metric symhub_cache_first_failed_total)" = 1 ]'
+check "and kept in quarantine/" eval '[ ! -e "$b4" ] &&
+    [ -e "$STORE/quarantine/$(basename "$(dirname "$b4")")$(basename "$b4").bad" ]'
+check "and logged" wait_until 10 grep -q "when first read since the start" \
+    "$tmp/symhubd.out"
+expect_get "an intact file is served, hashed once" "/buildid/$ID/debuginfo" \
+    200 "$tmp/ref.0"
+check "(each counted once)" \
+    eval '[ "$(metric symhub_cache_first_verified_total)" = 2 ]'
+stop_check "the hub stops"
+
+section 'rot'
 b=$(blob_of 2)
 rot "$b"
 "$SYMHUB" store verify "$STORE" >"$tmp/vf.out" 2>&1
@@ -156,6 +210,18 @@ check "and logs it" grep -q "no longer match their SHA-256" "$tmp/symhubd.out"
 expect_get "its wrong bytes are never served" "/buildid/$ID/executable" 404
 expect_get "the intact upload still is" "/buildid/$ID/debuginfo" 200 \
     "$tmp/ref.0"
+stop_check "the hub stops"
+
+section 'quarantine/ is collected after its grace time'
+old=$(ls "$STORE"/quarantine/* | head -1)
+fresh=$(ls "$STORE"/quarantine/* | tail -1)
+[ -n "$old" ] && [ "$old" != "$fresh" ] ||
+    { echo "# want two quarantined files: $(ls "$STORE/quarantine")"; exit 99; }
+touch -d '8 days ago' "$old"
+hub -d "$STORE" --tokens "$TOKENS"
+check "a file kept there past --quarantine-keep (7 days) is deleted" \
+    wait_metric symhub_cache_quarantine_deleted_total -ge 1 30
+check "it is gone, a fresh one stays" eval '[ ! -e "$old" ] && [ -e "$fresh" ]'
 stop_check "the hub stops"
 
 finish

@@ -65,7 +65,7 @@ struct bjob {
 
 enum { C_PUT, C_SKIPPED, C_PUT_FAILED, C_WB_QUEUED, C_WB_DROPPED,
 	C_WB_FAILED, C_DELETED, C_DELETE_FAILED, C_EVENTS_WRITTEN,
-	C_EVENTS_APPLIED, C_POLL_FAILED, C_N };
+	C_EVENTS_APPLIED, C_POLL_FAILED, C_STAGING_DELETED, C_N };
 
 static const char *cnames[C_N] = {
 	"symhub_bucket_puts_total", "symhub_bucket_puts_skipped_total",
@@ -77,6 +77,7 @@ static const char *cnames[C_N] = {
 	"symhub_bucket_events_written_total",
 	"symhub_bucket_events_applied_total",
 	"symhub_bucket_poll_failures_total",
+	"symhub_bucket_staging_deleted_total",
 };
 
 struct bucket {
@@ -108,6 +109,8 @@ struct bucket {
 	int			 caught_up;	/* poller: a full listing
 						 * was applied */
 	int64_t			 full_ms;	/* poller: last full listing */
+	int64_t			 staging_keep_s; /* 0: staging/ kept */
+	int64_t			 staging_ms;	/* poller: last look at it */
 
 	atomic_int		 healthy;
 	atomic_uint_fast64_t	 count[C_N];
@@ -875,6 +878,41 @@ out:
 	free(l.v);
 }
 
+/*
+ * A writer that crashed between its put to staging/ and the copy (or the
+ * delete after it) leaves the object there for good: once an hour, those
+ * older than the grace time go.  A write under way is seconds old, and
+ * one of the same bytes puts the object again (a new Last-Modified).
+ */
+static void
+collect_staging(struct bucket *b)
+{
+	struct names	 l = { NULL, 0, 0 };
+	struct s3_info	 info;
+	int64_t		 now = (int64_t)clock_wall_s();
+	size_t		 i, n = 0;
+
+	if (b->staging_keep_s <= 0 ||
+	    now * 1000 - b->staging_ms < 3600 * 1000)
+		return;
+	b->staging_ms = now * 1000;
+	if (heard(b, s3_list(b->s3, "staging/", list_fn, &l)) < 0)
+		b->staging_ms = 0;	/* again at the next look */
+	for (i = 0; i < l.n; i++) {
+		if (heard(b, s3_head(b->s3, l.v[i], &info)) == 0 &&
+		    info.mtime > 0 && now - info.mtime > b->staging_keep_s &&
+		    heard(b, s3_delete(b->s3, l.v[i])) == 0) {
+			INC(b->count[C_STAGING_DELETED]);
+			n++;
+		}
+		free(l.v[i]);
+	}
+	free(l.v);
+	if (n > 0)
+		log_info("bucket: deleted %zu object(s) of staging/ older than "
+		    "%lld s (writes cut short)", n, (long long)b->staging_keep_s);
+}
+
 static void *
 poller(void *arg)
 {
@@ -894,6 +932,7 @@ poller(void *arg)
 		log_info("bucket %s: reachable", b->url);
 	for (;;) {
 		poll_events(b);
+		collect_staging(b);
 		pthread_mutex_lock(&b->mu);
 		until = clock_deadline(b->poll_s * 1000);
 		while (!b->stop && pthread_cond_timedwait(&b->pcv, &b->mu,
@@ -971,6 +1010,8 @@ bucket_create(struct cache *c, const struct config *cfg, int64_t poll_s,
 		return -ENOMEM;
 	b->c = c;
 	b->poll_s = poll_s > 0 ? poll_s : 1;
+	b->staging_keep_s = cfg->s3_staging_keep > INT64_MAX / 1000 ? 0 :
+	    (int64_t)cfg->s3_staging_keep;
 	b->queue_max = cfg->s3_queue_max;
 	b->urgent_tail = &b->urgent;
 	b->backlog_tail = &b->backlog;

@@ -71,6 +71,18 @@ static const struct opt opts[] = {
 	{ "verify-period", 0, O_NUM, O_BOTH, F(verify_period), "86400",
 	    "SECONDS", "re-read every stored blob against its SHA-256 once in "
 	    "this long, at an even pace; 0: never" },
+	{ "verify-rate", 0, O_SIZE, O_BOTH, F(verify_rate), "0", "SIZE",
+	    "re-read stored blobs at this many bytes a second instead "
+	    "(k, M, G suffixes); 0: as fast as --verify-period needs, "
+	    "at least 200k" },
+	{ "verify-first-max", 0, O_SIZE, O_BOTH, F(verify_first_max), "64M",
+	    "SIZE", "hash a stored blob of at most this size against its "
+	    "SHA-256 the first time it is read after a start, before it is "
+	    "served (a rotten one is a miss); larger ones are left to the "
+	    "background verifier; 0: none" },
+	{ "quarantine-keep", 0, O_NUM, O_BOTH, F(quarantine_keep), "604800",
+	    "SECONDS", "delete the files of the store's quarantine/ this long "
+	    "after they were moved there; 0: keep them" },
 	{ "threads", 0, O_NUM, O_BOTH, F(threads), "0", "N",
 	    "HTTP worker threads; 0: two per CPU" },
 	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096", "N",
@@ -137,6 +149,10 @@ static const struct opt opts[] = {
 	    "files fetched from upstreams waiting to be written to the "
 	    "bucket at most; past it they are not (a later miss fetches "
 	    "them again)" },
+	{ "s3-staging-keep", 0, O_NUM, O_BOTH, F(s3_staging_keep), "86400",
+	    "SECONDS", "delete objects under the bucket's staging/ (writes "
+	    "cut short by a crash) this long after they were written; 0: "
+	    "keep them" },
 	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL, "FILE",
 	    "accept uploads and deletions from the bearer tokens in FILE "
 	    "(lines: NAME SHA256HEX SCOPES); none: uploads refused" },

@@ -27,6 +27,10 @@ struct config {
 	uint64_t	 rescan;	/* seconds; 0: scan once at start */
 	uint64_t	 cache_max;	/* bytes; 0: no limit */
 	uint64_t	 verify_period;
+	uint64_t	 verify_rate;	/* bytes/s; 0: as verify_period asks */
+	uint64_t	 verify_first_max; /* hash blobs up to this on first open */
+	uint64_t	 quarantine_keep; /* seconds; 0: forever */
+	uint64_t	 s3_staging_keep; /* seconds; 0: forever */
 	uint64_t	 conns_per_address; /* 0: no limit */
 	uint64_t	 store_queue_max;	/* fetched files queued to store */
 	uint64_t	 store_queue_bytes;

@@ -40,6 +40,7 @@ static struct {
 	atomic_uint_fast64_t	stale;
 	atomic_int		ready;
 	atomic_int		offline;
+	atomic_uint_fast64_t	verify_rate;
 } m;
 
 /*
@@ -142,6 +143,12 @@ metrics_set_offline(int offline)
 }
 
 void
+metrics_set_verify_rate(uint64_t bytes_per_s)
+{
+	atomic_store(&m.verify_rate, bytes_per_s);
+}
+
+void
 metrics_set_ready(int ready)
 {
 	atomic_store(&m.ready, ready);
@@ -232,12 +239,36 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    "symhub_cache_check_removed_total %llu\n"
 	    "# TYPE symhub_cache_check_quarantined_total counter\n"
 	    "symhub_cache_check_quarantined_total %llu\n"
+	    "# TYPE symhub_cache_check_restored_total counter\n"
+	    "symhub_cache_check_restored_total %llu\n"
+	    "# TYPE symhub_cache_check_resorted_total counter\n"
+	    "symhub_cache_check_resorted_total %llu\n"
 	    "# TYPE symhub_cache_opened_clean gauge\n"
 	    "symhub_cache_opened_clean %llu\n"
 	    "# TYPE symhub_cache_verified_total counter\n"
 	    "symhub_cache_verified_total %llu\n"
+	    "# TYPE symhub_cache_verified_bytes_total counter\n"
+	    "symhub_cache_verified_bytes_total %llu\n"
+	    "# TYPE symhub_cache_verify_passes_total counter\n"
+	    "symhub_cache_verify_passes_total %llu\n"
+	    "# TYPE symhub_cache_verify_last_pass_seconds gauge\n"
+	    "symhub_cache_verify_last_pass_seconds %llu\n"
+	    "# TYPE symhub_cache_verify_last_pass_end_seconds gauge\n"
+	    "symhub_cache_verify_last_pass_end_seconds %lld\n"
+	    "# HELP symhub_cache_verify_rate_bytes the background "
+	    "verifier's pace, bytes a second\n"
+	    "# TYPE symhub_cache_verify_rate_bytes gauge\n"
+	    "symhub_cache_verify_rate_bytes %llu\n"
+	    "# HELP symhub_cache_first_verified_total blobs hashed when "
+	    "first read after the start\n"
+	    "# TYPE symhub_cache_first_verified_total counter\n"
+	    "symhub_cache_first_verified_total %llu\n"
+	    "# TYPE symhub_cache_first_failed_total counter\n"
+	    "symhub_cache_first_failed_total %llu\n"
 	    "# TYPE symhub_cache_verify_failed_total counter\n"
 	    "symhub_cache_verify_failed_total %llu\n"
+	    "# TYPE symhub_cache_quarantine_deleted_total counter\n"
+	    "symhub_cache_quarantine_deleted_total %llu\n"
 	    "# TYPE symhub_cache_mapsize_bytes gauge\n"
 	    "symhub_cache_mapsize_bytes %llu\n",
 	    (unsigned long long)cs->bytes, (unsigned long long)cs->blobs,
@@ -247,8 +278,18 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    (unsigned long long)cs->check_dropped,
 	    (unsigned long long)cs->check_removed,
 	    (unsigned long long)cs->check_quarantined,
+	    (unsigned long long)cs->check_restored,
+	    (unsigned long long)cs->check_resorted,
 	    (unsigned long long)cs->opened_clean,
 	    (unsigned long long)cs->verified,
+	    (unsigned long long)cs->verified_bytes,
+	    (unsigned long long)cs->verify_passes,
+	    (unsigned long long)cs->verify_last_pass,
+	    (long long)cs->verify_last_end,
+	    (unsigned long long)GET(m.verify_rate),
+	    (unsigned long long)cs->first_verified,
+	    (unsigned long long)cs->first_failed,
 	    (unsigned long long)cs->verify_failed,
+	    (unsigned long long)cs->quarantine_deleted,
 	    (unsigned long long)cs->mapsize);
 }

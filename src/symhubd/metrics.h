@@ -50,6 +50,8 @@ void	metrics_scan_pass(double seconds);
 void	metrics_stale(void);	/* a scanned file changed under us */
 void	metrics_set_ready(int ready);
 void	metrics_set_offline(int offline);
+/* The background verifier's pace, bytes a second (0: off). */
+void	metrics_set_verify_rate(uint64_t bytes_per_s);
 
 #define METRICS_MINUTES	60
 

@@ -33,28 +33,45 @@ struct maint {
 	pthread_cond_t	 cv;
 	int		 stop;
 	uint64_t	 verify_period;		/* seconds; 0: off */
+	uint64_t	 verify_rate;		/* bytes/s; 0: by the period */
 	unsigned char	 verify_cursor[32];	/* where the pass is */
+	uint64_t	 first_failed;		/* cache_stats() last seen */
+	int64_t		 quarantine_keep;	/* seconds; 0: forever */
+	int64_t		 collected;		/* when quarantine/ was */
 };
 
 /*
- * Verify a share of the stored bytes, so that a pass over all of them
- * takes verify_period seconds: bytes * FLUSH_INTERVAL / period a tick, at
- * least VERIFY_MIN.
+ * Verify a share of the stored bytes each tick: verify_rate * FLUSH_INTERVAL
+ * when set, else so that a pass over all of them takes verify_period
+ * seconds, bytes * FLUSH_INTERVAL / period, at least VERIFY_MIN.
  */
 #define VERIFY_MIN	((uint64_t)1 << 20)
+#define COLLECT_INTERVAL 3600	/* seconds between looks at quarantine/ */
 
 static void
-verify_some(struct maint *m)
+verify_some(struct maint *m, const struct cache_stats *st)
 {
-	struct cache_stats	st;
-	uint64_t		budget, failed = 0;
-	int			n;
+	uint64_t	budget, failed = 0;
+	int		n;
 
-	if (m->verify_period == 0 || cache_stats(m->c, &st) != 0)
+	if (st->first_failed > m->first_failed)
+		log_warnx("verify: %llu stored file(s) no longer matched their "
+		    "SHA-256 when first read since the start: moved to "
+		    "quarantine/, their entries dropped (fetched again, never "
+		    "served)", (unsigned long long)(st->first_failed -
+		    m->first_failed));
+	m->first_failed = st->first_failed;
+	if (m->verify_rate > 0) {
+		budget = m->verify_rate * FLUSH_INTERVAL;
+	} else if (m->verify_period > 0) {
+		budget = st->bytes / m->verify_period * FLUSH_INTERVAL;
+		if (budget < VERIFY_MIN)
+			budget = VERIFY_MIN;
+	} else {
+		metrics_set_verify_rate(0);
 		return;
-	budget = st.bytes / m->verify_period * FLUSH_INTERVAL;
-	if (budget < VERIFY_MIN)
-		budget = VERIFY_MIN;
+	}
+	metrics_set_verify_rate(budget / FLUSH_INTERVAL);
 	n = cache_verify(m->c, m->verify_cursor, budget, &failed);
 	if (n < 0 && n != -EROFS)
 		log_warnx("verify: %s", strerror(-n));
@@ -65,6 +82,22 @@ verify_some(struct maint *m)
 		    (unsigned long long)failed);
 	if (n == 0)
 		log_debug("verify: a pass over the store is complete");
+}
+
+/* Quarantined files past their grace time go, once an hour. */
+static void
+collect_quarantine(struct maint *m, int64_t now)
+{
+	int n;
+
+	if (m->quarantine_keep <= 0 || now - m->collected < COLLECT_INTERVAL)
+		return;
+	m->collected = now;
+	if ((n = cache_quarantine_collect(m->c, now - m->quarantine_keep)) > 0)
+		log_info("quarantine: deleted %d file(s) kept there more than "
+		    "%lld s", n, (long long)m->quarantine_keep);
+	else if (n < 0 && n != -EROFS)
+		log_warnx("quarantine: %s", strerror(-n));
 }
 
 /* --gsym-ahead: a new debuginfo is converted before anybody asks. */
@@ -82,9 +115,10 @@ gsym_ahead(void *ctx, const struct cache_key *key)
 static void *
 maintain(void *arg)
 {
-	struct maint	*m = arg;
-	struct timespec	 until;
-	int		 n;
+	struct maint		*m = arg;
+	struct cache_stats	 st;
+	struct timespec		 until;
+	int			 n;
 
 	pthread_mutex_lock(&m->mu);
 	while (!m->stop) {
@@ -97,7 +131,9 @@ maintain(void *arg)
 			log_info("evicted %d entries", n);
 		else if (n < 0 && n != -EROFS)
 			log_warnx("cache flush: %s", strerror(-n));
-		verify_some(m);
+		if (cache_stats(m->c, &st) == 0)
+			verify_some(m, &st);
+		collect_quarantine(m, (int64_t)time(NULL));
 		pthread_mutex_lock(&m->mu);
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -244,6 +280,7 @@ main(int argc, char **argv)
 		}
 	}
 	c = open_store(&cfg);
+	cache_set_verify_first(c, cfg.verify_first_max);
 	if (cache_stats(c, &st) == 0 && st.opened_clean) {
 		log_info("store %s: %llu entries, %llu blob bytes; closed "
 		    "cleanly, not checked", cfg.store,
@@ -258,6 +295,14 @@ main(int argc, char **argv)
 		    (unsigned long long)st.check_dropped,
 		    (unsigned long long)st.check_removed,
 		    (unsigned long long)st.check_quarantined);
+		if (st.check_restored > 0 || st.check_resorted > 0)
+			log_warnx("store %s: THE INDEX WAS DAMAGED: %llu "
+			    "table(s) out of key order were sorted again, "
+			    "%llu record(s) and FileID(s) the catalog lists "
+			    "and the index had lost were taken back from it "
+			    "(served again, pinned as they were)", cfg.store,
+			    (unsigned long long)st.check_resorted,
+			    (unsigned long long)st.check_restored);
 		if (st.check_dropped > 0 || st.check_quarantined > 0)
 			log_warnx("store %s: records were dropped or blobs "
 			    "quarantined; if the index was damaged, stop the "
@@ -293,7 +338,12 @@ main(int argc, char **argv)
 	m.c = c;
 	m.stop = 0;
 	m.verify_period = cfg.verify_period;
+	m.verify_rate = cfg.verify_rate;
 	memset(m.verify_cursor, 0, sizeof(m.verify_cursor));
+	m.first_failed = 0;
+	m.quarantine_keep = cfg.quarantine_keep > INT64_MAX / 2 ? 0 :
+	    (int64_t)cfg.quarantine_keep;
+	m.collected = 0;
 	pthread_mutex_init(&m.mu, NULL);
 	pthread_cond_init(&m.cv, NULL);
 	if ((rc = pthread_create(&mt, NULL, maintain, &m)) != 0)

@@ -12,8 +12,9 @@
 #   - an upload answers 201 once its bytes are in the bucket, and the
 #     other hub serves it at once; a delete through one hub is seen by
 #     the other within its negative TTL (events/);
-#   - two hubs uploading two files of one build-id at once: the object is
-#     one of them, whole, and both hubs come to serve it;
+#   - two hubs uploading two files of one build-id at once: both 201, or
+#     201 and 409 when one came after; the object is a 201's file, whole,
+#     and both hubs come to serve it;
 #   - the bucket's objects have the debuginfod tree's names, the shape of
 #     `symhub export`'s tree;
 #   - an object whose bytes are not its x-amz-meta-sha256 is not served;
@@ -218,15 +219,32 @@ URL=$B_URL
 put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2b.debug" "$tmp/out/rb" \
     "$tmp/out/rbh" -H "Authorization: Bearer $TOK" >"$tmp/out/rb.code"
 wait "$ra"
-check "both uploads are answered 201 ($(cat "$tmp/out/ra.code"), $(cat "$tmp/out/rb.code"))" \
-    eval '[ "$(cat "$tmp/out/ra.code")" = 201 ] && [ "$(cat "$tmp/out/rb.code")" = 201 ]'
+# Uploads that finish together are both answered 201; one that finishes
+# after the other is stored is ranked against it: as good, so 409
+# (symhubd(8), "Concurrent uploads and crashes").  Which happens is the
+# machine's timing; the bucket must hold a 201's file either way.
+codes="$(cat "$tmp/out/ra.code") $(cat "$tmp/out/rb.code")"
+case $codes in
+"201 201") may="$tmp/orig/prog2.debug $tmp/orig/prog2b.debug" ;;
+"201 409") may=$tmp/orig/prog2.debug ;;
+"409 201") may=$tmp/orig/prog2b.debug ;;
+*) may= ;;
+esac
+check "the uploads are answered 201, or 201 and 409 when one came after ($codes)" \
+    [ -n "$may" ]
 s3 GET "buildid/$ID2/debuginfo" >/dev/null
 cp "$tmp/s3.body" "$tmp/out/won"
 won=$(sha256sum "$tmp/out/won" | cut -c1-64)
-check "the object is one of them, whole, and its x-amz-meta-sha256 says so" \
-    eval '{ cmp -s "$tmp/out/won" "$tmp/orig/prog2.debug" ||
-    cmp -s "$tmp/out/won" "$tmp/orig/prog2b.debug"; } &&
-    grep -qi "^x-amz-meta-sha256: $won" "$tmp/s3.hdrs"'
+# won_is_201: the object is the file of an upload answered 201.
+won_is_201() {
+	local f
+	for f in $may; do
+		cmp -s "$tmp/out/won" "$f" && return 0
+	done
+	return 1
+}
+check "the object is one answered 201, whole, and its x-amz-meta-sha256 says so" \
+    eval 'won_is_201 && grep -qi "^x-amz-meta-sha256: $won" "$tmp/s3.hdrs"'
 # serves_won URL: the hub serves what the bucket holds.
 serves_won() {
 	curl -s --max-time 10 -o "$tmp/out/sw" "$1/buildid/$ID2/debuginfo" &&

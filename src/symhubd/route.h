@@ -75,6 +75,9 @@ struct http {
 	unsigned		 nconns;
 	uint64_t		 head_timeouts;	/* connections cut: a head */
 	uint64_t		 body_timeouts;	/* ... a body */
+	unsigned		 npeak;		/* most since the last trim */
+	int64_t			 trimmed;	/* ms, the last trim */
+	uint64_t		 trims;		/* after floods (conns.c) */
 	int			 stopping;
 	pthread_t		 guard;
 	int			 guard_started;

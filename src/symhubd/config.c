@@ -94,6 +94,14 @@ static const struct opt opts[] = {
 	    "close a connection whose request head has not arrived whole "
 	    "this long after it opened or after its last answer (1 s while "
 	    "3/4 of --connections are taken); 0: no limit" },
+	{ "body-timeout", 0, O_NUM, O_BOTH, F(body_timeout), "60", "SECONDS",
+	    "close a connection whose request body pauses this long, or "
+	    "falls this far behind --body-min-rate (1 s behind while 3/4 "
+	    "of --connections are taken); 0: no limit" },
+	{ "body-min-rate", 0, O_SIZE, O_BOTH, F(body_min_rate), "1k",
+	    "BYTES", "a request body must arrive at this many bytes a second "
+	    "on average, after --body-timeout; below it, it is the first to "
+	    "make room at the --connections budget; 0: any" },
 	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60", "SECONDS",
 	    "close client connections idle this long" },
 	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",

@@ -35,6 +35,8 @@ struct config {
 	uint64_t	 store_queue_max;	/* fetched files queued to store */
 	uint64_t	 store_queue_bytes;
 	uint64_t	 head_timeout;	/* seconds; 0: none */
+	uint64_t	 body_timeout;	/* seconds; 0: none */
+	uint64_t	 body_min_rate;	/* bytes a second; 0: any */
 	uint64_t	 post_buffer_max; /* bytes of POST bodies held; 0: any */
 	uint64_t	 threads;	/* HTTP threads; 0: 2 per CPU */
 	uint64_t	 connections;	/* concurrent connections */

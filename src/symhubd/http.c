@@ -155,6 +155,20 @@ take_body(struct http *h, struct req *r, const char *data, size_t n)
 	return 0;
 }
 
+/* Does the head announce a body (any method: one a GET should not have
+ * takes a place as long as any other)? */
+static int
+expects_body(struct req *r)
+{
+	const char	*te, *cl;
+
+	te = req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (te != NULL && strcasecmp(te, "identity") != 0)
+		return 1;
+	cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	return cl != NULL && cl[strspn(cl, "0")] != '\0';
+}
+
 /* Phase HEAD: a new request. */
 static enum MHD_Result
 begin(struct http *h, struct MHD_Connection *conn, const char *url,
@@ -177,7 +191,9 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->cors = h->cfg->cors;
 	r->parse_rc = webapi_parse(r->url, &r->w, &r->why);
 	*con_cls = r;
-	conns_head(conn, 1);
+	/* Until the body is in, conns.c holds it to --body-min-rate. */
+	r->in_body = expects_body(r);
+	conns_phase(conn, r->in_body ? CONNS_BODY : CONNS_ANSWER);
 	if ((ret = check_head(h, r, nul)) != MHD_YES || r->status != 0)
 		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
@@ -260,6 +276,12 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	if (r == NULL || r == (void *)&nul_in_url)
 		return begin(h, conn, url, method, r != NULL, con_cls);
 	*upload_size = 0;
+	if (n != 0)
+		conns_body(conn, n);
+	else if (r->in_body) {	/* the body is whole */
+		r->in_body = 0;
+		conns_phase(conn, CONNS_ANSWER);
+	}
 	switch (r->phase) {
 	case PHASE_BODY:
 		if (r->up != NULL) {
@@ -330,7 +352,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	uint64_t			 usec;
 
 	*con_cls = NULL;
-	conns_head(conn, 0);	/* keep-alive: the next head */
+	conns_phase(conn, CONNS_HEAD);	/* keep-alive: the next head */
 	if (r == NULL || r == (void *)&nul_in_url)
 		return;
 	if (r->up != NULL || (r->status == 0 && !r->reset)) {

@@ -68,12 +68,16 @@ struct http {
 	/* Bytes of POST bodies held by all connections (--post-buffer-max),
 	 * and a gauge for /metrics. */
 	uint64_t		 buffered;
-	/* Open connections, for the head deadline (conns.c). */
+	/* Open connections, for their deadlines (conns.c). */
 	pthread_mutex_t		 cmu;
 	pthread_cond_t		 ccv;
 	struct cctx		*conns, *oldest;	/* newest first */
 	unsigned		 nconns;
-	uint64_t		 head_timeouts;	/* connections cut */
+	uint64_t		 head_timeouts;	/* connections cut: a head */
+	uint64_t		 body_timeouts;	/* ... a body */
+	unsigned		 npeak;		/* most since the last trim */
+	int64_t			 trimmed;	/* ms, the last trim */
+	uint64_t		 trims;		/* after floods (conns.c) */
 	int			 stopping;
 	pthread_t		 guard;
 	int			 guard_started;
@@ -142,6 +146,7 @@ struct req {
 	struct buf		 body;		/* NUL after its bytes */
 	int			 too_long;	/* body over the limit */
 	int			 busy;		/* over --post-buffer-max */
+	int			 in_body;	/* conns.c counts a body */
 	size_t			 held;		/* of h->buffered, ours */
 	const char		*cors;		/* --cors, or NULL */
 	char			 method[8];
@@ -316,13 +321,22 @@ enum MHD_Result	route_root(struct http *h, struct req *r);
 enum MHD_Result	route_metrics(struct http *h, struct req *r);
 enum MHD_Result	route_status_page(struct http *h, struct req *r);
 
-/* ---- conns.c: the connections and their head deadline ---- */
+/* ---- conns.c: the connections and their deadlines ---- */
+
+/* What a connection waits for, as its deadlines see it. */
+enum conns_phase {
+	CONNS_HEAD,	/* a request head: --head-timeout */
+	CONNS_BODY,	/* a body: --body-timeout, --body-min-rate */
+	CONNS_ANSWER	/* the hub's answer: never cut */
+};
 
 void		conns_notify(void *cls, struct MHD_Connection *conn,
 		    void **socket_context,
 		    enum MHD_ConnectionNotificationCode code);
-/* The connection's request head is in (1), or it waits for another. */
-void		conns_head(struct MHD_Connection *conn, int done);
+/* The connection's request moved on: its phase's clock starts now. */
+void		conns_phase(struct MHD_Connection *conn, enum conns_phase p);
+/* n more body bytes arrived (counted only in CONNS_BODY). */
+void		conns_body(struct MHD_Connection *conn, size_t n);
 int		conns_start(struct http *h);
 void		conns_stop(struct http *h);
 

@@ -371,9 +371,14 @@ route_metrics(struct http *h, struct req *r)
 	    "symhub_http_connections %u\n"
 	    "# TYPE symhub_http_head_timeouts_total counter\n"
 	    "symhub_http_head_timeouts_total %" PRIu64 "\n"
+	    "# TYPE symhub_http_body_timeouts_total counter\n"
+	    "symhub_http_body_timeouts_total %" PRIu64 "\n"
+	    "# TYPE symhub_http_memory_trims_total counter\n"
+	    "symhub_http_memory_trims_total %" PRIu64 "\n"
 	    "# TYPE symhub_http_post_buffered_bytes gauge\n"
 	    "symhub_http_post_buffered_bytes %" PRIu64 "\n", h->nconns,
-	    h->head_timeouts, __atomic_load_n(&h->buffered, __ATOMIC_RELAXED));
+	    h->head_timeouts, h->body_timeouts, h->trims,
+	    __atomic_load_n(&h->buffered, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&h->cmu);
 	fclose(fp);
 	return reply_response(r, REPLY_OK, reply_buffer(buf, len,

@@ -135,7 +135,10 @@ sys.exit(b"\x1b" in b or b"\xff" in b or b"\xc2\x9b" in b)' "$LOG"
 
 section 'the log reopened on SIGUSR1 and SIGHUP'
 for sig in USR1 HUP; do
-	mv "$LOG" "$LOG.$sig" || exit 99
+	if ! alive "$SYMHUBD_PID" || ! mv "$LOG" "$LOG.$sig"; then
+		fail "SIG$sig: a new log file" "the hub is gone"
+		continue
+	fi
 	kill -"$sig" "$SYMHUBD_PID"
 	check "SIG$sig: a new log file" \
 	    wait_until 10 grep -q "SIG$sig: log reopened" "$LOG"
@@ -147,7 +150,11 @@ for sig in USR1 HUP; do
 	check "... and the hub still serves" alive "$SYMHUBD_PID"
 done
 
+alive "$SYMHUBD_PID" && stop_check "the hub stops"
+
 section 'a corrupt debuginfo asked for as GSYM'
+LOG=$tmp/hub2.log
+hub -d "$tmp/store" -F "$tmp/scan" --log-file "$LOG"
 codes=
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	codes+="$(http "/buildid/${ID[bad]}/gsym" "$tmp/out/bad" \

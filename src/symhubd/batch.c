@@ -385,7 +385,7 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 	can_fetch = b->may_fetch && e->f != NULL && !m->fetched;
 	if (mod->gf == NULL && (rc = open_gsym(e, mod)) != 0 &&
 	    rc != -ENOENT) {
-		log_warnx("batch: cannot read a GSYM: %s", strerror(-rc));
+		/* derive_gsym_open() logged why, once. */
 		settle(mod, BATCH_ERROR, "cannot read the GSYM");
 		return 0;
 	}

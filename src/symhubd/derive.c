@@ -443,8 +443,16 @@ convert_from(struct derive *s, const unsigned char *id, size_t idlen,
 		k.b = NULL;
 		rc = convert_unstored(s, id, idlen, parent, fd, &o);
 	}
-	if (rc == -ENOEXEC)	/* corrupt: the same next time */
+	if (rc == -ENOEXEC) {
+		/* Corrupt: the same next time, answered from failed_get()
+		 * without a word.  Logged here, once for this parent. */
+		char hex[2 * CACHE_ID_MAX + 1];
+
 		failed_put(s, id, idlen, parent, rc);
+		hex_encode(id, idlen, hex);
+		log_warnx("gsym %s: cannot convert: not ELF, or its DWARF is "
+		    "corrupt", hex);
+	}
 out:
 	cache_blob_abort(k.b);
 	if (fd >= 0)
@@ -520,14 +528,14 @@ worker(void *arg)
 		t0 = clock_us();
 		rc = s->stop ? -ECANCELED : convert(s, j->id, j->idlen);
 		t0 = clock_us() - t0;
+		/* A corrupt parent was logged by convert_from(), once. */
 		if (rc < 0 && rc != -ENODATA && rc != -ENOENT &&
-		    rc != -ECANCELED) {
+		    rc != -ECANCELED && rc != -ENOEXEC) {
 			char hex[2 * CACHE_ID_MAX + 1];
 
 			hex_encode(j->id, j->idlen, hex);
-			log_warnx("gsym %s: cannot convert: %s", hex,
-			    rc == -ENOEXEC ? "not ELF, or its DWARF is "
-			    "corrupt" : strerror(-rc));
+			log_limited("gsym: cannot convert", NULL,
+			    "gsym %s: cannot convert: %s", hex, strerror(-rc));
 		}
 		pthread_mutex_lock(&s->mu);
 		s->seconds += (double)t0 / 1e6;
@@ -689,6 +697,27 @@ file_new(struct derive *s, struct gsym *g, const unsigned char *digest)
 	return f;
 }
 
+/*
+ * A stored GSYM that cannot be read stays so, and every request for it
+ * meets it again: logged once per change (log_changed()), by its blob's
+ * digest (blobs/XX/...), and once more when it reads again.
+ */
+static void
+broken(const struct cache_record *rec, int rc)
+{
+	char hex[2 * 32 + 1];
+
+	if (!log_changed("stored gsym", rec->digest, 32, (uint64_t)-rc))
+		return;
+	hex_encode(rec->digest, 32, hex);
+	if (rc < 0)
+		log_warnx("gsym: the stored GSYM %s cannot be read: %s; "
+		    "requests for it fail until it is converted again or "
+		    "quarantined (logged once)", hex, strerror(-rc));
+	else
+		log_info("gsym: the stored GSYM %s reads again", hex);
+}
+
 int
 derive_gsym_open(struct derive *s, const struct cache_record *rec,
     struct derive_gsym **out)
@@ -712,10 +741,14 @@ derive_gsym_open(struct derive *s, const struct cache_record *rec,
 		}
 	pthread_mutex_unlock(&s->mu);
 
-	if ((rc = cache_open_data(s->c, rec, &fd)) < 0)
+	if ((rc = cache_open_data(s->c, rec, &fd)) < 0) {
+		if (rc != -ENOENT && rc != -ESTALE)
+			broken(rec, rc);
 		return rc;
+	}
 	rc = gsym_open_fd(fd, &g);
 	close(fd);
+	broken(rec, rc);
 	if (rc < 0)
 		return rc;
 	if ((f = file_new(s, g, rec->digest)) == NULL) {

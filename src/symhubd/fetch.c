@@ -718,12 +718,15 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 	    (uint64_t)a->xsize != cache_blob_size(j->blob))) {
 		/* A body cut short, or one we cannot check: never stored. */
 		if (a->encoded)
-			log_warnx("upstream %s sent %s %s with a "
+			log_limited("an unasked Content-Encoding",
+			    a->up->spec.name, "upstream %s sent %s %s with a "
 			    "Content-Encoding it was not asked for: dropped",
 			    a->up->spec.name, kind_name(j->key.kind), j->idhex);
 		else
-			log_warnx("upstream %s sent %llu bytes of %s %s, not "
-			    "the %lld its X-DEBUGINFOD-SIZE says: dropped",
+			log_limited("a size not its X-DEBUGINFOD-SIZE",
+			    a->up->spec.name, "upstream %s sent %llu bytes of "
+			    "%s %s, not the %lld its X-DEBUGINFOD-SIZE says: "
+			    "dropped",
 			    a->up->spec.name,
 			    (unsigned long long)cache_blob_size(j->blob),
 			    kind_name(j->key.kind), j->idhex,
@@ -745,7 +748,8 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			why = elfinfo_unfit(&ei,
 			    j->key.kind == CACHE_DEBUGINFO);
 		if (why != NULL) {
-			log_warnx("upstream %s sent %s for %s %s: dropped",
+			log_limited(why, a->up->spec.name,
+			    "upstream %s sent %s for %s %s: dropped",
 			    a->up->spec.name, why, kind_name(j->key.kind),
 			    j->idhex);
 			INC(a->up->out[O_WRONG_ID]);
@@ -763,7 +767,8 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			return -EBADMSG;
 		hex_encode(d, sizeof(d), hex);
 		if (strcmp(hex, a->sha256) != 0) {
-			log_warnx("bucket: %s %s does not hash to its "
+			log_limited("bucket: not its sha256", NULL,
+			    "bucket: %s %s does not hash to its "
 			    "x-amz-meta-sha256: dropped",
 			    kind_name(j->key.kind), j->idhex);
 			INC(a->up->out[O_WRONG_ID]);
@@ -934,7 +939,8 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	if (rc == -ECANCELED)
 		rc = 0;
 	if (rc < 0) {
-		log_warnx("cannot store %s %s from %s: %s",
+		log_limited("cannot store", NULL,
+		    "cannot store %s %s from %s: %s",
 		    kind_name(j->key.kind), j->idhex, a->up->spec.name,
 		    strerror(-rc));
 		return rc;

@@ -26,9 +26,8 @@
 #include "route.h"
 #include "upload.h"
 
-/* What uri_seen() hands handle() for a URL with %00 in it: libmicrohttpd
- * decodes it into a NUL that would cut the path short. */
-static char nul_in_url;
+/* What uri_seen() returns when it cannot make a request. */
+static char no_memory;
 
 static const char *
 toe_name(enum MHD_RequestTerminationCode toe)
@@ -169,22 +168,25 @@ expects_body(struct req *r)
 	return cl != NULL && cl[strspn(cl, "0")] != '\0';
 }
 
-/* Phase HEAD: a new request. */
+/* Phase HEAD: a new request.  nul: the one uri_seen() made for a URL with
+ * %00 in it, holding the URL as received; else NULL. */
 static enum MHD_Result
 begin(struct http *h, struct MHD_Connection *conn, const char *url,
-    const char *method, int nul, void **con_cls)
+    const char *method, struct req *nul, void **con_cls)
 {
-	struct req	*r;
+	struct req	*r = nul;
 	enum MHD_Result	 ret;
 
-	if ((r = calloc(1, sizeof(*r) + strlen(url) + 1)) == NULL)
-		return MHD_NO;
+	if (r == NULL) {
+		if ((r = calloc(1, sizeof(*r) + strlen(url) + 1)) == NULL)
+			return MHD_NO;
+		memcpy(r->url, url, strlen(url) + 1);
+	}
 	r->phase = PHASE_HEAD;
 	r->conn = conn;
 	r->t0 = clock_us();
 	r->sfd = -1;
 	snprintf(r->method, sizeof(r->method), "%s", method);
-	memcpy(r->url, url, strlen(url) + 1);
 	r->type = METRICS_T_OTHER;
 	r->how = "-";
 	r->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
@@ -194,7 +196,7 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	/* Until the body is in, conns.c holds it to --body-min-rate. */
 	r->in_body = expects_body(r);
 	conns_phase(conn, r->in_body ? CONNS_BODY : CONNS_ANSWER);
-	if ((ret = check_head(h, r, nul)) != MHD_YES || r->status != 0)
+	if ((ret = check_head(h, r, nul != NULL)) != MHD_YES || r->status != 0)
 		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
 	    strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
@@ -273,8 +275,10 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	struct req	*r = *con_cls;
 	size_t		 n = *upload_size;
 
-	if (r == NULL || r == (void *)&nul_in_url)
-		return begin(h, conn, url, method, r != NULL, con_cls);
+	if (r == (void *)&no_memory)
+		return MHD_NO;
+	if (r == NULL || r->conn == NULL)
+		return begin(h, conn, url, method, r, con_cls);
 	*upload_size = 0;
 	if (n != 0)
 		conns_body(conn, n);
@@ -353,13 +357,19 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
 	*con_cls = NULL;
 	conns_phase(conn, CONNS_HEAD);	/* keep-alive: the next head */
-	if (r == NULL || r == (void *)&nul_in_url)
+	if (r == (void *)&no_memory)
 		return;
+	if (r == NULL || r->conn == NULL) {
+		free(r);	/* uri_seen()'s, the head refused by MHD */
+		return;
+	}
 	if (r->up != NULL || (r->status == 0 && !r->reset)) {
 		/* No answer: the client went away, or its body never came
-		 * whole (a deadline, a reset). */
+		 * whole (a deadline, a reset).  A client can do that at
+		 * will, hence log_limited(). */
 		req_peer(r, peer, sizeof(peer));
-		log_warnx("%s %s from %s: ended before it was answered (%s%s)",
+		log_limited("ended before it was answered", peer,
+		    "%s %s from %s: ended before it was answered (%s%s)",
 		    r->method, r->url, peer, r->up != NULL ? "upload body "
 		    "incomplete, nothing stored; " : "", toe_name(toe));
 	}
@@ -396,32 +406,49 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(r);
 }
 
-/* The raw URI, before libmicrohttpd decodes it: what it returns is the
- * request's first *con_cls. */
+/*
+ * The raw URI, before libmicrohttpd decodes it: what it returns is the
+ * request's first *con_cls.  A %00 would decode into a NUL that cuts
+ * the path short, for the route and for the access log: such a request
+ * is made here, holding the URI as received (conn still NULL), and
+ * refused by begin().  completed() frees it when MHD refuses the head
+ * before begin() runs.
+ */
 static void *
 uri_seen(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	const char *p;
+	struct req	*r;
+	const char	*p;
+	size_t		 n;
 
 	(void)cls;
 	(void)conn;
 	for (p = uri; (p = strchr(p, '%')) != NULL; p++)
 		if (p[1] == '0' && p[2] == '0')
-			return &nul_in_url;
-	return NULL;
+			break;
+	if (p == NULL)
+		return NULL;
+	n = strlen(uri);
+	if ((r = calloc(1, sizeof(*r) + n + 1)) == NULL)
+		return &no_memory;	/* handle() closes the connection */
+	memcpy(r->url, uri, n + 1);
+	return r;
 }
 
+/* libmicrohttpd's warnings: a malformed request makes one or two, so
+ * they are limited by their format (MHD does not say the peer). */
 static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char buf[512];
 
+	(void)cls;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	buf[strcspn(buf, "\n")] = '\0';
 	/* Our deliberate resets (transient()) are not news. */
 	if (strstr(buf, "Application reported internal error") != NULL)
 		return;
-	log_warnx("http: %s", buf);
+	log_limited(fmt, NULL, "http: %s", buf);
 }
 
 static int

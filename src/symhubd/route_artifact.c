@@ -104,7 +104,8 @@ route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
 	r->phase = PHASE_FETCH;
 	MHD_suspend_connection(r->conn);
 	if ((rc = fetch_request(h->f, &fr, fetched, r)) < 0) {
-		log_warnx("cannot ask upstreams: %s", strerror(-rc));
+		log_limited("cannot ask upstreams", NULL,
+		    "cannot ask upstreams: %s", strerror(-rc));
 		r->fetch_result = FETCH_TRANSIENT;
 		MHD_resume_connection(r->conn);
 	}
@@ -305,7 +306,8 @@ serve(struct http *h, struct req *r, int may_map)
 	if (rc == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not found", "miss");
 	if (rc < 0) {
-		log_warnx("lookup %s: %s", r->w.idhex, strerror(-rc));
+		log_limited("lookup", NULL, "lookup %s: %s", r->w.idhex,
+		    strerror(-rc));
 		return reply_text(r, REPLY_INTERNAL, "store error", "error");
 	}
 	if ((coding = coding_for(h, r, &key, &rec)) != 0)

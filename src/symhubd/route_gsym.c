@@ -140,7 +140,8 @@ conversion_failed(struct req *r)
 	case -ECANCELED:	/* shutting down: ask again */
 		return reply_transient(r);
 	default:
-		log_warnx("gsym %s: %s", r->w.idhex, strerror(-r->convert_rc));
+		log_limited("gsym: conversion failed", NULL, "gsym %s: %s",
+		    r->w.idhex, strerror(-r->convert_rc));
 		return reply_text(r, REPLY_INTERNAL,
 		    "conversion to GSYM failed", "gsym");
 	}
@@ -181,7 +182,10 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 		if (rc == 0)
 			return ret;
 		if (rc != -ESTALE && rc != -ENOENT) {
-			log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
+			/* derive_gsym_open() said why, once. */
+			if (!r->w.symbolize)
+				log_limited("gsym: cannot read", NULL,
+				    "gsym %s: %s", r->w.idhex, strerror(-rc));
 			return reply_text(r, REPLY_INTERNAL,
 			    "cannot read the GSYM", "gsym");
 		}
@@ -214,7 +218,8 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 		if ((rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen,
 		    converted, r)) < 0) {
 			MHD_resume_connection(r->conn);
-			log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
+			log_limited("gsym: cannot convert", NULL, "gsym %s: %s",
+			    r->w.idhex, strerror(-rc));
 			return reply_text(r, REPLY_INTERNAL, "cannot convert",
 			    "gsym");
 		}

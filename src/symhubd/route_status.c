@@ -380,6 +380,11 @@ route_metrics(struct http *h, struct req *r)
 	    h->head_timeouts, h->body_timeouts, h->trims,
 	    __atomic_load_n(&h->buffered, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&h->cmu);
+	fprintf(fp, "# HELP symhub_log_warnings_dropped_total warnings over "
+	    "the rate limits, not written\n"
+	    "# TYPE symhub_log_warnings_dropped_total counter\n"
+	    "symhub_log_warnings_dropped_total %" PRIu64 "\n",
+	    log_dropped_total());
 	fclose(fp);
 	return reply_response(r, REPLY_OK, reply_buffer(buf, len,
 	    "text/plain; version=0.0.4"), len, "-");

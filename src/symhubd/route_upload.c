@@ -97,9 +97,11 @@ route_upload_begin(struct http *h, struct req *r)
 	rc = auth_check(h->auth, req_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
 	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->who);
 	if (rc < 0) {
-		/* Logged without the token, which is never kept. */
+		/* Logged without the token, which is never kept; a client
+		 * can be refused as often as it likes, hence log_limited(). */
 		req_peer(r, peer, sizeof(peer));
-		log_warnx("%s %s refused for %s: %s", r->method, r->url, peer,
+		log_limited("refused for its token", peer,
+		    "%s %s refused for %s: %s", r->method, r->url, peer,
 		    rc == -EPERM ? "token lacks the scope" :
 		    "missing or unknown token");
 		return reply_text(r, rc == -EPERM ? REPLY_FORBIDDEN :

@@ -1,7 +1,7 @@
 /*
  * symhubd: the daemon.  Wires config, log, cache, scan and http together
  * and turns signals into actions: SIGTERM/SIGINT stop, SIGHUP reopens the
- * log and rescans.
+ * log and rescans, SIGUSR1 only reopens the log (for logrotate).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -111,7 +111,8 @@ gsym_ahead(void *ctx, const struct cache_key *key)
 		log_warnx("gsym ahead: %s", strerror(-rc));
 }
 
-/* Write recorded accesses, keep the store within its budget, verify. */
+/* Write recorded accesses, keep the store within its budget, verify, say
+ * how many warnings were dropped. */
 static void *
 maintain(void *arg)
 {
@@ -134,6 +135,7 @@ maintain(void *arg)
 		if (cache_stats(m->c, &st) == 0)
 			verify_some(m, &st);
 		collect_quarantine(m, (int64_t)time(NULL));
+		log_flush_dropped();
 		pthread_mutex_lock(&m->mu);
 	}
 	pthread_mutex_unlock(&m->mu);
@@ -265,6 +267,7 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -403,10 +406,17 @@ main(int argc, char **argv)
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (sig == SIGHUP) {
-			log_reopen();
-			log_info("SIGHUP: log reopened, rescanning");
-			if (s != NULL)
+		if (sig == SIGHUP || sig == SIGUSR1) {
+			/* A failure leaves the old file in use. */
+			if ((rc = log_reopen()) < 0)
+				log_warnx("%s: cannot reopen the log file %s: %s",
+				    sig == SIGHUP ? "SIGHUP" : "SIGUSR1",
+				    cfg.log_file, strerror(-rc));
+			else if (sig == SIGUSR1)
+				log_info("SIGUSR1: log reopened");
+			else
+				log_info("SIGHUP: log reopened, rescanning");
+			if (sig == SIGHUP && s != NULL)
 				scan_trigger(s);
 			continue;
 		}

@@ -1648,6 +1648,45 @@ lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
 	return mdb_put(t, c->meta, &mk, &mv, 0);
 }
 
+/*
+ * Is dir a store?  index/data.mdb makes one; so does catalog/ alone for
+ * a rebuild (rebuild_too), whose work is an index that was lost.  A
+ * mistyped path is refused rather than made into an empty store that
+ * then reports nothing wrong.
+ * @return 0, -ENOTDIR, -ENOENT (no such directory, or not a store),
+ *         -EUCLEAN (catalog/ without index/data.mdb, !rebuild_too), -errno.
+ */
+static int
+store_present(const char *dir, int rebuild_too)
+{
+	struct stat	st;
+	char		path[PATH_MAX];
+	int		cat;
+
+	if (stat(dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (snprintf(path, sizeof(path), "%s/index/data.mdb", dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (stat(path, &st) == 0)
+		return 0;
+	if (errno != ENOENT && errno != ENOTDIR)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/catalog", dir);
+	cat = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (!cat)
+		return -ENOENT;
+	return rebuild_too ? 0 : -EUCLEAN;
+}
+
+int
+cache_present(const char *dir)
+{
+	return store_present(dir, 0);
+}
+
 int
 cache_open(const char *dir, const struct cache_options *opt,
     struct cache **out)
@@ -3624,6 +3663,8 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 	int			 rc, n;
 
 	memset(rep, 0, sizeof(*rep));
+	if ((rc = store_present(dir, 1)) < 0)
+		return rc;
 	if ((c = cache_alloc(dir, NULL)) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {

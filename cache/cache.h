@@ -162,6 +162,19 @@ struct cache_stats {
 int	cache_open(const char *dir, const struct cache_options *opt,
 	    struct cache **out);
 
+/*
+ * Is there a store in dir?  For a command that works on a store (verify,
+ * export) and must not make one on a mistyped path, as cache_open()
+ * would: call this first.  A store is a directory with index/data.mdb.
+ * Creates nothing.
+ * @return 0; -ENOTDIR when dir is not a directory; -ENOENT when it does
+ *         not exist, or holds no index/data.mdb and no catalog/ (it is
+ *         not a store); -EUCLEAN when catalog/ is there and
+ *         index/data.mdb is not (the index was lost: cache_rebuild());
+ *         -errno.
+ */
+int	cache_present(const char *dir);
+
 /* Flush recorded accesses and close.  Accepts NULL. */
 void	cache_close(struct cache *c);
 
@@ -182,8 +195,12 @@ struct cache_rebuild_report {
  * and SHA-256 (looked for in blobs/, then quarantine/).  Blobs no entry
  * refers to go to quarantine/.  Nothing is deleted.  Files indexed in
  * place are not in the catalog: the next scan indexes them again.
+ * A directory that holds neither index/data.mdb nor catalog/ is not a
+ * store, and is refused with nothing created in it.
  * @param rep  filled (counts) on success and failure.
- * @return 0; -EBUSY when another process has the store open; -errno.
+ * @return 0; -EBUSY when another process has the store open; -ENOTDIR
+ *         when dir is not a directory; -ENOENT when it does not exist or
+ *         is not a store; -errno.
  */
 int	cache_rebuild(const char *dir, struct cache_rebuild_report *rep);
 

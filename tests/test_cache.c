@@ -1276,6 +1276,24 @@ test_reopen(void)
 	write_file(join(dir, "file"), "x", 1);
 	rc = cache_open(join(dir, "file/store"), NULL, &c);
 	ok(rc == -ENOTDIR && c == NULL, "a store under a file is -ENOTDIR");
+
+	/* What symhub's store commands ask first: a mistyped path is no
+	 * store, and nothing is made there. */
+	ok(cache_present(dir) == 0, "cache_present: a store is there");
+	mkdir(join(dir, "empty"), 0755);
+	ok(cache_present(join(dir, "nonexistent")) == -ENOENT &&
+	    cache_present(join(dir, "empty")) == -ENOENT &&
+	    cache_present(join(dir, "file")) == -ENOTDIR,
+	    "cache_present: no directory, an empty one, a file: no store");
+	{
+		struct cache_rebuild_report rep;
+
+		ok(cache_rebuild(join(dir, "nonexistent"), &rep) == -ENOENT &&
+		    cache_rebuild(join(dir, "empty"), &rep) == -ENOENT &&
+		    access(join(dir, "nonexistent"), F_OK) != 0 &&
+		    count_dir(join(dir, "empty")) == 0,
+		    "cache_rebuild refuses them and creates nothing");
+	}
 out:
 	cache_close(c);
 	rmtree(dir);

@@ -3,7 +3,8 @@
 # 127.0.0.1, fixtures built now; what the CLI prints and exits with, what
 # reaches the hub (its access log: HEAD and PUT lines), and what
 # debuginfod-find then gets back, byte for byte.  A small recorder (python3)
-# stands in for a hub once, to see the headers the CLI sends.
+# stands in for a hub once, to see the headers the CLI sends.  At the end,
+# the store commands on a path that is not a store.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_cli.sh
@@ -355,6 +356,64 @@ if grep -rqF "$TOKEN" "$tmp/out"; then
 	fail "the token appears in no output" "$(grep -rlF "$TOKEN" "$tmp/out")"
 else
 	pass "the token appears in no output"
+fi
+
+section 'store commands refuse a path that is not a store'
+# A scheduled `store verify` of a mistyped path must alert: each command
+# exits 1, says what is missing, and creates nothing (no store in the
+# path, no export directory).
+mkdir -p "$tmp/ns/empty" || exit 99
+: >"$tmp/ns/file"
+for cmd in "store verify" "store rebuild" "export"; do
+	for what in missing empty file; do
+		dir=$tmp/ns/$what
+		out=()
+		[ "$cmd" = export ] && out=("$tmp/ns/exp")
+		# shellcheck disable=SC2086 # "store verify": two words
+		"$SYMHUB" $cmd "$dir" "${out[@]}" >"$tmp/out/ns" \
+		    2>"$tmp/out/ns.err"
+		st=$?
+		case $what in
+		missing) want="$dir: no such directory" ;;
+		file) want="$dir is not a directory" ;;
+		*) want="$dir is not a symhub store: no index/data.mdb" ;;
+		esac
+		d="symhub $cmd, $what path: exit 1, says so, creates nothing"
+		if [ "$st" = 1 ] && grep -qF "symhub $cmd: $want" \
+		    "$tmp/out/ns.err" && [ ! -e "$tmp/ns/missing" ] &&
+		    dir_empty "$tmp/ns/empty" && [ -f "$tmp/ns/file" ] &&
+		    [ ! -e "$tmp/ns/exp" ]; then
+			pass "$d"
+		else
+			fail "$d" "exit $st" \
+			    "$(cat "$tmp/out/ns.err" "$tmp/out/ns")" \
+			    "$(find "$tmp/ns" | sed "s|^$tmp/||")"
+		fi
+	done
+done
+# A store whose index was lost (catalog/ alone) is one: verify points at
+# rebuild, which rebuilds it.
+mkdir -p "$tmp/ns/lost/catalog" || exit 99
+"$SYMHUB" store verify "$tmp/ns/lost" >"$tmp/out/ns" 2>"$tmp/out/ns.err"
+st=$?
+if [ "$st" = 1 ] && [ ! -e "$tmp/ns/lost/index" ] &&
+    grep -qF "run 'symhub store rebuild $tmp/ns/lost'" "$tmp/out/ns.err"
+then
+	pass "store verify of a store without its index: run rebuild"
+else
+	fail "store verify of a store without its index: run rebuild" \
+	    "exit $st" "$(cat "$tmp/out/ns.err")"
+fi
+"$SYMHUB" store rebuild "$tmp/ns/lost" >"$tmp/out/ns" 2>"$tmp/out/ns.err"
+st=$?
+"$SYMHUB" store verify "$tmp/ns/lost" >"$tmp/out/ns" 2>>"$tmp/out/ns.err"
+st2=$?
+if [ "$st" = 0 ] && [ "$st2" = 0 ] &&
+    grep -q "^verified 0 blobs" "$tmp/out/ns"; then
+	pass "... which rebuilds it; then verify passes"
+else
+	fail "... which rebuilds it; then verify passes" "rebuild: exit $st" \
+	    "verify: exit $st2" "$(cat "$tmp/out/ns.err" "$tmp/out/ns")"
 fi
 
 stop_check "symhubd stops cleanly"

@@ -3,7 +3,9 @@
 # ELF files, directories and core files while its upstream is there, and
 # serves them once it is gone.  The upstream is elfutils' debuginfod; the
 # core file is gdb's gcore; the modules a core maps are checked against
-# eu-unstrip -n --core.
+# eu-unstrip -n --core, each named by its mapped file, the vdso skipped
+# (no server has it), so that a core whose other modules are all upstream
+# (a static program's) prefetches with exit 0.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_prefetch.sh
@@ -13,22 +15,29 @@
 need gcc objcopy strip curl debuginfod debuginfod-find gdb eu-unstrip
 
 section 'fixtures'
-# prog1: its debug file and executable are upstream; prog2: nowhere.
+# prog1: its debug file and executable are upstream; prog2: nowhere;
+# prog3, linked statically, upstream too: its core maps nothing else
+# but the vdso.
 mkdir -p "$tmp/src" "$tmp/up" "$tmp/bin" "$tmp/mixed/sub" "$tmp/out"
 cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$tmp/src/"
 (cd "$tmp/src" && gcc -g -O0 -o "$tmp/up/prog1" hello.c greet.c &&
-    gcc -g -O1 -o "$tmp/bin/prog2" hello.c greet.c) || exit 99
+    gcc -g -O1 -o "$tmp/bin/prog2" hello.c greet.c &&
+    gcc -g -O0 -static -o "$tmp/up/prog3" hello.c greet.c) || exit 99
 objcopy --only-keep-debug "$tmp/up/prog1" "$tmp/up/prog1.debug" || exit 99
 strip -g -o "$tmp/bin/prog1" "$tmp/up/prog1" || exit 99
+strip -g -o "$tmp/bin/prog3" "$tmp/up/prog3" || exit 99
 ID1=$(buildid "$tmp/up/prog1")
 ID2=$(buildid "$tmp/bin/prog2")
-check "two programs with build-ids" [ -n "$ID1" ] && [ -n "$ID2" ]
+ID3=$(buildid "$tmp/up/prog3")
+check "three programs with build-ids" [ -n "$ID1" ] && [ -n "$ID2" ] &&
+    [ -n "$ID3" ]
 cp "$tmp/bin/prog1" "$tmp/mixed/sub/"
 echo "not ELF" >"$tmp/mixed/notes.txt"
 
 section 'the hub and its upstream'
 if ! start_debuginfod up "" "$tmp/up" ||
-    ! wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200; then
+    ! wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200 ||
+    ! wait_http 30 "$DURL/buildid/$ID3/debuginfo" 200; then
 	fail "debuginfod serves prog1" "$(tail -n 5 "$tmp/up.log")"
 	finish
 fi
@@ -39,6 +48,13 @@ curl -s -o "$tmp/up.debuginfo" "$DURL/buildid/$ID1/debuginfo" || exit 99
 hub -d "$tmp/store" -u "$DURL name=up" --log-file "$tmp/hub.log"
 prefetch() {
 	"$SYMHUB" prefetch --url "$URL" "$@" >"$tmp/out/pf" 2>"$tmp/out/pf.err"
+}
+vdso_skipped() {
+	[ -n "$VDSO" ] && grep -q "^skipped  *-  *$VDSO  linux-[^ ]*  the vdso: \
+the kernel's, no server has it\$" "$tmp/out/pf"
+}
+vdso_never_asked() {
+	[ -n "$VDSO" ] && ! grep -q "/buildid/$VDSO/" "$tmp/hub.log"
 }
 
 section 'a program, by its file'
@@ -55,26 +71,61 @@ section 'a core file: every module it maps'
 (cd "$tmp/bin" && timeout 60 gdb -nx -batch -ex 'break main' -ex run \
     -ex "gcore $tmp/core" ./prog1) >"$tmp/gdb.out" 2>&1
 if [ -s "$tmp/core" ]; then
-	eu-unstrip -n --core="$tmp/core" | awk '{ sub(/@.*/, "", $2); print $2 }' |
-	    sort -u >"$tmp/core.ids"
+	# eu-unstrip names the vdso by its soname (linux-vdso.so.1, or
+	# linux-gate.so.1 on i386).
+	eu-unstrip -n --core="$tmp/core" >"$tmp/core.unstrip"
+	awk '$NF !~ /^linux-(vdso|gate)/ { sub(/@.*/, "", $2); print $2 }' \
+	    "$tmp/core.unstrip" | sort -u >"$tmp/core.ids"
+	VDSO=$(awk '$NF ~ /^linux-(vdso|gate)/ { sub(/@.*/, "", $2);
+	    print $2 }' "$tmp/core.unstrip")
 	prefetch "$tmp/core"
 	st=$?
 	awk '$1 == "found" || $1 == "missing" { print $3 }' "$tmp/out/pf" |
 	    sort -u >"$tmp/pf.ids"
 	if [ -s "$tmp/core.ids" ] && cmp -s "$tmp/core.ids" "$tmp/pf.ids"; then
-		pass "the build-ids of eu-unstrip -n --core ($(wc -l \
-		    <"$tmp/core.ids") modules)"
+		pass "the build-ids of eu-unstrip -n --core but the vdso ($(wc \
+		    -l <"$tmp/core.ids") modules)"
 	else
-		fail "the build-ids of eu-unstrip -n --core" \
+		fail "the build-ids of eu-unstrip -n --core but the vdso" \
 		    "$(diff "$tmp/core.ids" "$tmp/pf.ids")"
 	fi
-	check "prog1's is found (stored already)" \
-	    grep -q "^found  *debuginfo  *$ID1 " "$tmp/out/pf"
-	check "libc's is missing (the upstream has only prog1)" \
-	    grep -q "^missing  *debuginfo .* $tmp/core\$" "$tmp/out/pf"
+	check "the vdso is skipped, and says why" vdso_skipped
+	check "prog1's is found (stored already), named by its file" \
+	    grep -q "^found  *debuginfo  *$ID1  $tmp/bin/prog1\$" "$tmp/out/pf"
+	check "libc's is missing (the upstream has only prog1), named by its file" \
+	    grep -q "^missing  *debuginfo  *[0-9a-f]*  /.*/libc\.so\.6\$" \
+	    "$tmp/out/pf"
+	if grep -q "$tmp/core" "$tmp/out/pf"; then
+		fail "no module is named by the core's path" \
+		    "$(cat "$tmp/out/pf")"
+	else
+		pass "no module is named by the core's path"
+	fi
 	check "exit 1 when something is missing" [ "$st" = 1 ]
 else
 	fail "gdb makes a core file" "$(tail -n 5 "$tmp/gdb.out")"
+fi
+
+section 'a core whose every fetchable module is there: exit 0'
+# prog3 is static: its core maps prog3 and the vdso, and prog3's is
+# upstream.  The vdso must not make a complete prefetch a failed one.
+(cd "$tmp/bin" && timeout 60 gdb -nx -batch -ex 'break main' -ex run \
+    -ex "gcore $tmp/core3" ./prog3) >"$tmp/gdb3.out" 2>&1
+if [ -s "$tmp/core3" ]; then
+	prefetch "$tmp/core3"
+	st=$?
+	check "exit 0 (was 1: the vdso asked for)" [ "$st" = 0 ]
+	check "prog3's is found, named by its file" \
+	    grep -q "^found  *debuginfo  *$ID3  $tmp/bin/prog3\$" "$tmp/out/pf"
+	check "summary: 1 found, the vdso skipped" grep -qx \
+	    "1 found, 0 missing, 0 failed, 1 skipped" "$tmp/out/pf"
+	check "the hub asked its upstream for prog3" wait_until 10 \
+	    grep -q "HEAD /buildid/$ID3/debuginfo 200 .* upstream up " \
+	    "$tmp/hub.log"
+	check "... and never for the vdso" vdso_never_asked
+else
+	fail "gdb makes a core file of a static program" \
+	    "$(tail -n 5 "$tmp/gdb3.out")"
 fi
 
 section 'directories, build-ids, executables'

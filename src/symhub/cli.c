@@ -106,3 +106,25 @@ cli_bar(size_t done, size_t total, const char *fmt, ...)
 	va_end(ap);
 	fflush(stderr);
 }
+
+void
+cli_store_error(const char *prog, const char *dir, int rc, const char *lacks)
+{
+	struct stat	st;
+
+	fprintf(stderr, "%s: ", prog);
+	if (rc == -ENOENT && stat(dir, &st) != 0)
+		fprintf(stderr, "%s: no such directory\n", dir);
+	else if (rc == -ENOENT)
+		fprintf(stderr, "%s is not a symhub store: no %s\n", dir,
+		    lacks);
+	else if (rc == -ENOTDIR && stat(dir, &st) == 0)
+		fprintf(stderr, "%s is not a directory\n", dir);
+	else if (rc == -ENOTDIR)
+		fprintf(stderr, "%s: %s\n", dir, strerror(-rc));
+	else if (rc == -EUCLEAN)
+		fprintf(stderr, "store %s: the index is damaged or lost: run "
+		    "'symhub store rebuild %s'\n", dir, dir);
+	else
+		fprintf(stderr, "store %s: %s\n", dir, strerror(-rc));
+}

@@ -43,4 +43,14 @@ int	cli_jobs(const char *arg, int *jobs);
 int	cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
 	    void (*fail)(void *ctx, const char *path, int errnum), void *ctx);
 
+/*
+ * Say on standard error, after "PROG: ", why the store in dir was
+ * refused: rc from cache_present(), cache_open() or cache_rebuild().  A
+ * directory that is not a store is named with what it lacks (lacks,
+ * e.g. "index/data.mdb"), a missing one as missing, so that a mistyped
+ * path reads as one.
+ */
+void	cli_store_error(const char *prog, const char *dir, int rc,
+	    const char *lacks);
+
 #endif

@@ -33,6 +33,7 @@
 #include "base/hex.h"
 #include "base/strmap.h"
 #include "cache/cache.h"
+#include "cli.h"
 #include "cmd_export.h"
 #include "common/kind.h"
 #include "common/pkgarchive.h"
@@ -662,14 +663,17 @@ cmd_export(int argc, char **argv)
 		x.kinds = 1 << CACHE_DEBUGINFO | 1 << CACHE_EXECUTABLE |
 		    1 << CACHE_SOURCE;
 	x.dir = argv[optind + 1];
+	/* No store, no export directory: a mistyped path makes nothing. */
+	if ((rc = cache_present(argv[optind])) < 0 ||
+	    (rc = cache_open(argv[optind], &opt, &x.c)) < 0) {
+		cli_store_error("symhub export", argv[optind], rc,
+		    "index/data.mdb");
+		return 1;
+	}
 	if (mkdir(x.dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "symhub export: %s: %s\n", x.dir,
 		    strerror(errno));
-		return 1;
-	}
-	if ((rc = cache_open(argv[optind], &opt, &x.c)) < 0) {
-		fprintf(stderr, "symhub export: store %s: %s\n", argv[optind],
-		    strerror(-rc));
+		cache_close(x.c);
 		return 1;
 	}
 	if ((rc = load_manifest(&x)) == 0)

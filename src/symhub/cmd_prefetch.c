@@ -8,11 +8,14 @@
  * answers with the headers alone, so nothing crosses to this machine.
  * The build-ids of a core file are those of every module it maps, read
  * from the core's own notes and memory with libdwfl, as
- * `eu-unstrip -n --core` lists them; no file is looked for.
+ * `eu-unstrip -n --core` lists them; no file is looked for.  Each is
+ * named by the file the core says was mapped there (NT_FILE); the vdso,
+ * which the kernel maps and no file holds, is skipped.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +74,10 @@ static const char help[] =
 "\n"
 "One line per build-id and kind: found, missing (the hub and its\n"
 "upstreams have none), failed (no definite answer: ask again later), and\n"
-"skipped for a file without a build-id.  Exit status: 0 when everything\n"
-"was found, 1 when something is missing or failed, 2 for usage.\n";
+"skipped for a file without a build-id or a core's vdso (the kernel's:\n"
+"no server has it).  A core's modules are named by their mapped files.\n"
+"Exit status: 0 when everything asked for was found, 1 when something\n"
+"is missing or failed, 2 for usage.\n";
 
 static void
 line(struct prefetch *p, FILE *fp, const char *label, const char *kind,
@@ -130,10 +135,135 @@ no_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return -1;
 }
 
+/*
+ * What a core's notes say of its mappings: where the kernel put the vdso
+ * (AT_SYSINFO_EHDR in NT_AUXV) and which file is mapped where (NT_FILE).
+ * Names point into the core's data: valid until elf_end().
+ */
+struct coremap {
+	uint64_t	  vdso;		/* 0: not said */
+	uint64_t	 *start, *end;
+	const char	**name;
+	size_t		  n;
+};
+
+/* A word of a note's descriptor, in the core's class and byte order. */
+static uint64_t
+note_word(const unsigned char *b, size_t w, int msb)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	for (i = 0; i < w; i++)
+		v |= (uint64_t)b[msb ? i : w - 1 - i] << 8 * (w - 1 - i);
+	return v;
+}
+
+/* NT_FILE: count, page size, count (start, end, offset), count names. */
+static void
+note_files(struct coremap *cm, const unsigned char *d, size_t len,
+    size_t w, int msb)
+{
+	uint64_t	count;
+	size_t		i, off;
+
+	if (cm->start != NULL || len < 2 * w)
+		return;		/* one NT_FILE a core */
+	count = note_word(d, w, msb);
+	if (count == 0 || count > (len - 2 * w) / (3 * w))
+		return;
+	if ((cm->start = calloc(count, sizeof(*cm->start))) == NULL ||
+	    (cm->end = calloc(count, sizeof(*cm->end))) == NULL ||
+	    (cm->name = calloc(count, sizeof(*cm->name))) == NULL)
+		return;		/* modules keep libdwfl's names */
+	off = 2 * w + 3 * w * count;
+	for (i = 0; i < count && off < len; i++) {
+		const char *nul = memchr(d + off, '\0', len - off);
+
+		if (nul == NULL)
+			break;
+		cm->start[i] = note_word(d + 2 * w + 3 * w * i, w, msb);
+		cm->end[i] = note_word(d + 3 * w + 3 * w * i, w, msb);
+		cm->name[i] = (const char *)d + off;
+		off = (size_t)(nul - (const char *)d) + 1;
+	}
+	cm->n = i;
+}
+
+/* NT_AUXV: (type, value) words. */
+static void
+note_auxv(struct coremap *cm, const unsigned char *d, size_t len,
+    size_t w, int msb)
+{
+	size_t	off;
+
+	for (off = 0; off + 2 * w <= len; off += 2 * w)
+		if (note_word(d + off, w, msb) == AT_SYSINFO_EHDR)
+			cm->vdso = note_word(d + off + w, w, msb);
+}
+
+/* Best effort: a core without these notes keeps libdwfl's names and
+ * knows its vdso by name. */
+static void
+core_notes(Elf *core, struct coremap *cm)
+{
+	GElf_Ehdr	 eh;
+	GElf_Phdr	 ph;
+	GElf_Nhdr	 nh;
+	Elf_Data	*data;
+	size_t		 nph, i, off, noff, doff, w;
+	int		 msb;
+
+	if (gelf_getehdr(core, &eh) == NULL || elf_getphdrnum(core, &nph) != 0)
+		return;
+	w = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
+	msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	for (i = 0; i < nph; i++) {
+		if (gelf_getphdr(core, (int)i, &ph) == NULL ||
+		    ph.p_type != PT_NOTE || (data = elf_getdata_rawchunk(core,
+		    (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR)) == NULL)
+			continue;
+		for (off = 0; (off = gelf_getnote(data, off, &nh, &noff,
+		    &doff)) > 0; ) {
+			const unsigned char *d = (unsigned char *)data->d_buf +
+			    doff;
+
+			if (nh.n_namesz != sizeof("CORE") ||
+			    memcmp((char *)data->d_buf + noff, "CORE",
+			    sizeof("CORE")) != 0)
+				continue;
+			if (nh.n_type == NT_FILE)
+				note_files(cm, d, nh.n_descsz, w, msb);
+			else if (nh.n_type == NT_AUXV)
+				note_auxv(cm, d, nh.n_descsz, w, msb);
+		}
+	}
+}
+
+static void
+coremap_free(struct coremap *cm)
+{
+	free(cm->start);
+	free(cm->end);
+	free(cm->name);
+}
+
+/* The file mapped at addr, or NULL. */
+static const char *
+coremap_file(const struct coremap *cm, uint64_t addr)
+{
+	size_t	i;
+
+	for (i = 0; i < cm->n; i++)
+		if (cm->start[i] <= addr && addr < cm->end[i])
+			return cm->name[i];
+	return NULL;
+}
+
 struct modctx {
-	struct prefetch	*p;
-	const char	*from;
-	int		 rc;
+	struct prefetch		*p;
+	const struct coremap	*cm;
+	int			 rc;
 };
 
 static int
@@ -142,43 +272,62 @@ one_module(Dwfl_Module *mod, void **userdata, const char *name,
 {
 	struct modctx		*m = arg;
 	const unsigned char	*bits;
+	const char		*file;
 	GElf_Addr		 vaddr;
 	char			 hex[IDHEX_MAX];
 	int			 len;
 
 	(void)userdata;
-	(void)name;
-	(void)start;
 	len = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (len <= 0 || len > ELFINFO_BUILDID_MAX)
 		return DWARF_CB_OK;
 	hex_encode(bits, (size_t)len, hex);
-	if ((m->rc = add(m->p, hex, m->from)) < 0)
+	/* The kernel's own image, in no package: asking for it could only
+	 * end "missing" and turn a complete prefetch into a failed one.
+	 * libdwfl names it after its soname, or [vdso] from /proc. */
+	if ((m->cm->vdso != 0 && start == m->cm->vdso) ||
+	    strncmp(name, "linux-vdso", 10) == 0 ||
+	    strncmp(name, "linux-gate", 10) == 0 ||
+	    strncmp(name, "[vdso", 5) == 0) {
+		if (!m->p->quiet)
+			line(m->p, stdout, "skipped", "-", hex, name,
+			    "the vdso: the kernel's, no server has it");
+		m->p->skipped++;
+		return DWARF_CB_OK;
+	}
+	if ((file = coremap_file(m->cm, start)) == NULL)
+		file = name;
+	if ((m->rc = add(m->p, hex, file)) < 0)
 		return DWARF_CB_ABORT;
 	return DWARF_CB_OK;
 }
 
-/* The build-ids of every module a core maps.  @return how many, or
- * -errno. */
+/* The build-ids of every module a core maps.  @return how many were
+ * added or skipped, or -errno. */
 static int
-add_core(struct prefetch *p, int fd, const char *path)
+add_core(struct prefetch *p, int fd)
 {
 	static const Dwfl_Callbacks cb = { .find_elf = no_elf };
-	struct modctx	 m = { p, path, 0 };
+	struct coremap	 cm;
+	struct modctx	 m = { p, &cm, 0 };
 	Dwfl		*dwfl;
 	Elf		*core;
-	size_t		 before = p->n;
+	size_t		 before = p->n + p->skipped;
 	int		 rc = -ENOEXEC;
 
+	memset(&cm, 0, sizeof(cm));
 	if ((core = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL)
 		return -ENOEXEC;
+	core_notes(core, &cm);
 	if ((dwfl = dwfl_begin(&cb)) != NULL) {
 		if (dwfl_core_file_report(dwfl, core, NULL) >= 0 &&
 		    dwfl_report_end(dwfl, NULL, NULL) == 0 &&
 		    dwfl_getmodules(dwfl, one_module, &m, 0) >= 0)
-			rc = m.rc < 0 ? m.rc : (int)(p->n - before);
+			rc = m.rc < 0 ? m.rc :
+			    (int)(p->n + p->skipped - before);
 		dwfl_end(dwfl);
 	}
+	coremap_free(&cm);
 	elf_end(core);
 	return rc;
 }
@@ -203,7 +352,7 @@ add_file(struct prefetch *p, const char *path)
 		elf_end(e);
 	}
 	if (core) {
-		rc = add_core(p, fd, path);
+		rc = add_core(p, fd);
 		if (rc == 0 || rc == -ENOEXEC) {
 			line(p, stdout, "skipped", "-", "-", path,
 			    "a core file naming no build-id");

@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "cache/cache.h"
+#include "cli.h"
 #include "cmd_store.h"
 
 #define VERIFY_STEP	((uint64_t)64 << 20)	/* bytes a cache_verify() */
@@ -37,13 +38,13 @@ rebuild(const char *dir)
 
 	rc = cache_rebuild(dir, &rep);
 	if (rc == -EBUSY) {
-		fprintf(stderr, "symhub: store %s is in use by another process "
-		    "(stop symhubd first)\n", dir);
+		fprintf(stderr, "symhub store rebuild: store %s is in use by "
+		    "another process (stop symhubd first)\n", dir);
 		return 1;
 	}
 	if (rc < 0) {
-		fprintf(stderr, "symhub: rebuilding store %s: %s\n", dir,
-		    strerror(-rc));
+		cli_store_error("symhub store rebuild", dir, rc,
+		    "index/data.mdb nor catalog/");
 		return 1;
 	}
 	printf("rebuilt %s in %.2f s: %" PRIu64 " records, %" PRIu64
@@ -68,10 +69,12 @@ verify(const char *dir)
 	double		 t0 = now_s();
 	int		 rc;
 
-	if ((rc = cache_open(dir, NULL, &c)) < 0) {
-		fprintf(stderr, "symhub: store %s: %s%s\n", dir, strerror(-rc),
-		    rc == -EUCLEAN ? " (the index is damaged or lost: run "
-		    "'symhub store rebuild')" : "");
+	/* A scheduled verify of a mistyped path must fail, not make an
+	 * empty store there and find it sound. */
+	if ((rc = cache_present(dir)) < 0 ||
+	    (rc = cache_open(dir, NULL, &c)) < 0) {
+		cli_store_error("symhub store verify", dir, rc,
+		    "index/data.mdb");
 		return 1;
 	}
 	memset(cursor, 0, sizeof(cursor));

@@ -803,7 +803,9 @@ refused_ignore(void *ctx, const char *name, const char *why)
 /*
  * Read the package of p[0..n) (one package, one identity) once, in
  * archive order, writing each member as it passes; stop after the last
- * one wanted.  @return 0 or -ENOMEM.
+ * one wanted.  The hub reads a package an -Z command unpacks through that
+ * command; here libarchive reads it alone, which serves every format it
+ * knows.  @return 0 or -ENOMEM.
  */
 static int
 read_package(struct export *x, struct pending *p, size_t n)

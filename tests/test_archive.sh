@@ -6,6 +6,8 @@
 # gdb through the hub; sources in a source tarball and a debugsource rpm;
 # members extracted on demand, kept while the package is unchanged and
 # dropped when it changes or vanishes; a restart reads no package again.
+# An export reads each package once (strace counts), and one with nothing
+# to write reads none.
 # Bad packages (truncated, not one, members climbing out, a decompression
 # bomb, one rewritten while it is read) are logged and skipped, and the
 # rest is served.
@@ -16,7 +18,8 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
 need gcc objcopy strip curl debuginfod debuginfod-find gdb dpkg-deb \
-    rpmbuild bsdtar tar gzip xz bzip2 zstd zstdcat zip python3 truncate
+    rpmbuild bsdtar tar gzip xz bzip2 zstd zstdcat zip python3 truncate \
+    strace sha256sum
 
 section 'fixtures: six programs, packaged six ways'
 mkdir -p "$tmp"/{src,b,repo,bad,out,stage}
@@ -277,6 +280,91 @@ check "... its debuginfo and a source, the packaged bytes" \
     cmp -s "$tmp/exp/buildid/$ID_p2/debuginfo" "$tmp/b/p2.debug" &&
     cmp -s "$tmp/exp/buildid/$ID_p2/source/usr/src/debug/hello2-1.0/hello.c" \
     "$tmp/src/hello.c"
+
+section 'export: each package read once, in one pass'
+# Under strace, the packages export opens.  Each member was extracted on
+# its own, its package read from the start each time.
+export_traced() {	# DIR OUT
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	    strace -f -qq -e trace=open,openat -o "$2.trace" \
+	    "$SYMHUB" export -q "$tmp/store" "$1" >"$2" 2>"$2.err"
+}
+# opened TRACE: "COUNT NAME" for each package of the repo opened.
+opened() {
+	local f n
+	for f in "$tmp"/repo/*; do
+		n=$(grep -cF "\"$f\"" "$1")
+		[ "$n" = 0 ] || echo "$n ${f##*/}"
+	done | sort -k2
+}
+# summary OUT WRITTEN UNCHANGED: OUT's last line, nothing failed.
+summary() {
+	grep -q "^$2 written ([0-9]* bytes), $3 unchanged, 0 failed\$" "$1"
+}
+# Every package of the repo has members in the store (hello-src.tar.xz:
+# sources of p1, whose records its build-id keeps).
+ONCE=$(ls "$tmp/repo" | sort | sed 's/^/1 /')
+export_traced "$tmp/exp-all" "$tmp/out/all"
+check "an export of every package's members (exit $?)" \
+    summary "$tmp/out/all" '[1-9][0-9]*' 0
+check "each package opened once" [ "$(opened "$tmp/out/all.trace")" = \
+    "$ONCE" ]
+bad=$(tail -n +2 "$tmp/exp-all/manifest.tsv" |
+while IFS=$'\t' read -r id k size sha o p; do
+	f=$tmp/exp-all/buildid/$id/$k
+	[ "$k" = source ] && f=$tmp/exp-all/buildid/$id/source$p
+	[ "$(sha256sum <"$f" | cut -d' ' -f1)" = "$sha" ] &&
+	    [ "$(file_size "$f")" = "$size" ] || echo "$id $k $p"
+done)
+check "every manifest line matches its file's SHA-256 and size" [ -z "$bad" ]
+NALL=$(grep -vc '^#' "$tmp/exp-all/manifest.tsv")
+check "as many files as manifest lines ($NALL)" [ "$(find \
+    "$tmp/exp-all/buildid" -type f | wc -l)" = "$NALL" ]
+same=1
+for p in p2 p4 p5 p6; do
+	eval "id=\$ID_$p"
+	cmp -s "$tmp/exp-all/buildid/$id/debuginfo" "$tmp/b/$p.debug" &&
+	    cmp -s "$tmp/exp-all/buildid/$id/executable" "$tmp/b/$p.stripped" ||
+	    same=0
+done
+cmp -s "$tmp/exp-all/buildid/$ID_p1b/executable" "$tmp/b/p1b.stripped" &&
+    cmp -s "$tmp/exp-all/buildid/$ID_p1/source/usr/src/hello-1.0/greet.c" \
+    "$tmp/src/greet.c" || same=0
+check "... the packaged bytes: debuginfo, executables, sources" [ "$same" = 1 ]
+check "... the same bytes as the export of p2 alone" \
+    diff -r "$tmp/exp/buildid/$ID_p2" "$tmp/exp-all/buildid/$ID_p2"
+# Members are written package by package, but the manifest keeps the
+# store's order: p2's lines as in the export of p2 alone.
+check "... the manifest in the store's order" [ \
+    "$(grep "^$ID_p2" "$tmp/exp/manifest.tsv")" = \
+    "$(grep "^$ID_p2" "$tmp/exp-all/manifest.tsv")" ]
+
+section 'export again: no package read, or only what changed'
+export_traced "$tmp/exp-all" "$tmp/out/again"
+check "nothing to write: $NALL unchanged" summary "$tmp/out/again" 0 "$NALL"
+check "... decided from the records: no package opened" \
+    [ -z "$(opened "$tmp/out/again.trace")" ]
+rm "$tmp/exp-all/buildid/$ID_p5/debuginfo"
+export_traced "$tmp/exp-all" "$tmp/out/gone"
+check "a copy removed: 1 written, the rest unchanged" \
+    summary "$tmp/out/gone" 1 $((NALL - 1))
+check "... its bytes" cmp -s "$tmp/exp-all/buildid/$ID_p5/debuginfo" \
+    "$tmp/b/p5.debug"
+check "... only its package read, once" \
+    [ "$(opened "$tmp/out/gone.trace")" = "1 p5.tar.bz2" ]
+touch -d '2001-01-01 00:00' "$tmp/repo/p4.zip"
+check "a rescan after p4.zip's mtime changed" rescan
+export_traced "$tmp/exp-all" "$tmp/out/touched"
+check "p4.zip touched: its members the same bytes, unchanged" \
+    summary "$tmp/out/touched" 0 "$NALL"
+check "... found so by reading p4.zip once" \
+    [ "$(opened "$tmp/out/touched.trace")" = "1 p4.zip" ]
+check "... their copies now carry its mtime" \
+    [ "$(stat -c %Y "$tmp/exp-all/buildid/$ID_p4/debuginfo")" = \
+    "$(stat -c %Y "$tmp/repo/p4.zip")" ]
+export_traced "$tmp/exp-all" "$tmp/out/touched2"
+check "... and the next export reads it no more" \
+    [ -z "$(opened "$tmp/out/touched2.trace")" ]
 
 section 'a restart reads no package again'
 stop_check "the hub stops"

@@ -13,6 +13,15 @@
  * holds is not written again.  Every byte written is hashed on the way
  * and checked against the store's SHA-256 (blobs are named by it), so a
  * rotten blob is reported, not exported.  Files appear by rename, whole.
+ *
+ * Files indexed in place (scanned, or members of packages) have no
+ * SHA-256 in the store: their copies carry the mtime of the file they
+ * came from (a member's: its package's), and a copy of the record's size
+ * and mtime whose file is still the one indexed is unchanged, decided
+ * without reading a byte.  Members to write are put off until every
+ * record was seen, then each package is read once, in archive order,
+ * every member wanted from it written as it passes: reading a compressed
+ * archive up to each member in turn made an export quadratic.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +54,22 @@ struct mline {
 	char		*id, *kind, *origin, *path;	/* path "-": none */
 	uint64_t	 size;
 	char		 sha[65];
+	size_t		 seq;		/* a new line: its record's place */
+};
+
+/*
+ * A package member to write, put off until its package is read.  rec is
+ * the record's identity, its path and xfile pointing at pkg and member,
+ * its other strings NULL.
+ */
+struct pending {
+	char			*id, *src, *origin, *dest, *pkg, *member;
+	const char		*kind;		/* static */
+	struct cache_record	 rec;
+	size_t			 seq;		/* the record's place in the store */
+	size_t			 next;		/* the next one wanting the same
+						 * member (SIZE_MAX: none) */
+	int			 done;
 };
 
 struct export {
@@ -57,7 +82,11 @@ struct export {
 	int		 quiet;
 	struct mline	*m;		/* the manifest: old lines, then new */
 	size_t		 nm, capm;
+	size_t		 nold;		/* lines of the old manifest */
 	struct strmap	 index;		/* "id\tkind\tpath" -> index in m */
+	struct pending	*p;		/* members to write */
+	size_t		 np, capp;
+	size_t		 seq;		/* records seen */
 	uint64_t	 written, unchanged, failed, stale, bytes, badlines;
 };
 
@@ -86,7 +115,7 @@ mfind(struct export *x, const char *id, const char *kind, const char *path)
 
 static struct mline *
 madd(struct export *x, const char *id, const char *kind, const char *path,
-    const char *origin)
+    const char *origin, size_t seq)
 {
 	struct mline	*l;
 	char		 key[MANIFEST_LINE_MAX];
@@ -96,6 +125,7 @@ madd(struct export *x, const char *id, const char *kind, const char *path,
 		return NULL;
 	l = &x->m[x->nm];
 	memset(l, 0, sizeof(*l));
+	l->seq = seq;
 	if ((l->id = strdup(id)) == NULL || (l->kind = strdup(kind)) == NULL ||
 	    (l->path = strdup(path)) == NULL ||
 	    (l->origin = strdup(origin)) == NULL ||
@@ -118,7 +148,7 @@ load_line(void *ctx, const struct manifest_line *ml)
 
 	if ((l = mfind(x, ml->idhex, ml->kindname, ml->path)) == NULL &&
 	    (l = madd(x, ml->idhex, ml->kindname, ml->path,
-	    ml->origin)) == NULL)
+	    ml->origin, 0)) == NULL)
 		return -ENOMEM;
 	l->size = ml->size;
 	memcpy(l->sha, ml->sha, sizeof(l->sha));
@@ -149,12 +179,24 @@ load_manifest(struct export *x)
 		return errno == ENOENT ? 0 : -errno;
 	rc = manifest_read(fp, load_line, load_bad, x);
 	fclose(fp);
+	x->nold = x->nm;
 	if (x->badlines > 0)
 		fprintf(stderr, "symhub export: %" PRIu64 " line(s) of the "
 		    "old %s not understood, dropped\n", x->badlines, path);
 	return rc;
 }
 
+static int
+byseq(const void *a, const void *b)
+{
+	const struct mline *la = a, *lb = b;
+
+	return la->seq < lb->seq ? -1 : la->seq > lb->seq;
+}
+
+/* Write DIR/manifest.tsv: the old lines, then the new ones in the
+ * store's order (members are written later than the rest, package by
+ * package).  x->index is stale after it. */
 static int
 save_manifest(struct export *x)
 {
@@ -168,6 +210,8 @@ save_manifest(struct export *x)
 	    (long)getpid());
 	if ((fp = fopen(tmp, "w")) == NULL)
 		return -errno;
+	if (x->nm > x->nold)
+		qsort(x->m + x->nold, x->nm - x->nold, sizeof(*x->m), byseq);
 	fprintf(fp, "# symhub export 1: id, kind, size, sha256, origin, "
 	    "source path\n");
 	/* Lines of files no longer exported stay while the file does: an
@@ -310,17 +354,29 @@ hash_copy(int fd, int out, char sha[65], uint64_t *size)
 	return rc;
 }
 
+/* The times to give a copy: mtime_ns as its mtime, its atime left. */
+static void
+times_of(int64_t mtime_ns, struct timespec ts[2])
+{
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = mtime_ns / 1000000000;
+	ts[1].tv_nsec = mtime_ns % 1000000000;
+}
+
 /*
- * Copy fd to path by way of a temporary file, hashing what is written.
+ * Copy fd to path by way of a temporary file, hashing what is written,
+ * the copy's mtime mtime_ns (-1: the time of writing).
  * @return 0 with sha (hex) set; -EBADMSG when want (hex, or NULL) does
  *         not match (nothing is left behind); -errno.
  */
 static int
-copy_out(int fd, const char *path, const char *want, char sha[65],
-    uint64_t *size)
+copy_out(int fd, const char *path, const char *want, int64_t mtime_ns,
+    char sha[65], uint64_t *size)
 {
-	char	tmp[PATH_MAX];
-	int	out, rc;
+	struct timespec	ts[2];
+	char		tmp[PATH_MAX];
+	int		out, rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
 	    (int)sizeof(tmp))
@@ -329,6 +385,11 @@ copy_out(int fd, const char *path, const char *want, char sha[65],
 	    0644)) < 0)
 		return -errno;
 	rc = hash_copy(fd, out, sha, size);
+	if (rc == 0 && mtime_ns >= 0) {
+		times_of(mtime_ns, ts);
+		if (futimens(out, ts) != 0)
+			rc = -errno;
+	}
 	if (close(out) != 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && want != NULL && strcmp(want, sha) != 0)
@@ -348,6 +409,36 @@ copy_there(const char *path, const struct mline *l)
 
 	return l != NULL && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size == l->size;
+}
+
+/*
+ * Is the copy at path of rec (CACHE_F_EXTERNAL) unchanged, as far as the
+ * record tells without reading a byte: l's size, which is rec's, and the
+ * mtime of the file it was written from, which is still the one indexed?
+ * (The identity the hub trusts to serve that file unread.)
+ */
+static int
+copy_is(const char *path, const struct mline *l,
+    const struct cache_record *rec)
+{
+	struct stat st;
+
+	return l != NULL && l->size == rec->size && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && (uint64_t)st.st_size == l->size &&
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec ==
+	    rec->mtime_ns && cache_external_same(rec, -1);
+}
+
+/* A copy found unchanged by its bytes (one an earlier symhub wrote) takes
+ * its source's mtime, so that the next export need not read them.  A
+ * failure costs only that reading. */
+static void
+stamp(const char *path, int64_t mtime_ns)
+{
+	struct timespec ts[2];
+
+	times_of(mtime_ns, ts);
+	(void)utimensat(AT_FDCWD, path, ts, 0);
 }
 
 /* A source path the manifest can carry and DIR can hold: absolute,
@@ -377,64 +468,11 @@ origin_of(const struct cache_record *rec, char *out, size_t len)
 	text_sanitize(out);	/* a cut UTF-8 sequence too */
 }
 
-static int
-to_fd(void *ctx, const void *buf, size_t len)
-{
-	const int *fd = ctx;
-
-	if (write(*fd, buf, len) != (ssize_t)len)
-		return errno == ENOSPC ? -ENOSPC : -EIO;
-	return 0;
-}
-
-/*
- * A member of a package (CACHE_F_MEMBER), extracted into an unnamed file
- * under DIR, if the package is still what was indexed.  The hub reads
- * packages an -Z command unpacks through that command; here libarchive
- * reads them alone, which serves every format it knows.
- */
-static int
-open_member(struct export *x, const struct cache_record *rec, int *fd)
-{
-	struct pkga_limits	 lim = { 0, PKGA_RATIO_DEFAULT };
-	char			 why[PKGA_WHY_MAX];
-	uint64_t		 size;
-	int			 afd, rc;
-
-	if (rec->path == NULL || rec->xfile == NULL)
-		return -ESTALE;
-	if ((rc = cache_open_external(rec, &afd)) < 0)
-		return rc;
-	if ((*fd = open(x->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0) {
-		rc = -errno;
-		close(afd);
-		return rc;
-	}
-	rc = pkga_extract(afd, rec->path, PKGA_AUTO, NULL, &lim, rec->xfile,
-	    to_fd, fd, &size, why);
-	if (rc == 0 && !cache_external_same(rec, afd))
-		rc = -ESTALE;	/* rewritten while read */
-	close(afd);
-	if (rc == 0 && size != rec->size)
-		rc = -ESTALE;
-	if (rc < 0) {
-		if (rc != -ESTALE)
-			fprintf(stderr, "symhub export: %s in %s: %s\n",
-			    rec->xfile, rec->path, why[0] != '\0' ? why :
-			    strerror(-rc));
-		close(*fd);
-		*fd = -1;
-		return rc == -ESTALE || rc == -ENOMEM || rc == -ENOSPC ? rc :
-		    -EIO;
-	}
-	return 0;
-}
-
 /*
  * The store's data of rec, open.  A scanned source rewritten in place is
  * what is there now, as the hub serves it.  A scanned ELF file (or
  * package) that changed: the hub reads it again (its build-id may
- * differ), there is nothing to export (-ESTALE).
+ * differ), there is nothing to export (-ESTALE).  Not for a member.
  */
 static int
 open_data(struct export *x, const struct cache_key *key,
@@ -443,8 +481,6 @@ open_data(struct export *x, const struct cache_key *key,
 	struct stat	st;
 	int		rc;
 
-	if (rec->flags & CACHE_F_MEMBER)
-		return open_member(x, rec, fd);
 	rc = cache_open_data(x->c, rec, fd);
 	if (rc == -ESTALE && key->kind == CACHE_SOURCE && rec->path != NULL &&
 	    (*fd = open(rec->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
@@ -478,6 +514,85 @@ unchanged(struct export *x, struct mline *l, const char *origin)
 	return set_origin(l, origin);
 }
 
+static void
+stale(struct export *x, const char *kind, const char *id, const char *src)
+{
+	if (!x->quiet)
+		printf("skipped  %-10s %s  %s  changed since it was "
+		    "indexed\n", kind, id, src);
+	x->stale++;
+}
+
+static void
+failed(struct export *x, const char *kind, const char *id, const char *src,
+    int rc)
+{
+	fprintf(stderr, "failed   %-10s %s  %s  %s\n", kind, id, src,
+	    rc == -EBADMSG ? "its bytes do not match their SHA-256 "
+	    "(run symhub store verify)" : strerror(-rc));
+	x->failed++;
+}
+
+/* A file written: its manifest line (l, or a new one at seq).
+ * @return 0 or -ENOMEM. */
+static int
+wrote(struct export *x, struct mline *l, const char *id, const char *kind,
+    const char *src, const char *origin, size_t seq, const char sha[65],
+    uint64_t size)
+{
+	if (l == NULL && (l = madd(x, id, kind, src, origin, seq)) == NULL)
+		return -ENOMEM;
+	l->size = size;
+	memcpy(l->sha, sha, 65);
+	x->written++;
+	x->bytes += size;
+	if (!x->quiet)
+		printf("written  %-10s %s  %s\n", kind, id, src);
+	return set_origin(l, origin);
+}
+
+static void
+pending_free(struct pending *p)
+{
+	free(p->id);
+	free(p->src);
+	free(p->origin);
+	free(p->dest);
+	free(p->pkg);
+	free(p->member);
+}
+
+/* Put off writing member rec until its package is read.
+ * @return 0 or -ENOMEM. */
+static int
+defer(struct export *x, const struct cache_record *rec, const char *id,
+    const char *kind, const char *src, const char *dest, const char *origin)
+{
+	struct pending *p;
+
+	if (array_grow(&x->p, &x->capp, x->np + 1, sizeof(*x->p)) != 0)
+		return -ENOMEM;
+	p = &x->p[x->np];
+	memset(p, 0, sizeof(*p));
+	if ((p->id = strdup(id)) == NULL || (p->src = strdup(src)) == NULL ||
+	    (p->origin = strdup(origin)) == NULL ||
+	    (p->dest = strdup(dest)) == NULL ||
+	    (p->pkg = strdup(rec->path)) == NULL ||
+	    (p->member = strdup(rec->xfile)) == NULL) {
+		pending_free(p);
+		return -ENOMEM;
+	}
+	p->kind = kind;
+	p->rec = *rec;
+	p->rec.path = p->pkg;
+	p->rec.xfile = p->member;
+	p->rec.origin = p->rec.xarchive = p->rec.ximasig = NULL;
+	p->rec.mem = NULL;
+	p->seq = x->seq;
+	x->np++;
+	return 0;
+}
+
 static int
 one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 {
@@ -488,6 +603,7 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 	char		 id[2 * CACHE_ID_MAX + 1], digest[65], sha[65];
 	char		 path[PATH_MAX], origin[256];
 	uint64_t	 size;
+	int64_t		 mtime = -1;
 	int		 fd, rc, n;
 
 	if (!(x->kinds & (1 << key->kind)) || key->idlen == 0)
@@ -498,6 +614,7 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 	    !manifest_origin_is(rec->origin, x->origin)) ||
 	    (x->since > 0 && rec->stored < x->since))
 		return 0;
+	x->seq++;
 	if (key->kind == CACHE_SOURCE) {
 		if (key->extra == NULL || !safe_path(key->extra)) {
 			fprintf(stderr, "failed   source     %s  %s  not a "
@@ -514,17 +631,17 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 		    id, kind);
 	}
 	if (n < 0 || (size_t)n >= sizeof(path)) {
-		fprintf(stderr, "failed   %-10s %s  %s  %s\n", kind, id, src,
-		    strerror(ENAMETOOLONG));
-		x->failed++;
+		failed(x, kind, id, src, -ENAMETOOLONG);
 		return 0;
 	}
 	origin_of(rec, origin, sizeof(origin));
 	l = mfind(x, id, kind, src);
 	/*
 	 * Unchanged since the last export: the same hash and the same file
-	 * there.  A blob's hash is its name, so nothing is read; a scanned
-	 * file is hashed only when the old copy could be it.
+	 * there.  A blob's hash is its name, so nothing is read; a file in
+	 * place is unchanged by its record (copy_is()), else hashed when
+	 * the old copy could be it (the member of a package: later, when
+	 * the package is read).
 	 */
 	if (!(rec->flags & CACHE_F_EXTERNAL)) {
 		hex_encode(rec->digest, sizeof(rec->digest), digest);
@@ -532,41 +649,258 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 		if (copy_there(path, l) && l->size == rec->size &&
 		    strcmp(l->sha, want) == 0)
 			return unchanged(x, l, origin);
+	} else if (copy_is(path, l, rec)) {
+		return unchanged(x, l, origin);
+	} else if (rec->flags & CACHE_F_MEMBER) {
+		if (rec->path == NULL || rec->xfile == NULL) {
+			stale(x, kind, id, src);
+			return 0;
+		}
+		return defer(x, rec, id, kind, src, path, origin);
 	}
 	if ((rc = open_data(x, key, rec, &fd)) == -ESTALE) {
-		if (!x->quiet)
-			printf("skipped  %-10s %s  %s  changed since it was "
-			    "indexed\n", kind, id, src);
-		x->stale++;
+		stale(x, kind, id, src);
 		return 0;
 	}
-	if (rc == 0 && want == NULL && copy_there(path, l) &&
-	    fstat(fd, &st) == 0 && (uint64_t)st.st_size == l->size &&
-	    hash_copy(fd, -1, sha, &size) == 0 && strcmp(l->sha, sha) == 0) {
-		close(fd);
-		return unchanged(x, l, origin);
+	if (rc == 0 && want == NULL) {
+		/* A copy carries its source's mtime (that of the file read
+		 * now, for a source rewritten in place). */
+		if (fstat(fd, &st) != 0)
+			st.st_size = -1;
+		else
+			mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+			    st.st_mtim.tv_nsec;
+		if (copy_there(path, l) && st.st_size >= 0 &&
+		    (uint64_t)st.st_size == l->size &&
+		    hash_copy(fd, -1, sha, &size) == 0 &&
+		    strcmp(l->sha, sha) == 0) {
+			close(fd);
+			if (mtime >= 0)
+				stamp(path, mtime);
+			return unchanged(x, l, origin);
+		}
 	}
 	if (rc == 0) {
 		if ((rc = fs_mkdir_p(path, 1)) == 0)
-			rc = copy_out(fd, path, want, sha, &size);
+			rc = copy_out(fd, path, want, mtime, sha, &size);
 		close(fd);
 	}
 	if (rc != 0) {
-		fprintf(stderr, "failed   %-10s %s  %s  %s\n", kind, id, src,
-		    rc == -EBADMSG ? "its bytes do not match their SHA-256 "
-		    "(run symhub store verify)" : strerror(-rc));
-		x->failed++;
+		failed(x, kind, id, src, rc);
 		return 0;
 	}
-	if (l == NULL && (l = madd(x, id, kind, src, origin)) == NULL)
-		return -ENOMEM;
-	l->size = size;
-	memcpy(l->sha, sha, sizeof(sha));
-	x->written++;
-	x->bytes += size;
-	if (!x->quiet)
-		printf("written  %-10s %s  %s\n", kind, id, src);
-	return set_origin(l, origin);
+	return wrote(x, l, id, kind, src, origin, x->seq, sha, size);
+}
+
+/* One package being read for the members wanted from it. */
+struct pkgread {
+	struct export	*x;
+	struct pending	*p;		/* those of one package, by seq */
+	struct strmap	 names;		/* member -> first in p wanting it */
+	size_t		 left;		/* members not yet seen */
+	int		 afd;		/* the package */
+};
+
+/*
+ * Member bytes extracted into fd (got of them) for p: unchanged when the
+ * copy there has the manifest's SHA-256 (one an earlier symhub wrote),
+ * else written.  @return 0 or -ENOMEM.
+ */
+static int
+give(struct export *x, struct pending *p, int fd, uint64_t got, int afd)
+{
+	struct mline	*l;
+	char		 sha[65];
+	uint64_t	 size;
+	int		 rc;
+
+	/* Not what was indexed, or the package rewritten while read. */
+	if (got != p->rec.size || !cache_external_same(&p->rec, afd)) {
+		stale(x, p->kind, p->id, p->src);
+		return 0;
+	}
+	l = mfind(x, p->id, p->kind, p->src);
+	if (copy_there(p->dest, l) && hash_copy(fd, -1, sha, &size) == 0 &&
+	    strcmp(l->sha, sha) == 0) {
+		stamp(p->dest, p->rec.mtime_ns);
+		return unchanged(x, l, p->origin);
+	}
+	if ((rc = fs_mkdir_p(p->dest, 1)) == 0)
+		rc = copy_out(fd, p->dest, NULL, p->rec.mtime_ns, sha, &size);
+	if (rc != 0) {
+		failed(x, p->kind, p->id, p->src, rc);
+		return 0;
+	}
+	return wrote(x, l, p->id, p->kind, p->src, p->origin, p->seq, sha,
+	    size);
+}
+
+/* A member the package could not give: its error, said as before the
+ * packages were read once (the member's own line, then why). */
+static void
+not_given(struct export *x, struct pending *p, int rc, const char *why)
+{
+	if (rc == -ESTALE) {
+		stale(x, p->kind, p->id, p->src);
+		return;
+	}
+	fprintf(stderr, "symhub export: %s in %s: %s\n", p->member, p->pkg,
+	    why[0] != '\0' ? why : rc >= 0 ? "no such member" :
+	    strerror(-rc));
+	failed(x, p->kind, p->id, p->src, rc == -ENOMEM || rc == -ENOSPC ?
+	    rc : -EIO);
+}
+
+/* pkga_walk()'s fn: a member wanted is extracted once, into an unnamed
+ * file under DIR, for every record that wants it. */
+static int
+member_fn(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
+{
+	struct pkgread	*r = ctx;
+	struct export	*x = r->x;
+	unsigned char	 buf[65536];
+	uint64_t	 got = 0;
+	ssize_t		 n = 0;
+	size_t		 i, j;
+	int		 fd, rc = 0;
+
+	(void)size;
+	/* A name met again: the first was the one (as the hub reads it). */
+	if (!strmap_get(&r->names, name, &i) || r->p[i].done)
+		return 0;
+	if ((fd = open(x->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) < 0)
+		rc = -errno;
+	while (rc == 0 && (n = pkga_read(m, buf, sizeof(buf))) > 0) {
+		rc = fs_write_all(fd, buf, (size_t)n);
+		got += (uint64_t)n;
+	}
+	if (n < 0) {
+		/* The archive is corrupt (or a bomb): the walk ends. */
+		close(fd);
+		return (int)n;
+	}
+	for (j = i; j != SIZE_MAX; j = r->p[j].next) {
+		r->p[j].done = 1;
+		if (rc != 0)
+			not_given(x, &r->p[j], rc, "");
+		else if (give(x, &r->p[j], fd, got, r->afd) != 0)
+			rc = -ENOMEM;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (rc == -ENOMEM)
+		return rc;
+	return --r->left == 0 ? 1 : 0;
+}
+
+static void
+refused_ignore(void *ctx, const char *name, const char *why)
+{
+	(void)ctx;
+	(void)name;
+	(void)why;
+}
+
+/*
+ * Read the package of p[0..n) (one package, one identity) once, in
+ * archive order, writing each member as it passes; stop after the last
+ * one wanted.  The hub reads a package an -Z command unpacks through that
+ * command; here libarchive reads it alone, which serves every format it
+ * knows.  @return 0 or -ENOMEM.
+ */
+static int
+read_package(struct export *x, struct pending *p, size_t n)
+{
+	struct pkga_limits	 lim = { 0, PKGA_RATIO_DEFAULT };
+	struct pkgread		 r;
+	char			 why[PKGA_WHY_MAX];
+	size_t			 i, first;
+	int			 rc;
+
+	memset(&r, 0, sizeof(r));
+	r.x = x;
+	r.p = p;
+	why[0] = '\0';
+	/* Chains of the records wanting one member, in the store's order
+	 * (a member can be the debuginfo and the executable of one id, a
+	 * source of many). */
+	rc = 0;
+	for (i = n; rc == 0 && i-- > 0; ) {
+		p[i].next = SIZE_MAX;
+		if (strmap_get(&r.names, p[i].member, &first))
+			p[i].next = first;
+		else
+			r.left++;
+		rc = strmap_put(&r.names, p[i].member, i);
+	}
+	if (rc == 0 && (rc = cache_open_external(&p[0].rec, &r.afd)) == 0) {
+		rc = pkga_walk(r.afd, p[0].pkg, PKGA_AUTO, NULL, &lim,
+		    member_fn, refused_ignore, &r, why);
+		close(r.afd);
+	} else if (rc != -ENOMEM && rc != -ESTALE) {
+		/* The package cannot be opened: said once, not per member. */
+		fprintf(stderr, "symhub export: %s: %s\n", p[0].pkg,
+		    strerror(-rc));
+		for (i = 0; i < n; i++) {
+			failed(x, p[i].kind, p[i].id, p[i].src, rc);
+			p[i].done = 1;
+		}
+		rc = 0;
+	}
+	for (i = 0; i < n && rc != -ENOMEM; i++)
+		if (!p[i].done)
+			not_given(x, &p[i], rc, why);
+	strmap_free(&r.names);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+static int
+cmp64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* By package (its path, then its identity), then in the store's order. */
+static int
+bypackage(const void *a, const void *b)
+{
+	const struct pending	*pa = a, *pb = b;
+	int			 c;
+
+	if ((c = strcmp(pa->pkg, pb->pkg)) != 0 ||
+	    (c = cmp64(pa->rec.dev, pb->rec.dev)) != 0 ||
+	    (c = cmp64(pa->rec.ino, pb->rec.ino)) != 0 ||
+	    (c = cmp64((uint64_t)pa->rec.mtime_ns,
+	    (uint64_t)pb->rec.mtime_ns)) != 0 ||
+	    (c = cmp64(pa->rec.parent, pb->rec.parent)) != 0)
+		return c;
+	return cmp64(pa->seq, pb->seq);
+}
+
+static int
+same_package(const struct pending *a, const struct pending *b)
+{
+	return strcmp(a->pkg, b->pkg) == 0 && a->rec.dev == b->rec.dev &&
+	    a->rec.ino == b->rec.ino && a->rec.mtime_ns == b->rec.mtime_ns &&
+	    a->rec.parent == b->rec.parent;
+}
+
+/* The members put off, package by package.  @return 0 or -ENOMEM. */
+static int
+write_members(struct export *x)
+{
+	size_t	i, j;
+	int	rc = 0;
+
+	if (x->np > 0)
+		qsort(x->p, x->np, sizeof(*x->p), bypackage);
+	for (i = 0; rc == 0 && i < x->np; i = j) {
+		for (j = i + 1; j < x->np && same_package(&x->p[i], &x->p[j]);
+		    j++)
+			;
+		rc = read_package(x, &x->p[i], j - i);
+	}
+	return rc;
 }
 
 static const char help[] =
@@ -679,6 +1013,8 @@ cmd_export(int argc, char **argv)
 	if ((rc = load_manifest(&x)) == 0)
 		rc = cache_foreach(x.c, one, &x, &skipped);
 	if (rc == 0)
+		rc = write_members(&x);
+	if (rc == 0)
 		rc = save_manifest(&x);
 	if (rc == 0)
 		rc = save_fileids(&x);
@@ -703,6 +1039,9 @@ cmd_export(int argc, char **argv)
 		free(x.m[i].path);
 	}
 	free(x.m);
+	for (i = 0; i < x.np; i++)
+		pending_free(&x.p[i]);
+	free(x.p);
 	strmap_free(&x.index);
 	return st;
 }

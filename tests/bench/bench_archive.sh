@@ -8,11 +8,14 @@
 #   - the first scan of the packages, symhubd -U and debuginfod -U, wall
 #     time until each has indexed everything, and the peak RSS of each;
 #   - a rescan with nothing changed (symhubd: SIGHUP), against its first;
+#   - export of the store the packages were indexed into (every member
+#     unpacked), against the first scan, and again with nothing to write;
 #   - export of 10,000 debug files (files/s, MB/s), a repeated export
 #     (which must write nothing), and import into an empty store;
 # and a verdict against the targets: first scan at least 2x faster than
-# debuginfod's, a rescan at least 20x faster than the first scan, a
-# repeated export that writes nothing.
+# debuginfod's, a rescan at least 20x faster than the first scan, an
+# export of the packages within 1.5x of their first scan and again, with
+# nothing to write, under 1 s; a repeated export that writes nothing.
 #
 # usage: tests/bench/bench_archive.sh [BUILDDIR]
 #   BENCH_ROUNDS=3        rounds of each scan; the median counts
@@ -146,6 +149,34 @@ printf '%-26s %10s %10s %10s\n' "symhubd rescan, unchanged" "$s_rescan" "" \
     "$(awk -v a="$s_first" -v b="$s_rescan" 'BEGIN { printf "%.0fx", b > 0 ? a / b : 1e9 }')"
 echo "(symhubd indexed $(cat "$tmp/s.entries") records)"
 
+# ---- export of the packages --------------------------------------------
+# The store of the last round: every member unpacked from its package.
+timed() {	# OUT CMD...: run CMD, its output to OUT; prints seconds
+	local t0
+	t0=$(now)
+	"${@:2}" >"$1" 2>&1
+	since "$t0"
+}
+for r in $(seq "$rounds"); do
+	rm -rf "$tmp/pexp"
+	timed "$tmp/pexp1" "$symhub" export -q "$tmp/store" "$tmp/pexp" \
+	    >>"$tmp/p.first"
+	timed "$tmp/pexp2" "$symhub" export -q "$tmp/store" "$tmp/pexp" \
+	    >>"$tmp/p.again"
+done
+p_first=$(median <"$tmp/p.first")
+p_again=$(median <"$tmp/p.again")
+p_written=$(sed -n 's/^\([0-9]*\) written.*/\1/p' "$tmp/pexp1")
+p_written2=$(sed -n 's/^\([0-9]*\) written.*/\1/p' "$tmp/pexp2")
+printf '\n%-26s %10s %10s  %s\n' "export of the packages" seconds \
+    "/ 1st scan" result
+printf '%-26s %10s %10s  %s\n' "symhub export" "$p_first" \
+    "$(awk -v a="$p_first" -v b="$s_first" 'BEGIN { printf "%.2fx", a / b }')" \
+    "$(tail -1 "$tmp/pexp1")"
+printf '%-26s %10s %10s  %s\n' "symhub export, again" "$p_again" \
+    "$(awk -v a="$p_again" -v b="$s_first" 'BEGIN { printf "%.2fx", a / b }')" \
+    "$(tail -1 "$tmp/pexp2")"
+
 # ---- export and import -------------------------------------------------
 # nfiles debug files: one real .debug, its build-id note rewritten to a
 # different id in each copy.
@@ -181,12 +212,6 @@ t_scan=$(since "$t0")
 kill "$pid"
 wait "$pid" 2>/dev/null
 
-timed() {	# OUT CMD...: run CMD, its output to OUT; prints seconds
-	local t0
-	t0=$(now)
-	"${@:2}" >"$1" 2>&1
-	since "$t0"
-}
 t_exp=$(timed "$tmp/exp1" "$symhub" export -q "$tmp/estore" "$tmp/exp")
 t_exp2=$(timed "$tmp/exp2" "$symhub" export -q "$tmp/estore" "$tmp/exp")
 t_imp=$(timed "$tmp/imp" "$symhub" import -q "$tmp/exp" "$tmp/istore")
@@ -216,6 +241,12 @@ v=$(awk -v a="$d_first" -v b="$s_first" 'BEGIN { print (a >= 2 * b) }')
 verdict "first scan at least 2x faster than debuginfod -U" "$v"; [ "$v" = 1 ] || ok=0
 v=$(awk -v a="$s_first" -v b="$s_rescan" 'BEGIN { print (a >= 20 * b) }')
 verdict "rescan with nothing changed at least 20x faster than the first" "$v"; [ "$v" = 1 ] || ok=0
+v=$(awk -v a="$p_first" -v b="$s_first" -v n="${p_written:-0}" \
+    'BEGIN { print (n > 0 && a <= 1.5 * b) }')
+verdict "export of the packages within 1.5x of their first scan" "$v"; [ "$v" = 1 ] || ok=0
+v=$(awk -v a="$p_again" -v n="${p_written2:-x}" \
+    'BEGIN { print (n == "0" && a < 1) }')
+verdict "the packages exported again, nothing written, under 1 s" "$v"; [ "$v" = 1 ] || ok=0
 v=$([ "${written:-0}" = "$nfiles" ] && [ "${imported:-0}" = "$nfiles" ] && echo 1 || echo 0)
 verdict "every file exported and imported" "$v"; [ "$v" = 1 ] || ok=0
 v=$([ "${written2:-x}" = 0 ] && echo 1 || echo 0)

@@ -5,6 +5,12 @@
 #
 #   - a file uploaded through the load balancer is served by every
 #     replica, asked directly;
+#   - an upload by `symhub upload` through the balancer, after every
+#     replica answered 404 for it (HEAD and GET), is served by all of
+#     them; so is a forced replacement, and a delete is answered 404 by
+#     all.  The replicas remember a miss for 600 s (--negative-ttl), far
+#     past this test's patience (20 s): only the upload's event (events/
+#     in the bucket, read every second) can make them serve it;
 #   - a replica killed (SIGKILL) under load costs no more requests than
 #     were in flight: 8 clients keep asking through nginx, the kill comes
 #     after 200 answers, and the clients go on to 400 more.
@@ -16,6 +22,7 @@
 
 need curl gcc objcopy python3 nginx
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 need_swift
 unset DEBUGINFOD_URLS AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
 
@@ -30,13 +37,21 @@ cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h "$tmp/src/" ||
 (cd "$tmp/src" && gcc -g -O1 -o "$tmp/bin/prog" hello.c greet.c) || exit 99
 objcopy --only-keep-debug "$tmp/bin/prog" "$tmp/bin/prog.debug" || exit 99
 ID=$(buildid "$tmp/bin/prog")
+# prog2, and a file of its build-id with other bytes (one more section)
+# for a forced replacement.
+(cd "$tmp/src" && gcc -g -O2 -o "$tmp/bin/prog2" hello.c greet.c) || exit 99
+objcopy --only-keep-debug "$tmp/bin/prog2" "$tmp/bin/prog2.debug" || exit 99
+objcopy --add-section .note.other="$tmp/bin/prog" "$tmp/bin/prog2.debug" \
+    "$tmp/bin/prog2b.debug" || exit 99
+ID2=$(buildid "$tmp/bin/prog2")
+[ -n "$ID2" ] && [ "$ID2" != "$ID" ] || exit 99
 TOKENS=$tmp/tokens
 TOK=$(new_token ci upload,admin "$TOKENS") || exit 99
 
 declare -a RURL RPID
 for i in 1 2 3; do
 	start_symhubd -d "$tmp/store$i" --s3 "$S3_ENDPOINT/$S3_BUCKET" \
-	    --tokens "$TOKENS" --negative-ttl 2 -t 0 ||
+	    --tokens "$TOKENS" --negative-ttl 600 -t 0 ||
 	    { fail "replica $i starts"; finish; }
 	RURL[$i]=$URL
 	RPID[$i]=$SYMHUBD_PID
@@ -101,6 +116,72 @@ for i in 1 2 3; do
 	expect_get "replica $i serves it" "/buildid/$ID/debuginfo" 200 \
 	    "$tmp/bin/prog.debug"
 done
+
+section 'a miss on every replica, then symhub upload through the balancer'
+# serves URL FILE: a GET of prog2's debuginfo from URL answers FILE.
+serves() {
+	curl -s --max-time 10 -o "$tmp/out/sv" -w '%{http_code}' \
+	    "$1/buildid/$ID2/debuginfo" >"$tmp/out/sv.code" &&
+	    [ "$(cat "$tmp/out/sv.code")" = 200 ] && cmp -s "$tmp/out/sv" "$2"
+}
+# gone URL: a GET of prog2's debuginfo from URL answers 404.
+gone() {
+	[ "$(http_code "$1/buildid/$ID2/debuginfo")" = 404 ]
+}
+# within_s SECONDS COMMAND...: poll the command until it succeeds, for
+# at most SECONDS of the clock (wait_until counts tries, and a try here
+# is a request).
+within_s() {
+	local end=$((${EPOCHREALTIME/./} + $1 * 1000000))
+	shift
+	until "$@"; do
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+# all_replicas DESC PREDICATE ARGS...: every replica comes to satisfy
+# PREDICATE URL ARGS within 20 s (the time each took is only printed).
+all_replicas() {
+	local d=$1 i t0 t1
+	shift
+	for i in 1 2 3; do
+		t0=${EPOCHREALTIME/./}
+		if within_s 20 "$1" "${RURL[$i]}" "${@:2}"; then
+			t1=${EPOCHREALTIME/./}
+			pass "replica $i: $d (after $(((t1 - t0) / 1000)) ms)"
+		else
+			fail "replica $i: $d" "$(grep bucket "$tmp/symhubd.out" |
+			    tail -5)"
+		fi
+	done
+}
+for i in 1 2 3; do
+	code=$(curl -s -I --max-time 10 -o /dev/null -w '%{http_code}' \
+	    "${RURL[$i]}/buildid/$ID2/debuginfo")
+	check "replica $i: HEAD of prog2's debuginfo is 404 (got $code)" \
+	    [ "$code" = 404 ]
+	check "replica $i: and a GET too, remembered for 600 s" gone \
+	    "${RURL[$i]}"
+done
+timeout 30 "$SYMHUB" upload --url "$LB" --token "$TOK" \
+    "$tmp/bin/prog2.debug" >"$tmp/out/up.out" 2>&1
+check "symhub upload through nginx stores it (exit $?)" \
+    grep -q "^stored *debuginfo *$ID2" "$tmp/out/up.out"
+all_replicas "serves the upload" serves "$tmp/bin/prog2.debug"
+
+section 'a forced replacement through the balancer'
+timeout 30 "$SYMHUB" upload --url "$LB" --token "$TOK" --force \
+    "$tmp/bin/prog2b.debug" >"$tmp/out/up.out" 2>&1
+check "symhub upload --force replaces it (exit $?)" \
+    grep -q "^replaced *debuginfo *$ID2" "$tmp/out/up.out"
+all_replicas "serves the new bytes, not its copy of the old" serves \
+    "$tmp/bin/prog2b.debug"
+
+section 'a delete through the balancer'
+code=$(curl -s --max-time 20 -o "$tmp/out/del" -w '%{http_code}' -X DELETE \
+    -H "Authorization: Bearer $TOK" "$LB/buildid/$ID2/debuginfo")
+check "DELETE through nginx: 200 (got $code)" [ "$code" = 200 ]
+all_replicas "answers 404, not its copy" gone
 
 section 'a replica killed under load'
 # 8 clients, keep-alive, through nginx; the kill after 200 answers; 600

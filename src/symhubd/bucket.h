@@ -127,14 +127,15 @@ int	bucket_gsym_get(struct bucket *b, const unsigned char *id,
 	    struct cache_blob *blob);
 
 /*
- * A miss the bucket answered may be older than an upload through another
- * replica whose event is applied while the fetch goes on to the
- * upstreams; the event forgets the miss before the fetch remembers it.
- * So: take a mark before asking the bucket; once the miss is stored,
- * bucket_changed_since() says whether an event of the key (or of one
- * that shares its slot, of 256) was applied since, and the miss is to be
- * forgotten.  The poller numbers an event before it forgets a miss, so
- * one of the two always does.  Any thread; 0 for a NULL b.
+ * A miss the bucket answered, or bytes it sent, may be older than an
+ * upload, delete or replacement through another replica whose event is
+ * applied while the fetch is under way (the upstreams still asked, the
+ * bytes still being stored): the event then comes before what it should
+ * end.  So: take a mark before asking the bucket; once the miss or the
+ * bytes are stored, bucket_changed_since() says whether an event of the
+ * key (or of one that shares its slot, of 256) was applied since, and
+ * they are to be dropped.  The poller numbers an event before it drops
+ * anything, so one of the two always does.  Any thread; 0 for a NULL b.
  */
 uint64_t bucket_events_mark(struct bucket *b);
 int	bucket_changed_since(struct bucket *b, const struct cache_key *key,

@@ -3,8 +3,8 @@
  *
  * Threads: --s3-writers writers take jobs from one queue (uploads and
  * deletes first, then write-backs whose time has come); one poller lists
- * events/ every poll_s seconds.  The queue's lock guards the queue and
- * the stop flag only; counters are atomics.
+ * events/ every POLL_MS.  The queue's lock guards the queue and the stop
+ * flag only; counters are atomics.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1	/* memfd_create */
@@ -37,7 +37,11 @@
 #include "log.h"
 
 #define EVENT_KEEP_S	(7 * 86400)	/* events older are removed */
-#define EVENT_WINDOW_S	900		/* events listed at each look */
+#define POLL_MS		1000		/* between two looks at events/ */
+#define RECENT_S	30		/* events listed at each look */
+#define EVENT_WINDOW_S	900		/* ... and at a look every WIDE_S */
+#define WIDE_S		60
+#define NSLOTS		256		/* bucket_changed_since()'s */
 #define RETRIES		5		/* write-back tries, 1 s apart, then
 					 * 2, 4, 8 */
 #define OBJ_MAX		(S3_KEY_MAX + 1)
@@ -86,7 +90,6 @@ struct bucket {
 	char			*url;		/* --s3, for the log */
 	char			 replica[17];	/* hex, for event names */
 	atomic_uint		 seq;
-	int64_t			 poll_s;
 	uint64_t		 queue_max;
 	atomic_int		 no_cond;	/* the server refused
 						 * If-None-Match once */
@@ -109,6 +112,12 @@ struct bucket {
 	int			 caught_up;	/* poller: a full listing
 						 * was applied */
 	int64_t			 full_ms;	/* poller: last full listing */
+	int64_t			 wide_ms;	/* poller: last EVENT_WINDOW_S */
+	/* Events applied, and the number of the last one applied to each
+	 * slot of keys: written by the poller before it forgets a miss,
+	 * read by the fetch engine after it remembers one. */
+	atomic_uint_fast64_t	 applied;
+	atomic_uint_fast64_t	 slot[NSLOTS];
 	int64_t			 staging_keep_s; /* 0: staging/ kept */
 	int64_t			 staging_ms;	/* poller: last look at it */
 
@@ -784,6 +793,35 @@ list_fn(void *ctx, const char *key, uint64_t size)
 	return 0;
 }
 
+/* The slot of key's kind and build-id (FNV-1a); a source's path is left
+ * out: events name debuginfo and executables only. */
+static size_t
+slot_of(const struct cache_key *key)
+{
+	uint32_t	h = 2166136261u;
+	size_t		i;
+
+	h = (h ^ (uint32_t)key->kind) * 16777619u;
+	for (i = 0; i < key->idlen; i++)
+		h = (h ^ key->id[i]) * 16777619u;
+	return h % NSLOTS;
+}
+
+uint64_t
+bucket_events_mark(struct bucket *b)
+{
+	return b == NULL ? 0 : atomic_load(&b->applied);
+}
+
+int
+bucket_changed_since(struct bucket *b, const struct cache_key *key,
+    uint64_t mark)
+{
+	if (b == NULL || key->idlen == 0)
+		return 0;
+	return atomic_load(&b->slot[slot_of(key)]) > mark;
+}
+
 /*
  * Apply an event of another replica: drop what this one holds of the
  * object (a delete; a put of other bytes), and any negative entry of it.
@@ -795,8 +833,13 @@ apply(struct bucket *b, const struct event *e)
 {
 	struct cache_record	rec;
 	struct cache_key	key = { e->kind, e->id, e->idlen, NULL };
+	uint64_t		n;
 	int			drop = e->del;
 
+	/* Numbered before the miss is forgotten: a fetch that remembers a
+	 * miss after this forgets it again (bucket_changed_since()). */
+	n = atomic_fetch_add(&b->applied, 1) + 1;
+	atomic_store(&b->slot[slot_of(&key)], n);
 	if (cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
 		/* A file scanned in place is this replica's own: no other
 		 * replica's upload or delete is its business. */
@@ -817,26 +860,30 @@ apply(struct bucket *b, const struct event *e)
 /*
  * A look at events/.  Until one has been applied whole, every look lists
  * them all (what happened while this replica was stopped, 7 days at
- * most); the next ones only those of the last EVENT_WINDOW_S seconds
- * (start-after: the names sort by time), wide enough for the clocks of
- * replicas to differ and for a server whose listings lag its writes;
- * every hour, all of them again, to remove the expired ones.  A name
- * that is not an event is left alone.
+ * most); then each look, every POLL_MS, only those of the last RECENT_S
+ * seconds (start-after: the names sort by time), so that an upload or a
+ * delete through another replica is seen here within about a second
+ * for the price of a short listing; every WIDE_S those of the last
+ * EVENT_WINDOW_S, for replicas whose clocks differ more, or a server
+ * whose listings lag its writes; every hour, all of them again, to
+ * remove the expired ones.  A name that is not an event is left alone.
  */
 static void
 poll_events(struct bucket *b)
 {
 	struct names	 l = { NULL, 0, 0 };
-	struct strmap	 seen = { 0 };
+	struct strmap	 seen = { 0 }, *into;
 	struct event	 e;
 	char		 after[64];
 	int64_t		 now = (int64_t)(clock_wall_s() * 1000);
 	int64_t		 old = now - (int64_t)EVENT_KEEP_S * 1000;
-	int64_t		 window = now - (int64_t)EVENT_WINDOW_S * 1000;
+	int64_t		 window;
 	size_t		 i, dummy;
-	int		 rc, full;
+	int		 rc, full, wide;
 
 	full = !b->caught_up || now - b->full_ms >= 3600 * 1000;
+	wide = full || now - b->wide_ms >= (int64_t)WIDE_S * 1000;
+	window = now - (int64_t)(wide ? EVENT_WINDOW_S : RECENT_S) * 1000;
 	snprintf(after, sizeof(after), EVENT_PREFIX "%013" PRId64, window);
 	if ((rc = heard(b, s3_list_after(b->s3, EVENT_PREFIX, full ? NULL :
 	    after, list_fn, &l))) < 0) {
@@ -845,6 +892,11 @@ poll_events(struct bucket *b)
 	}
 	if (full)
 		b->full_ms = now;
+	if (wide)
+		b->wide_ms = now;
+	/* A wide look rebuilds the set of names applied (those of its
+	 * window: the set stays small); a short one adds to it. */
+	into = wide ? &seen : &b->seen;
 	for (i = 0; i < l.n; i++) {
 		if (event_parse(l.v[i], &e) < 0)
 			continue;
@@ -859,17 +911,21 @@ poll_events(struct bucket *b)
 		if (!strmap_get(&b->seen, l.v[i], &dummy) &&
 		    strcmp(e.replica, b->replica) != 0)
 			apply(b, &e);
-		/* Only the window's names are kept: the set stays small. */
-		if (strmap_put(&seen, l.v[i], 1) < 0)
+		if (strmap_put(into, l.v[i], 1) < 0)
 			break;
 	}
-	if (i == l.n) {
+	if (i == l.n && wide) {
 		strmap_free(&b->seen);
 		b->seen = seen;
 		memset(&seen, 0, sizeof(seen));
 		/* Only a full listing applied whole catches up: one that
 		 * failed part way is done again. */
 		b->caught_up |= full;
+	} else if (i < l.n && wide) {
+		/* Done again at the next look. */
+		b->wide_ms = 0;
+		if (full)
+			b->full_ms = 0;
 	}
 out:
 	strmap_free(&seen);
@@ -934,7 +990,7 @@ poller(void *arg)
 		poll_events(b);
 		collect_staging(b);
 		pthread_mutex_lock(&b->mu);
-		until = clock_deadline(b->poll_s * 1000);
+		until = clock_deadline(POLL_MS);
 		while (!b->stop && pthread_cond_timedwait(&b->pcv, &b->mu,
 		    &until) != ETIMEDOUT)
 			;
@@ -992,7 +1048,7 @@ config_of(const struct config *cfg, struct s3_config *sc)
 }
 
 int
-bucket_create(struct cache *c, const struct config *cfg, int64_t poll_s,
+bucket_create(struct cache *c, const struct config *cfg,
     struct bucket **out)
 {
 	struct s3_config	 sc;
@@ -1009,7 +1065,6 @@ bucket_create(struct cache *c, const struct config *cfg, int64_t poll_s,
 	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return -ENOMEM;
 	b->c = c;
-	b->poll_s = poll_s > 0 ? poll_s : 1;
 	b->staging_keep_s = cfg->s3_staging_keep > INT64_MAX / 1000 ? 0 :
 	    (int64_t)cfg->s3_staging_keep;
 	b->queue_max = cfg->s3_queue_max;

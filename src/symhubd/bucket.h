@@ -11,7 +11,8 @@
  * and has the shape of `symhub export`'s tree; and
  *   events/MS-REPLICA-SEQ.OP.KIND.ID[.SHA256]
  * one empty object per upload or delete through a replica, which the
- * others list (every half negative-ttl) to drop what they hold of it.
+ * others list (every second) to drop what they hold of it and forget a
+ * miss of it.
  *
  * Reads are the fetch engine's: the bucket is the first tier it asks
  * (fetch.h).  This module writes: an upload while its client waits (the
@@ -43,13 +44,13 @@ struct bucket;
 /*
  * From cfg->s3 (and cfg->s3_credentials, or AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY).  Starts the writer threads and the event
- * poller (every poll_s seconds).  A bucket that cannot be reached now is
- * not an error: it is reported unhealthy until it can.
+ * poller (every second).  A bucket that cannot be reached now is not an
+ * error: it is reported unhealthy until it can.
  * @return 0 and *out (NULL when no --s3 was given); -EINVAL with the
  *         reason logged; -errno.
  */
 int	bucket_create(struct cache *c, const struct config *cfg,
-	    int64_t poll_s, struct bucket **out);
+	    struct bucket **out);
 
 /* Stop the threads: a write under way ends first (its done runs); an
  * upload or delete still queued gets -ECANCELED, a write-back is
@@ -124,6 +125,21 @@ void	bucket_gsym_put(struct bucket *b, const unsigned char *id,
 int	bucket_gsym_get(struct bucket *b, const unsigned char *id,
 	    size_t idlen, const unsigned char parent[32],
 	    struct cache_blob *blob);
+
+/*
+ * A miss the bucket answered, or bytes it sent, may be older than an
+ * upload, delete or replacement through another replica whose event is
+ * applied while the fetch is under way (the upstreams still asked, the
+ * bytes still being stored): the event then comes before what it should
+ * end.  So: take a mark before asking the bucket; once the miss or the
+ * bytes are stored, bucket_changed_since() says whether an event of the
+ * key (or of one that shares its slot, of 256) was applied since, and
+ * they are to be dropped.  The poller numbers an event before it drops
+ * anything, so one of the two always does.  Any thread; 0 for a NULL b.
+ */
+uint64_t bucket_events_mark(struct bucket *b);
+int	bucket_changed_since(struct bucket *b, const struct cache_key *key,
+	    uint64_t mark);
 
 /* Append the bucket's metrics in Prometheus text: health, requests by
  * outcome, the write-back queue, events applied. */

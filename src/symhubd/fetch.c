@@ -112,6 +112,7 @@ struct job {
 	int			 upgrade;	/* see fetch_req */
 	int			 tier;		/* asked now */
 	int			 bucket_bad;	/* its copy failed the check */
+	uint64_t		 bmark;		/* bucket_events_mark() */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -936,6 +937,11 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	 * what came from it is there. */
 	if (rc == 0 && a->up->bucket == NULL)
 		bucket_writeback(f->bucket, &j->key, j->bucket_bad);
+	/* A delete or a replacement through another replica, told while
+	 * these bytes came: they may be the bucket's old ones. */
+	if (rc == 0 && a->up->bucket != NULL &&
+	    bucket_changed_since(f->bucket, &j->key, j->bmark))
+		(void)cache_drop(f->c, &j->key);
 	if (rc == -ECANCELED)
 		rc = 0;
 	if (rc < 0) {
@@ -1005,6 +1011,10 @@ job_settle(struct fetch *f, struct job *j)
 		if (cache_put_negative(f->c, &j->key, (int64_t)time(NULL),
 		    f->ttls, f->nttls) < 0)
 			log_debug("no negative entry for %s", j->idhex);
+		/* An upload through another replica, told while the
+		 * upstreams were asked: the bucket's 404 may predate it. */
+		else if (bucket_changed_since(f->bucket, &j->key, j->bmark))
+			(void)cache_forget_negative(f->c, &j->key);
 		job_release(f, j);
 	}
 }
@@ -1159,6 +1169,7 @@ job_start(struct fetch *f, struct job *j)
 	}
 	INC(f->started_jobs);
 	atomic_store(&f->last_job_ms, now);
+	j->bmark = bucket_events_mark(f->bucket);
 	/* The bucket first; when it cannot have the key, the upstreams; and
 	 * only the upstreams for a better copy than the store's, which may
 	 * be the bucket's. */

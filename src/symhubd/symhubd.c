@@ -175,22 +175,6 @@ recover_store(const struct config *cfg)
 	return 0;
 }
 
-/* Seconds between two looks at the bucket's events: half the first
- * negative TTL, so that a delete through another replica is seen here
- * within one TTL (as a miss is). */
-static int64_t
-poll_period(const struct config *cfg)
-{
-	int64_t	*ttls, p = 300;
-	size_t	 n;
-
-	if (config_parse_ttls(cfg->negative_ttl, &ttls, &n) == 0) {
-		p = ttls[0] / 2;
-		free(ttls);
-	}
-	return p > 0 ? p : 1;
-}
-
 static struct cache *
 open_store(const struct config *cfg)
 {
@@ -359,10 +343,7 @@ main(int argc, char **argv)
 		    cfg.upstreams.n > 0 ? " (the configured ones are ignored)" :
 		    "");
 	} else {
-		/* The bucket's events are polled twice per negative TTL, so a
-		 * delete through another replica is seen within one. */
-		if (cfg.s3 != NULL && (rc = bucket_create(c, &cfg,
-		    poll_period(&cfg), &bk)) < 0)
+		if (cfg.s3 != NULL && (rc = bucket_create(c, &cfg, &bk)) < 0)
 			fatalx("bucket: %s", strerror(-rc));
 		if (bk != NULL)
 			derive_set_bucket(dv, bk);

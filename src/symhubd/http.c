@@ -335,9 +335,7 @@ remember(const struct req *r)
 		recent_add(RECENT_UPLOAD, r->w.idhex, kind, r->status == 201 ?
 		    "stored" : "replaced, or the same bytes");
 	} else if (r->converted) {
-		snprintf(d, sizeof(d), "%s (%d)", r->status == 200 ?
-		    "converted" : "failed", r->status);
-		recent_add(RECENT_CONVERSION, r->w.idhex, kind, d);
+		/* derive.c lists every conversion, this one included. */
 	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
 	    r->result == METRICS_R_NEGATIVE ||
 	    r->result == METRICS_R_TRANSIENT) {

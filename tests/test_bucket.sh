@@ -139,6 +139,9 @@ expect_get "B, with no upstream, serves it from the bucket" \
 # Counted once stored, just after the answer.
 check "and says so in its metrics" wait_metric \
     'symhub_upstream_requests_total{upstream="bucket",outcome="hit"}' -ge 1
+check "and logs the hit under the bucket's name, not the origin's" \
+    grep -q "GET /buildid/$ID1/debuginfo 200 [0-9]* upstream bucket " \
+    "$tmp/symhubd.out"
 expect_get "B: a build-id nobody has is 404" "/buildid/$ID5/debuginfo" 404
 
 section 'GSYM converted once for every replica'

@@ -421,6 +421,14 @@ if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \
     -F "$tmp/junk" --source-root "$tmp/src" -t 0 --log-file "$log" &&
     wait_metric symhub_scan_passes_total -ge 1 20; then
 	pass "restart with scanning"
+	# Files known from the last start are not "0 files indexed".
+	l=$(grep 'first scan:' "$log" | tail -n 1)
+	if grep -Eq 'first scan: [0-9]+ files in 3 directories: [0-9]+ new or changed \([0-9]+ indexed\), [1-9][0-9]* unchanged since the last start' <<<"$l"
+	then
+		pass "the first scan after a restart counts the unchanged files"
+	else
+		fail "the first scan after a restart counts the unchanged files" "$l"
+	fi
 else
 	fail "restart with scanning" "$(tail -n 5 "$log")"
 fi
@@ -695,6 +703,133 @@ if [ "$rc" = 0 ] && [ ${#bad[@]} -eq 0 ]; then
 	pass "symhubd --help lists every option"
 else
 	fail "symhubd --help lists every option (exit $rc)" "missing: ${bad[*]}"
+fi
+
+section 'start-up errors: one line, the thing and the cause'
+# refuses DESC PATTERN ARGS...: symhubd must not start (exit 1), and say
+# why in one line, the fatal one, matching PATTERN; -n with the same
+# ARGS must refuse them too (exit 1, the same cause) unless check_n=no.
+refuses() {
+	local desc=$1 pat=$2 out rc lines
+	shift 2
+	out=$(timeout 20 env -u DEBUGINFOD_URLS -u AWS_ACCESS_KEY_ID \
+	    -u AWS_SECRET_ACCESS_KEY "$SYMHUBD" -d "$tmp/store-refused" \
+	    "$@" 2>&1)
+	rc=$?
+	lines=$(grep -c 'warning\|fatal\|http:' <<<"$out")
+	if [ "$rc" = 1 ] && [ "$lines" = 1 ] &&
+	    grep -Eq "fatal: $pat\$" <<<"$out"; then
+		pass "$desc"
+	else
+		fail "$desc" "exit $rc, want 1 and one line: fatal: $pat" "$out"
+	fi
+	[ "${check_n:-yes}" = yes ] || return
+	out=$(env -u DEBUGINFOD_URLS -u AWS_ACCESS_KEY_ID \
+	    -u AWS_SECRET_ACCESS_KEY "$SYMHUBD" -n -d "$tmp/store-refused" \
+	    "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = 1 ] && grep -Eqx "symhubd: $pat" <<<"$out"; then
+		pass "... and -n refuses it too"
+	else
+		fail "... and -n refuses it too" "exit $rc, want 1" "$out"
+	fi
+}
+refuses "--listen to an address not on this machine" \
+    "cannot listen on 192\.0\.2\.1:[0-9]+: the address is not on this machine" \
+    --listen "192.0.2.1:$(free_port)"
+refuses "--listen without a port" \
+    "cannot listen on 127\.0\.0\.1: no port \(write ADDR:PORT.*\)" \
+    --listen 127.0.0.1
+refuses "--listen nonsense" "cannot listen on nonsense: no port .*" \
+    --listen nonsense
+refuses "--listen to a name that does not resolve" \
+    "cannot listen on no-such-host\.invalid:80: cannot resolve .*" \
+    --listen no-such-host.invalid:80
+refuses "--s3 without credentials" \
+    "bucket http://127\.0\.0\.1:9/bucket: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or --s3-credentials FILE" \
+    -p 0 --s3 http://127.0.0.1:9/bucket
+refuses "--s3-credentials FILE that is missing" \
+    "bucket http://127\.0\.0\.1:9/bucket: --s3-credentials $tmp/no-creds: No such file or directory" \
+    -p 0 --s3 http://127.0.0.1:9/bucket --s3-credentials "$tmp/no-creds"
+refuses "an upstream's header file that is missing" \
+    "upstream 127\.0\.0\.1:9: header file $tmp/no-headers: No such file or directory" \
+    -p 0 -u "http://127.0.0.1:9 header-file=$tmp/no-headers"
+printf 'Authorization: Bearer x\nno colon here\n' >"$tmp/bad-headers"
+refuses "an upstream's header file with a bad line" \
+    "upstream 127\.0\.0\.1:9: header file $tmp/bad-headers: line 2 is not 'Name: value'" \
+    -p 0 -u "http://127.0.0.1:9 header-file=$tmp/bad-headers"
+if [ -e "$tmp/store-refused" ]; then
+	fail "a refused start creates no store" "$(ls -la "$tmp/store-refused")"
+else
+	pass "a refused start creates no store"
+fi
+
+out=$("$SYMHUBD" --no-such-flag 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [ "$out" = \
+    "symhubd: unknown option --no-such-flag (symhubd --help lists the options)" ]
+then
+	pass "an unknown option: one line, exit 2"
+else
+	fail "an unknown option: one line, exit 2" "exit $rc, $(wc -l <<<"$out") lines:" \
+	    "$(head -n 3 <<<"$out")"
+fi
+out=$("$SYMHUBD" -d "$tmp/x" --listen 2>&1)
+rc=$?
+if [ "$rc" = 2 ] && [ "$out" = \
+    "symhubd: option --listen needs a value (symhubd --help lists the options)" ]
+then
+	pass "an option without its value: one line naming it, exit 2"
+else
+	fail "an option without its value: one line naming it, exit 2" \
+	    "exit $rc:" "$(head -n 3 <<<"$out")"
+fi
+
+# A port in use: named so, with no libmicrohttpd line about "port 0".
+if start_symhubd -d "$tmp/store-busy"; then
+	check_n=no refuses "--listen to a port in use" \
+	    "cannot listen on 127\.0\.0\.1:$PORT: the port is in use .*" \
+	    -p "$PORT" 2>/dev/null
+	# ... where -n, refused above, is for the running hub a note only.
+	out=$("$SYMHUBD" -n -d "$tmp/store-busy" -p "$PORT" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = 0 ] && grep -q "note: cannot listen .*in use" <<<"$out"
+	then
+		pass "-n on the running hub's port: exit 0 and a note"
+	else
+		fail "-n on the running hub's port: exit 0 and a note" \
+		    "exit $rc" "$out"
+	fi
+	stop_check "... and the hub on it stops"
+else
+	fail "a hub for the port-in-use check starts" \
+	    "$(tail -n 3 "$tmp/symhubd.out")"
+fi
+
+# A missing scan directory: said once, not at each pass; -n says it too
+# (start-up goes on: it may appear later).
+out=$("$SYMHUBD" -n -d "$tmp/x" -F "$tmp/no-dir" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" = 0 ] && grep -q "scan directory $tmp/no-dir: No such file" <<<"$out"
+then
+	pass "-n names a missing scan directory, exit 0"
+else
+	fail "-n names a missing scan directory, exit 0" "exit $rc" "$out"
+fi
+: >"$tmp/nodir.log"
+if start_symhubd -d "$tmp/store-nodir" -F "$tmp/no-dir" -t 0 \
+    --log-file "$tmp/nodir.log" && rescan; then
+	n=$(grep -c "no-dir" "$tmp/nodir.log")
+	if [ "$n" = 1 ] && grep -q "warning: scan directory $tmp/no-dir: No such file or directory" "$tmp/nodir.log"; then
+		pass "a missing scan directory is warned once over two passes"
+	else
+		fail "a missing scan directory is warned once over two passes" \
+		    "$n lines:" "$(grep no-dir "$tmp/nodir.log")"
+	fi
+	stop_check "... and the hub stops"
+else
+	fail "a hub over a missing scan directory starts and rescans" \
+	    "$(tail -n 3 "$tmp/nodir.log")"
 fi
 
 section 'an empty scan directory'

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The status page at / (and /status): the store and its fill, an hour of
-# hits and misses as an SVG chart, the upstreams with their breakers, the
-# last misses, uploads and conversions.  Plain HTML with no script, read
+# hits and misses as an SVG chart, the scan directories, the upstreams
+# with their breakers, symbolization traffic, the last misses, uploads
+# and conversions (every conversion, /symbolize's included).  Plain HTML with no script, read
 # by a real browser (Debian's chromium, headless): it loads, shows the
 # figures, renders, and logs nothing to the console.
 # Also --home-html and --home-redirect, as in elfutils 0.195.
@@ -29,7 +30,7 @@ start_debuginfod up "" "$tmp/up" &&
     fail "debuginfod serves prog2"
 start_badupstream reset reset || fail "badupstream.py reset starts"
 TOKEN=$(new_token ci upload "$tmp/tokens") || fail "a token"
-hub -d "$tmp/store" -F "$tmp/scan" -u "$DURL name=up" \
+hub -d "$tmp/store" -F "$tmp/scan" -F "$tmp/no-such-dir" -u "$DURL name=up" \
     -u "$BURL name=flaky<b>" --breaker-failures 1 --tokens "$tmp/tokens" \
     --cache-max 100M --log-file "$tmp/hub.log"
 code() {
@@ -44,6 +45,25 @@ check "a file from the upstream" \
 check "an upload" [ "$(code "/buildid/$ID3/debuginfo" /dev/null -X PUT \
     -H "Authorization: Bearer $TOKEN" --data-binary "@$tmp/prog3")" = 201 ]
 check "a conversion to GSYM" [ "$(code "/buildid/$ID1/gsym")" = 200 ]
+# Symbolization: one address of prog1 by build-id; a batch of two
+# modules, prog3 (uploaded, converted now for the batch: listed among
+# the conversions like any other) and prog1; a Tecken request of three
+# frames.
+A1=$(nm "$tmp/scan/prog1" | awk '$3 == "main" { print "0x" $1 }')
+check "POST /buildid/ID/symbolize" [ "$(code "/buildid/$ID1/symbolize" \
+    /dev/null --data-binary "$A1")" = 200 ]
+printf '{"modules": [{"buildid": "%s", "addresses": ["0x1139"]}, {"buildid": "%s", "addresses": ["%s", "%s"]}]}' \
+    "$ID3" "$ID1" "$A1" "$A1" >"$tmp/out/batch.json"
+check "POST /symbolize, two modules" [ "$(code /symbolize "$tmp/out/batch" \
+    -H 'Content-Type: application/json' \
+    --data-binary "@$tmp/out/batch.json")" = 200 ]
+check "... prog3 converted for it" grep -q '"converted' "$tmp/out/batch"
+BP1=$(python3 "$top_srcdir/tests/batchcheck.py" breakpad "$ID1")
+printf '{"jobs": [{"memoryMap": [["prog1", "%s"]], "stacks": [[[0, 4096], [0, 4100], [0, 4104]]]}]}' \
+    "$BP1" >"$tmp/out/tecken.json"
+check "POST /symbolicate/v5, three frames" [ "$(code /symbolicate/v5 \
+    /dev/null -H 'Content-Type: application/json' \
+    --data-binary "@$tmp/out/tecken.json")" = 200 ]
 
 section 'the page, as HTML'
 # A request counts once answered, which may be after curl returned: wait
@@ -53,7 +73,8 @@ shows_all() {
 	c=$(curl -s -o "$page" -D "$tmp/out/page.hdr" -w '%{http_code}' \
 	    "$URL/") && grep -q "<code>$ID1</code></td><td>gsym</td>" "$page" &&
 	    grep -q "<code>$ID3</code>" "$page" &&
-	    grep -q "<code>$UNKNOWN</code>" "$page"
+	    grep -q "<code>$UNKNOWN</code>" "$page" &&
+	    grep -q "<code>$ID3</code></td><td>gsym</td>" "$page"
 }
 wait_until 20 shows_all
 check "GET /: 200" [ "$c" = 200 ]
@@ -82,6 +103,33 @@ check "the upload, among the recent ones" grep -q \
     "<code>$ID3</code></td><td>debuginfo</td><td>stored" "$page"
 check "the conversion, among the recent ones" grep -q \
     "<code>$ID1</code></td><td>gsym</td><td>converted" "$page"
+check "the conversion for POST /symbolize too" grep -q \
+    "<code>$ID3</code></td><td>gsym</td><td>converted" "$page"
+convs=$(metric 'symhub_gsym_conversions_total{result="ok"}')
+rows=$(grep -c "</code></td><td>gsym</td><td>converted" "$page")
+check "as many listed as /metrics counts ($rows, $convs)" [ "$rows" = "$convs" ]
+check "one miss is \"1 miss\", and no \"1 hits\" or \"1 misses\"" eval \
+    "grep -q 'id=\"hour-misses\">1</span> miss,' '$page' &&
+    ! grep -Eq '(^|[^0-9])1 (hits|misses)' '$page'"
+SCAN=$(realpath "$tmp/scan")
+check "the scan directory: its path, one file, its last pass" grep -Eq \
+    "<tr><td><code>$SCAN</code></td><td class=\"num\">1</td><td class=\"num\">[01]</td><td>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}</td><td class=\"ok\">ok</td>" \
+    "$page"
+check "the missing one, and why" grep -q \
+    "<code>$tmp/no-such-dir</code>.*<td class=\"bad\">No such file or directory</td>" \
+    "$page"
+check "symbolization: one request of one address by build-id" grep -q \
+    '<tr><td><code>POST /buildid/ID/symbolize</code></td><td class="num">1</td><td class="num">1</td></tr>' \
+    "$page"
+check "one batch of three addresses" grep -q \
+    '<tr><td><code>POST /symbolize</code> (batches)</td><td class="num">1</td><td class="num">3</td></tr>' \
+    "$page"
+check "one Tecken request of three frames" grep -q \
+    '<tr><td><code>/symbolicate/v5</code> (Tecken)</td><td class="num">1</td><td class="num">3</td></tr>' \
+    "$page"
+check "and the modules of those" grep -q \
+    'id="symbolize-modules">Batches and Tecken requests named 3 modules, 3 of them ready' \
+    "$page"
 # So it works without JavaScript.  (Headless chromium with script turned
 # off dumps no DOM and takes no screenshot: it needs script for both.)
 check "no script: no <script>, no on* handler" eval "! grep -Eqi \

@@ -695,6 +695,24 @@ batch_free(struct batch *b)
 }
 
 void
+batches_stats(struct batches *e, uint64_t *requests, uint64_t *expired,
+    uint64_t *modules, uint64_t *ready)
+{
+	enum batch_status st;
+
+	*requests = *expired = *modules = *ready = 0;
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&e->mu);
+	*requests = e->nbatches;
+	*expired = e->expired;
+	for (st = BATCH_READY; st <= BATCH_ERROR; st++)
+		*modules += e->nstatus[st];
+	*ready = e->nstatus[BATCH_READY];
+	pthread_mutex_unlock(&e->mu);
+}
+
+void
 batches_metrics(struct batches *e, FILE *fp)
 {
 	enum batch_status	st;

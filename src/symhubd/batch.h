@@ -120,4 +120,9 @@ void	batch_free(struct batch *b);
 /* Prometheus lines: batches and modules by status. */
 void	batches_metrics(struct batches *e, FILE *fp);
 
+/* For the status page: multi-module requests, those whose deadline
+ * passed first, and their modules (all of them, and those ready). */
+void	batches_stats(struct batches *e, uint64_t *requests,
+	    uint64_t *expired, uint64_t *modules, uint64_t *ready);
+
 #endif

@@ -1009,30 +1009,13 @@ static int
 config_of(const struct config *cfg, struct s3_config *sc)
 {
 	const char	*why = NULL;
-	unsigned	 line = 0;
+	char		 cause[512];
 	int		 rc;
 
-	memset(sc, 0, sizeof(*sc));
-	if ((rc = s3conf_url(cfg->s3, sc, &why)) < 0) {
-		log_warnx("--s3 %s: %s", cfg->s3, why);
+	/* symhubd made the same check before it opened the store. */
+	if ((rc = config_s3(cfg, sc, cause, sizeof(cause))) < 0) {
+		log_warnx("bucket %s: %s", cfg->s3, cause);
 		return rc;
-	}
-	if (cfg->s3_credentials != NULL) {
-		if ((rc = s3conf_file(cfg->s3_credentials, sc, &why,
-		    &line)) < 0) {
-			if (rc == -EINVAL)
-				log_warnx("--s3-credentials %s:%u: %s",
-				    cfg->s3_credentials, line, why);
-			else
-				log_warnx("--s3-credentials %s: %s",
-				    cfg->s3_credentials, strerror(-rc));
-			return -EINVAL;
-		}
-	} else if ((rc = s3conf_env(sc, &why)) < 0) {
-		log_warnx("--s3: %s", rc == -ENOENT ? "no credentials: set "
-		    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-		    "--s3-credentials" : why);
-		return -EINVAL;
 	}
 	/* A write that makes no progress for 30 s (or the first-byte
 	 * timeout, if longer) is given up: an upload is then 503.  Not

@@ -584,6 +584,81 @@ validate(const struct config *cfg)
 	return 0;
 }
 
+int
+config_s3(const struct config *cfg, struct s3_config *sc, char *why,
+    size_t whylen)
+{
+	const char	*w = NULL;
+	unsigned	 line = 0;
+	int		 rc;
+
+	memset(sc, 0, sizeof(*sc));
+	if (s3conf_url(cfg->s3, sc, &w) < 0) {
+		snprintf(why, whylen, "--s3 %s: %s", cfg->s3, w);
+		return -EINVAL;
+	}
+	if (cfg->s3_credentials != NULL) {
+		rc = s3conf_file(cfg->s3_credentials, sc, &w, &line);
+		if (rc == -EINVAL && line > 0)
+			snprintf(why, whylen, "--s3-credentials %s:%u: %s",
+			    cfg->s3_credentials, line, w);
+		else if (rc == -EINVAL)
+			snprintf(why, whylen, "--s3-credentials %s: %s",
+			    cfg->s3_credentials, w);
+		else if (rc < 0)
+			snprintf(why, whylen, "--s3-credentials %s: %s",
+			    cfg->s3_credentials, strerror(-rc));
+		return rc < 0 ? -EINVAL : 0;
+	}
+	if ((rc = s3conf_env(sc, &w)) == -ENOENT) {
+		snprintf(why, whylen, "no credentials: set AWS_ACCESS_KEY_ID "
+		    "and AWS_SECRET_ACCESS_KEY, or --s3-credentials FILE");
+		return -EINVAL;
+	}
+	if (rc < 0) {
+		snprintf(why, whylen, "%s", w);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int
+config_header_file(const char *path, char *why, size_t whylen)
+{
+	FILE		*fp;
+	char		*line = NULL;
+	size_t		 cap = 0;
+	ssize_t		 n;
+	unsigned	 lineno = 0;
+	int		 rc = 0;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		rc = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		return rc;
+	}
+	while ((n = getline(&line, &cap, fp)) != -1) {
+		lineno++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0 || line[0] == '#')
+			continue;
+		if (strchr(line, ':') == NULL) {
+			snprintf(why, whylen, "line %u is not 'Name: value'",
+			    lineno);
+			rc = -EINVAL;
+			break;
+		}
+	}
+	if (rc == 0 && ferror(fp)) {
+		rc = -EIO;
+		snprintf(why, whylen, "%s", strerror(EIO));
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
 /* No upstream configured: take the client's DEBUGINFOD_URLS, as elfutils'
  * debuginfod does (URLs separated by spaces). */
 static int
@@ -773,6 +848,32 @@ out:
 	return rc;
 }
 
+/*
+ * One line for an option getopt_long() refused (ch '?' or ':'): the 66
+ * lines of --help would push the cause off the screen.  optopt is the
+ * short option's letter, 256 + index for a long one missing its
+ * argument, 0 for an unknown long one (then arg is it).
+ */
+static void
+bad_option(int ch, const char *arg)
+{
+	char	name[64];
+
+	if (optopt >= 256 && (size_t)(optopt - 256) < NOPTS)
+		snprintf(name, sizeof(name), "--%s", opts[optopt - 256].name);
+	else if (optopt > 0 && optopt < 256)
+		snprintf(name, sizeof(name), "-%c", optopt);
+	else
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="),
+		    arg);
+	if (ch == ':')
+		fprintf(stderr, "symhubd: option %s needs a value (symhubd "
+		    "--help lists the options)\n", name);
+	else
+		fprintf(stderr, "symhubd: unknown option %s (symhubd --help "
+		    "lists the options)\n", name);
+}
+
 int
 config_parse(struct config *cfg, int argc, char **argv)
 {
@@ -815,10 +916,7 @@ config_parse(struct config *cfg, int argc, char **argv)
 			if (o == NULL) {
 				if (pass == 0)
 					continue;
-				fprintf(stderr, "symhubd: %s option '%s'\n",
-				    ch == ':' ? "missing argument for" :
-				    "unknown", argv[optind - 1]);
-				usage(stderr);
+				bad_option(ch, argv[optind - 1]);
 				return -1;
 			}
 			if (pass == 0) {

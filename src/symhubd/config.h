@@ -116,6 +116,25 @@ int	config_parse_upstream(const struct config *cfg, const char *spec,
 	    struct upstream_spec *out, const char **why);
 void	config_upstream_free(struct upstream_spec *u);
 
+struct s3_config;
+
+/*
+ * The bucket's settings: --s3's URL, then the keys from --s3-credentials
+ * or the AWS_ variables.  Reads the credentials file; logs nothing.
+ * @param why  on failure, one line naming the option or file and the
+ *             cause ("no credentials: set ...").
+ * @return 0 and *sc; -EINVAL.
+ */
+int	config_s3(const struct config *cfg, struct s3_config *sc, char *why,
+	    size_t whylen);
+
+/*
+ * Can an upstream's header-file be read, and is each line (but blank
+ * ones and # comments) "Name: value"?  As fetch reads it at start.
+ * @return 0; -EINVAL (a bad line) or -errno, with the cause in why.
+ */
+int	config_header_file(const char *path, char *why, size_t whylen);
+
 /* Parse a --compress list ("zstd,gzip", "none") into WEBAPI_ENC_* bits.
  * @return 0 or -EINVAL. */
 int	config_parse_codings(const char *s, unsigned *out);

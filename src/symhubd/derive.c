@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 #include "common/elfinfo.h"
 #include "bucket.h"
 #include "derive.h"
+#include "recent.h"
 #include "gsym/gsym_dwarf.h"
 #include "gsym/gsym_write.h"
 #include "log.h"
@@ -494,6 +496,24 @@ convert(struct derive *s, const unsigned char *id, size_t idlen)
 	return rc;
 }
 
+/* Every conversion goes on the status page, whoever asked (a GET, a
+ * /symbolize, --gsym-ahead): as symhub_gsym_conversions_total counts.
+ * Called with s->mu held (j->waiters). */
+static void
+remember(const struct job *j, int rc, int64_t us)
+{
+	char	hex[2 * CACHE_ID_MAX + 1], d[96];
+
+	if (rc == -ECANCELED)
+		return;
+	hex_encode(j->id, j->idlen, hex);
+	snprintf(d, sizeof(d), "%s in %.2f s%s", rc == 0 ? "converted" :
+	    rc == -ENODATA ? "nothing to convert" : rc == -ENOENT ?
+	    "no debuginfo" : rc == -ENOEXEC ? "corrupt DWARF" : strerror(-rc),
+	    (double)us / 1e6, j->waiters == NULL ? ", ahead of need" : "");
+	recent_add(RECENT_CONVERSION, hex, "gsym", d);
+}
+
 static void *
 worker(void *arg)
 {
@@ -538,6 +558,7 @@ worker(void *arg)
 			    "gsym %s: cannot convert: %s", hex, strerror(-rc));
 		}
 		pthread_mutex_lock(&s->mu);
+		remember(j, rc, t0);	/* waiters may join until here */
 		s->seconds += (double)t0 / 1e6;
 		if (rc == 0)
 			s->n_ok++;

@@ -671,8 +671,11 @@ job_answer(struct fetch *f, struct job *j, enum fetch_result r,
 			*pp = j->next;
 			break;
 		}
+	/* The one that served, the bucket included, not the origin it
+	 * recorded (the upstream another replica fetched from). */
 	for (w = j->waiters; w != NULL; w = w->next)
-		w->done(w->ctx, r, from, NULL);
+		w->done(w->ctx, r, j->winner != NULL && r == FETCH_OK ?
+		    j->winner->up->spec.name : from, NULL);
 }
 
 static void
@@ -807,7 +810,8 @@ serve_early(struct fetch *f, struct job *j, int fd,
 			continue;
 		}
 		*pp = w->next;
-		w->done(w->ctx, FETCH_OK, rec->origin, &s);
+		w->done(w->ctx, FETCH_OK, j->winner != NULL ?
+		    j->winner->up->spec.name : rec->origin, &s);
 		free(w);
 	}
 }

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,9 +335,7 @@ remember(const struct req *r)
 		recent_add(RECENT_UPLOAD, r->w.idhex, kind, r->status == 201 ?
 		    "stored" : "replaced, or the same bytes");
 	} else if (r->converted) {
-		snprintf(d, sizeof(d), "%s (%d)", r->status == 200 ?
-		    "converted" : "failed", r->status);
-		recent_add(RECENT_CONVERSION, r->w.idhex, kind, d);
+		/* derive.c lists every conversion, this one included. */
 	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
 	    r->result == METRICS_R_NEGATIVE ||
 	    r->result == METRICS_R_TRANSIENT) {
@@ -451,45 +450,125 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	log_limited(fmt, NULL, "http: %s", buf);
 }
 
+/*
+ * Split "ADDR:PORT" or "[ADDR6]:PORT" into host (empty: every address)
+ * and port.  @return 0, or -EINVAL with the cause in why.
+ */
 static int
-parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+split_listen(const char *spec, char *host, size_t hostlen, char *port,
+    size_t portlen, char *why, size_t whylen)
 {
-	struct addrinfo	 hints, *res;
-	char		 host[256];
-	const char	*port;
+	const char	*p, *h = spec;
 	size_t		 n;
-	int		 rc;
+	char		*end;
+	unsigned long	 v;
 
 	if (spec[0] == '[') {
-		port = strchr(spec, ']');
-		if (port == NULL || port[1] != ':')
+		if ((p = strchr(spec, ']')) == NULL || (p[1] != ':' &&
+		    p[1] != '\0')) {
+			snprintf(why, whylen, "an IPv6 address is written "
+			    "[ADDR6]:PORT");
 			return -EINVAL;
-		n = (size_t)(port - spec - 1);
-		if (n >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, spec + 1, n);
-		host[n] = '\0';
-		port += 2;
+		}
+		h = spec + 1;
+		n = (size_t)(p - h);
+		p = p[1] == ':' ? p + 1 : NULL;
 	} else {
-		port = strrchr(spec, ':');
-		if (port == NULL)
-			return -EINVAL;
-		n = (size_t)(port - spec);
-		if (n >= sizeof(host))
-			return -EINVAL;
-		memcpy(host, spec, n);
-		host[n] = '\0';
-		port++;
+		p = strrchr(spec, ':');
+		n = p != NULL ? (size_t)(p - spec) : strlen(spec);
 	}
+	if (p == NULL || p[1] == '\0') {
+		snprintf(why, whylen, "no port (write ADDR:PORT, or "
+		    "[ADDR6]:PORT for IPv6)");
+		return -EINVAL;
+	}
+	p++;
+	errno = 0;
+	v = strtoul(p, &end, 10);
+	if (*p < '0' || *p > '9' || *end != '\0' || errno != 0 || v > 65535) {
+		snprintf(why, whylen, "the port '%s' is not a number from 0 "
+		    "to 65535", p);
+		return -EINVAL;
+	}
+	if (n >= hostlen) {
+		snprintf(why, whylen, "the address is too long");
+		return -EINVAL;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	snprintf(port, portlen, "%lu", v);
+	return 0;
+}
+
+/* What a failed bind() or listen() means to whoever set --listen. */
+static void
+bind_cause(int err, const char *port, char *why, size_t whylen)
+{
+	switch (err) {
+	case EADDRNOTAVAIL:
+		snprintf(why, whylen, "the address is not on this machine");
+		break;
+	case EADDRINUSE:
+		snprintf(why, whylen, "the port is in use (by another "
+		    "server, or another symhubd)");
+		break;
+	case EACCES:
+		if (strtoul(port, NULL, 10) < 1024) {
+			snprintf(why, whylen, "ports below 1024 need root or "
+			    "CAP_NET_BIND_SERVICE");
+			break;
+		}
+		/* FALLTHROUGH */
+	default:
+		snprintf(why, whylen, "%s", strerror(err));
+		break;
+	}
+}
+
+int
+http_bind(const char *spec, int *fdp, char *why, size_t whylen)
+{
+	struct addrinfo	 hints, *res = NULL;
+	char		 host[256], port[8];
+	int		 fd = -1, one = 1, rc;
+
+	*fdp = -1;
+	if ((rc = split_listen(spec, host, sizeof(host), port, sizeof(port),
+	    why, whylen)) < 0)
+		return rc;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	hints.ai_socktype = SOCK_STREAM;
-	if ((rc = getaddrinfo(*host ? host : NULL, port, &hints, &res)) != 0)
+	if ((rc = getaddrinfo(*host ? host : NULL, port, &hints, &res)) != 0) {
+		snprintf(why, whylen, "cannot resolve '%s': %s", host,
+		    gai_strerror(rc));
 		return -EINVAL;
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*len = res->ai_addrlen;
+	}
+	if ((fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0)) < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+		goto out;
+	}
+	/* As libmicrohttpd does for the sockets it opens: a restart
+	 * binds at once, and an IPv6 address takes no IPv4 traffic. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+		    sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		rc = -errno;
+		bind_cause(errno, port, why, whylen);
+		goto out;
+	}
+	*fdp = fd;
+	fd = -1;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
 	freeaddrinfo(res);
-	return 0;
+	return rc;
 }
 
 static unsigned int
@@ -509,20 +588,36 @@ mhd_limit(const struct config *cfg)
 
 int
 http_start(const struct config *cfg, const struct http_parts *p,
-    struct http **out)
+    int fd, struct http **out, char *why, size_t whylen)
 {
-	const union MHD_DaemonInfo	*di;
 	struct sockaddr_storage		 ss;
 	struct http			*h;
-	socklen_t			 sslen;
+	socklen_t			 sslen = sizeof(ss);
 	unsigned int			 flags, threads;
 	long				 ncpu;
+	char				 port[8];
 
 	*out = NULL;
-	if (parse_listen(cfg->listen, &ss, &sslen) < 0)
-		return -EINVAL;
-	if ((h = calloc(1, sizeof(*h))) == NULL)
+	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0 ||
+	    listen(fd, 1024) != 0) {
+		int err = errno;
+
+		snprintf(port, sizeof(port), "%u", (unsigned)ntohs(
+		    ss.ss_family == AF_INET6 ?
+		    ((struct sockaddr_in6 *)&ss)->sin6_port :
+		    ((struct sockaddr_in *)&ss)->sin_port));
+		bind_cause(err, port, why, whylen);
+		close(fd);
+		return -err;
+	}
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		close(fd);
 		return -ENOMEM;
+	}
+	h->port = ntohs(ss.ss_family == AF_INET6 ?
+	    ((struct sockaddr_in6 *)&ss)->sin6_port :
+	    ((struct sockaddr_in *)&ss)->sin_port);
 	h->cfg = cfg;
 	h->c = p->c;
 	h->s = p->s;
@@ -535,6 +630,8 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	h->bucket = p->bucket;
 	h->started = clock_wall_s();
 	if (batches_create(h->c, h->s, h->dv, h->f, &h->batches) != 0) {
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+		close(fd);
 		free(h);
 		return -ENOMEM;
 	}
@@ -548,9 +645,11 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	    MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* The socket is ours, bound and listening: a bind error was
+	 * reported with its own errno, and MHD has nothing to bind. */
 	h->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, h,
 	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_THREAD_POOL_SIZE, threads,
 	    /* Split among MHD's threads, unevenly: twice the budget that
 	     * notify_conn() keeps, so that no thread's share turns a
@@ -561,7 +660,6 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	     * the connection's pool (32 KiB by default) for every request,
 	     * so a larger one costs GETs dearly (256 KiB: 25-40 %), and
 	     * uploads arrive in chunks of about half of it. */
-	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
 	    MHD_OPTION_NOTIFY_COMPLETED, completed, h,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_seen, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, conns_notify, h,
@@ -569,15 +667,17 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	    (unsigned int)cfg->conns_per_address,
 	    MHD_OPTION_END);
 	if (h->d == NULL) {
+		/* MHD logged why (threads, epoll, memory). */
+		snprintf(why, whylen, "the HTTP server did not start");
+		close(fd);
 		conns_stop(h);
 		batches_free(h->batches);
 		pthread_mutex_destroy(&h->cmu);
 		pthread_cond_destroy(&h->ccv);
 		free(h);
-		return -EADDRINUSE;
+		return -EIO;
 	}
-	di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-	h->port = di != NULL ? di->port : 0;
+	/* fd now owned by MHD, closed by MHD_stop_daemon(). */
 	metrics_set_ready(1);
 	*out = h;
 	return 0;

@@ -6,6 +6,7 @@
 #ifndef SYMHUB_HTTP_H
 #define SYMHUB_HTTP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cache/cache.h"
@@ -37,12 +38,24 @@ struct http_parts {
 };
 
 /*
- * Start listening on cfg->listen and serving from p (copied); cfg must
- * outlive the server.
- * @return 0 and *out, or -errno (-EADDRINUSE, -EINVAL for a bad address).
+ * Open a TCP socket bound to spec ("ADDR:PORT", "[ADDR6]:PORT", ":PORT"
+ * for every address), not listening yet: a client is refused, not kept
+ * waiting, until http_start().  Nothing is logged.
+ * @param why  on failure, the cause in words ("the address is not on
+ *             this machine", "no port: ...").
+ * @return 0 and *fd (the caller's to close or pass on); -EINVAL for a
+ *         malformed or unresolvable spec; -errno of socket() or bind().
+ */
+int	http_bind(const char *spec, int *fd, char *why, size_t whylen);
+
+/*
+ * Start listening on fd (from http_bind()) and serving from p (copied);
+ * cfg must outlive the server.  fd is owned by the server from the call
+ * on, closed on failure too.
+ * @return 0 and *out, or -errno with the cause in why.
  */
 int	http_start(const struct config *cfg, const struct http_parts *p,
-	    struct http **out);
+	    int fd, struct http **out, char *why, size_t whylen);
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);

@@ -19,6 +19,9 @@ static const char *const rnames[METRICS_R_N] = {
 	"file", "section", "negative", "notfound", "error", "transient",
 	"other"
 };
+static const char *const anames[METRICS_API_N] = {
+	"buildid", "batch", "tecken"
+};
 static const char *const snames[METRICS_SCAN_N] = {
 	"indexed", "unchanged", "skipped", "forgotten"
 };
@@ -41,6 +44,8 @@ static struct {
 	atomic_int		ready;
 	atomic_int		offline;
 	atomic_uint_fast64_t	verify_rate;
+	atomic_uint_fast64_t	sym_requests[METRICS_API_N];
+	atomic_uint_fast64_t	sym_addresses[METRICS_API_N];
 } m;
 
 /*
@@ -131,6 +136,25 @@ metrics_scan_pass(double seconds)
 }
 
 void
+metrics_symbolize(enum metrics_api api, uint64_t n)
+{
+	INC(m.sym_requests[api], 1);
+	INC(m.sym_addresses[api], n);
+}
+
+void
+metrics_symbolize_get(uint64_t requests[METRICS_API_N],
+    uint64_t addresses[METRICS_API_N])
+{
+	size_t i;
+
+	for (i = 0; i < METRICS_API_N; i++) {
+		requests[i] = GET(m.sym_requests[i]);
+		addresses[i] = GET(m.sym_addresses[i]);
+	}
+}
+
+void
 metrics_stale(void)
 {
 	INC(m.stale, 1);
@@ -209,6 +233,22 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	fprintf(fp, "symhub_http_duration_seconds_sum %.6f\n"
 	    "symhub_http_duration_seconds_count %llu\n",
 	    (double)GET(m.lat_sum_us) / 1e6, (unsigned long long)cum);
+
+	fprintf(fp, "# HELP symhub_symbolize_requests_total Symbolization "
+	    "requests read whole, by API (buildid: POST /buildid/ID/symbolize, "
+	    "batch: POST /symbolize, tecken: /symbolicate/v5)\n"
+	    "# TYPE symhub_symbolize_requests_total counter\n");
+	for (i = 0; i < METRICS_API_N; i++)
+		fprintf(fp, "symhub_symbolize_requests_total{api=\"%s\"} "
+		    "%llu\n", anames[i],
+		    (unsigned long long)GET(m.sym_requests[i]));
+	fprintf(fp, "# HELP symhub_symbolize_addresses_total Addresses "
+	    "(Tecken: frames) those requests asked\n"
+	    "# TYPE symhub_symbolize_addresses_total counter\n");
+	for (i = 0; i < METRICS_API_N; i++)
+		fprintf(fp, "symhub_symbolize_addresses_total{api=\"%s\"} "
+		    "%llu\n", anames[i],
+		    (unsigned long long)GET(m.sym_addresses[i]));
 
 	fprintf(fp, "# TYPE symhub_scan_files_total counter\n");
 	for (i = 0; i < METRICS_SCAN_N; i++)

@@ -53,6 +53,21 @@ void	metrics_set_offline(int offline);
 /* The background verifier's pace, bytes a second (0: off). */
 void	metrics_set_verify_rate(uint64_t bytes_per_s);
 
+enum metrics_api {		/* the "api" label of symbolization */
+	METRICS_API_BUILDID,	/* POST /buildid/ID/symbolize */
+	METRICS_API_BATCH,	/* POST /symbolize */
+	METRICS_API_TECKEN,	/* POST /symbolicate/v5 */
+	METRICS_API_N
+};
+
+/* A symbolization request read whole, asking n addresses (Tecken:
+ * frames); one refused for its body is not counted. */
+void	metrics_symbolize(enum metrics_api api, uint64_t n);
+
+/* The counts of metrics_symbolize(), for the status page. */
+void	metrics_symbolize_get(uint64_t requests[METRICS_API_N],
+	    uint64_t addresses[METRICS_API_N]);
+
 #define METRICS_MINUTES	60
 
 /*

@@ -408,6 +408,10 @@ begin_batch(struct http *h, struct req *r)
 	if (n < 0)
 		return reply_text(r, n == -EINVAL ? REPLY_BAD_REQUEST :
 		    REPLY_INTERNAL, why, "symbolize");
+	if (r->w.route == WEBAPI_TECKEN)
+		metrics_symbolize(METRICS_API_TECKEN, q->tk.nframes);
+	else
+		metrics_symbolize(METRICS_API_BATCH, q->in.naddrs);
 	if (!route_answer_fits(h, least_answer(q)))
 		return reply_text(r, REPLY_TOO_LARGE, "the answer would be "
 		    "larger than --symbolize-max-answer: ask for fewer "

@@ -97,6 +97,7 @@ symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 		    n == -EINVAL ? REPLY_BAD_REQUEST : REPLY_INTERNAL, why,
 		    "symbolize");
 	}
+	metrics_symbolize(METRICS_API_BUILDID, (uint64_t)n);
 	/* The least a result takes: {"address":"0x0","frames":[]...}. */
 	if (!route_answer_fits(h, 64 + (uint64_t)n * 32)) {
 		free(addrs);

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,13 @@ utc(FILE *fp, int64_t t)
 	gmtime_r(&tt, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
 	fputs(buf, fp);
+}
+
+/* "1 hit", "2 hits": n and its noun, the plural an s. */
+static void
+count(FILE *fp, uint64_t n, const char *noun)
+{
+	fprintf(fp, "%" PRIu64 " %s%s", n, noun, n == 1 ? "" : "s");
 }
 
 static void
@@ -91,9 +99,12 @@ chart(FILE *fp, int64_t now)
 	for (k = 0; k < METRICS_MINUTES; k++) {
 		hh = 80.0 * (double)hits[k] / (double)max;
 		mh = 80.0 * (double)misses[k] / (double)max;
-		fprintf(fp, "<g><title>%zu min ago: %" PRIu64 " hits, %" PRIu64
-		    " misses</title>", METRICS_MINUTES - 1 - k, hits[k],
-		    misses[k]);
+		fprintf(fp, "<g><title>%zu min ago: ",
+		    METRICS_MINUTES - 1 - k);
+		count(fp, hits[k], "hit");
+		fputs(", ", fp);
+		count(fp, misses[k], "miss");
+		fputs("</title>", fp);
 		if (hits[k] > 0)
 			fprintf(fp, "<rect class=\"hit\" x=\"%zu\" y=\"%.1f\" "
 			    "width=\"8\" height=\"%.1f\"/>", 40 + k * 10,
@@ -110,8 +121,9 @@ chart(FILE *fp, int64_t now)
 	    "text-anchor=\"end\">now</text>\n</svg>\n",
 	    METRICS_MINUTES * 10 + 40, METRICS_MINUTES * 10 + 38);
 	fprintf(fp, "<p>In the last hour: <span id=\"hour-hits\">%" PRIu64
-	    "</span> hits, <span id=\"hour-misses\">%" PRIu64 "</span> misses"
-	    "%s", th, tm, th + tm > 0 ? ", " : ".</p>\n");
+	    "</span> hit%s, <span id=\"hour-misses\">%" PRIu64 "</span> "
+	    "miss%s%s", th, th == 1 ? "" : "s", tm, tm == 1 ? "" : "es",
+	    th + tm > 0 ? ", " : ".</p>\n");
 	if (th + tm > 0)
 		fprintf(fp, "<span id=\"hour-hit-rate\">%.1f</span> %% hits."
 		    "</p>\n", 100.0 * (double)th / (double)(th + tm));
@@ -185,6 +197,68 @@ upstreams(FILE *fp, struct http *h)
 	fputs("</table>\n", fp);
 }
 
+/* The scan directories: what the last pass found in each. */
+static void
+scan_dirs_table(FILE *fp, struct http *h)
+{
+	struct scan_dir_info	d[64];
+	size_t			n, i;
+
+	if (h->s == NULL)
+		return;
+	n = scan_dirs(h->s, d, sizeof(d) / sizeof(d[0]));
+	fputs("<h2>Scan directories</h2>\n<table id=\"scan-dirs\"><tr>"
+	    "<th>directory</th><th class=\"num\">files</th>"
+	    "<th class=\"num\">new or changed</th><th>last pass (UTC)</th>"
+	    "<th>state</th></tr>\n", fp);
+	for (i = 0; i < n && i < sizeof(d) / sizeof(d[0]); i++) {
+		fputs("<tr><td><code>", fp);
+		esc(fp, d[i].path);
+		fprintf(fp, "</code></td><td class=\"num\">%" PRIu64 "</td>"
+		    "<td class=\"num\">%" PRIu64 "</td><td>", d[i].files,
+		    d[i].changed);
+		if (d[i].last > 0)
+			utc(fp, d[i].last);
+		else
+			fputs("none yet", fp);
+		fprintf(fp, "</td><td class=\"%s\">", d[i].err ? "bad" : "ok");
+		esc(fp, d[i].err ? strerror(d[i].err) : "ok");
+		fputs("</td></tr>\n", fp);
+	}
+	fputs("</table>\n", fp);
+	if (n > i)
+		fprintf(fp, "<p>and %zu more.</p>\n", n - i);
+}
+
+/* Symbolization traffic since the start, from the metrics' counters. */
+static void
+symbolize_table(FILE *fp, struct http *h)
+{
+	static const char *const api[METRICS_API_N] = {
+		"<code>POST /buildid/ID/symbolize</code>",
+		"<code>POST /symbolize</code> (batches)",
+		"<code>/symbolicate/v5</code> (Tecken)",
+	};
+	uint64_t	req[METRICS_API_N], addr[METRICS_API_N];
+	uint64_t	nb, late, mods, ready;
+	size_t		i;
+
+	metrics_symbolize_get(req, addr);
+	batches_stats(h->batches, &nb, &late, &mods, &ready);
+	fputs("<h2>Symbolization since the start</h2>\n<table "
+	    "id=\"symbolize\"><tr><th>API</th><th class=\"num\">requests"
+	    "</th><th class=\"num\">addresses</th></tr>\n", fp);
+	for (i = 0; i < METRICS_API_N; i++)
+		fprintf(fp, "<tr><td>%s</td><td class=\"num\">%" PRIu64
+		    "</td><td class=\"num\">%" PRIu64 "</td></tr>\n", api[i],
+		    req[i], addr[i]);
+	fputs("</table>\n<p id=\"symbolize-modules\">Batches and Tecken "
+	    "requests named ", fp);
+	count(fp, mods, "module");
+	fprintf(fp, ", %" PRIu64 " of them ready in time; the deadline "
+	    "passed first in %" PRIu64 ".</p>\n", ready, late);
+}
+
 static const char style[] =
 "body{font:15px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:62em;"
 "padding:0 1em;color:#222}h1{font-size:1.4em}h2{font-size:1.1em;"
@@ -251,7 +325,9 @@ status_page(struct http *h, struct req *r)
 		fputs("<tr><td>state</td><td>cannot be read</td></tr>\n", fp);
 	fputs("</table>\n<h2>Requests for files, the last hour</h2>\n", fp);
 	chart(fp, now);
+	scan_dirs_table(fp, h);
 	upstreams(fp, h);
+	symbolize_table(fp, h);
 	recent_table(fp, RECENT_MISS, "misses", "Recent misses",
 	    "No miss since the start.");
 	recent_table(fp, RECENT_UPLOAD, "uploads", "Recent uploads",

@@ -77,6 +77,13 @@ struct scan {
 	pthread_mutex_t	 mu;
 	pthread_cond_t	 cv;
 	pthread_mutex_t	 pass_mu;	/* one pass at a time */
+	/* What the last pass found in each of dirs, for the status page
+	 * and the log (a directory's error is logged when it changes). */
+	struct scan_dirstat {
+		uint64_t	 files, changed;
+		int64_t		 last;		/* wall seconds; 0: never */
+		int		 err;		/* errno of its walk; 0 */
+	}		*dstat;		/* under mu */
 	scan_new_fn	 on_dbg;	/* NULL: none */
 	void		*on_dbg_ctx;
 };
@@ -86,6 +93,7 @@ struct pass {
 	struct scan	*s;
 	int		 force;
 	int		 indexed;
+	uint64_t	 files, changed;	/* in the directory walked now */
 	char		**seen;
 	size_t		 nseen, cap;
 	/* Packages to read, after the walk, on several threads: reading
@@ -112,6 +120,8 @@ ident(const struct stat *st, struct cache_file *f)
 	    st->st_mtim.tv_nsec;
 }
 
+/* what: the name to warn under when a path does not resolve; NULL:
+ * say nothing (each pass says it of a scan directory). */
 static int
 resolve(const struct strlist *in, struct strlist *out, const char *what)
 {
@@ -124,7 +134,8 @@ resolve(const struct strlist *in, struct strlist *out, const char *what)
 	for (i = 0; i < in->n; i++) {
 		if ((r = realpath(in->v[i], NULL)) == NULL) {
 			/* Keep it: it may appear later; each pass retries. */
-			log_warn("%s %s", what, in->v[i]);
+			if (what != NULL)
+				log_warn("%s %s", what, in->v[i]);
 			if ((r = strdup(in->v[i])) == NULL)
 				return -ENOMEM;
 		}
@@ -212,7 +223,9 @@ scan_create(struct cache *c, const struct config *cfg, struct scan **out)
 	pthread_cond_init(&s->cv, NULL);
 	pthread_mutex_init(&s->pass_mu, NULL);
 	pthread_mutex_init(&s->pair_mu, NULL);
-	if ((rc = resolve(&cfg->scan_dirs, &s->dirs, "scan directory")) < 0 ||
+	if ((rc = resolve(&cfg->scan_dirs, &s->dirs, NULL)) < 0 ||
+	    (s->dstat = calloc(cfg->scan_dirs.n + 1, sizeof(*s->dstat))) ==
+	    NULL ||
 	    (rc = resolve(&cfg->source_roots, &s->roots, "source root")) < 0 ||
 	    (rc = make_rules(s, cfg)) < 0) {
 		scan_free(s);
@@ -239,6 +252,7 @@ scan_free(struct scan *s)
 		pthread_join(s->thread, NULL);
 	}
 	strlist_free(&s->dirs);
+	free(s->dstat);
 	strlist_free(&s->roots);
 	for (i = 0; i < s->nrules; i++) {
 		free(s->rules[i].ext);
@@ -1117,12 +1131,14 @@ walk(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	if ((p->seen[p->nseen] = strdup(path)) == NULL)
 		return -1;
 	p->nseen++;
+	p->files++;
 	ident(st, &now);
 	if (!p->force && cache_file_get(p->s->c, path, &old) == 0 &&
 	    memcmp(&old, &now, sizeof(old)) == 0) {
 		metrics_scan_file(METRICS_SCAN_UNCHANGED);
 		return 0;
 	}
+	p->changed++;
 	if (rule_for(p->s, path) != NULL) {
 		if (array_grow(&p->todo, &p->captodo, p->ntodo + 1,
 		    sizeof(*p->todo)) != 0)
@@ -1221,9 +1237,29 @@ pass_once(struct scan *s, int force, int *forgotten)
 	p.force = force;
 	pthread_mutex_init(&p.mu, NULL);
 	cur = &p;
-	for (i = 0; i < s->dirs.n; i++)
+	for (i = 0; i < s->dirs.n; i++) {
+		int err = 0, was;
+
+		p.files = p.changed = 0;
+		errno = 0;
 		if (nftw(s->dirs.v[i], walk, 32, FTW_PHYS) != 0)
-			log_warn("scanning %s", s->dirs.v[i]);
+			err = errno != 0 ? errno : EIO;
+		pthread_mutex_lock(&s->mu);
+		was = s->dstat[i].err;
+		s->dstat[i].files = p.files;
+		s->dstat[i].changed = p.changed;
+		s->dstat[i].last = clock_wall_s();
+		s->dstat[i].err = err;
+		pthread_mutex_unlock(&s->mu);
+		/* Once per change: a directory still missing at the next
+		 * pass is no news. */
+		if (err != 0 && err != was)
+			log_warnx("scan directory %s: %s (looked for again at "
+			    "each pass)", s->dirs.v[i], strerror(err));
+		else if (err == 0 && was != 0)
+			log_info("scan directory %s: readable again",
+			    s->dirs.v[i]);
+	}
 	cur = NULL;
 	read_packages(&p);
 	free(p.todo);
@@ -1300,6 +1336,23 @@ scan_start(struct scan *s, uint64_t interval)
 		return -rc;
 	s->running = 1;
 	return 0;
+}
+
+size_t
+scan_dirs(struct scan *s, struct scan_dir_info *out, size_t max)
+{
+	size_t i;
+
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->dirs.n && i < max; i++) {
+		out[i].path = s->dirs.v[i];
+		out[i].files = s->dstat[i].files;
+		out[i].changed = s->dstat[i].changed;
+		out[i].last = s->dstat[i].last;
+		out[i].err = s->dstat[i].err;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return s->dirs.n;
 }
 
 void

@@ -48,6 +48,21 @@ int	scan_start(struct scan *s, uint64_t interval);
 typedef void (*scan_new_fn)(void *ctx, const struct cache_key *key);
 void	scan_on_debuginfo(struct scan *s, scan_new_fn fn, void *ctx);
 
+/* What the last pass found under one scan directory. */
+struct scan_dir_info {
+	const char	*path;		/* absolute; valid while s is */
+	uint64_t	 files;		/* regular files under it, ELF or not */
+	uint64_t	 changed;	/* of those, read: new or changed */
+	int64_t		 last;		/* the pass's end, wall s; 0: none yet */
+	int		 err;		/* errno of its walk (ENOENT); 0 */
+};
+
+/*
+ * Copy the state of up to max scan directories, in their order.
+ * @return how many there are (may exceed max).
+ */
+size_t	scan_dirs(struct scan *s, struct scan_dir_info *out, size_t max);
+
 /* Ask the thread for a pass as soon as it is idle (SIGHUP). */
 void	scan_trigger(struct scan *s);
 

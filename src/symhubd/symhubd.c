@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "base/clock.h"
 #include "cache/cache.h"
@@ -22,6 +24,7 @@
 #include "derive.h"
 #include "http.h"
 #include "log.h"
+#include "s3/s3conf.h"
 #include "metrics.h"
 #include "scan.h"
 
@@ -201,6 +204,131 @@ open_store(const struct config *cfg)
 	return c;
 }
 
+/* After a restart most files are unchanged: say so, rather than "0
+ * files indexed" of a store that serves thousands. */
+static void
+first_scan_said(struct scan *s, int indexed)
+{
+	struct scan_dir_info	d[64];
+	uint64_t		files = 0, changed = 0;
+	size_t			n, i;
+
+	n = scan_dirs(s, d, sizeof(d) / sizeof(d[0]));
+	for (i = 0; i < n && i < sizeof(d) / sizeof(d[0]); i++) {
+		files += d[i].files;
+		changed += d[i].changed;
+	}
+	log_info("first scan: %llu file%s in %zu director%s: %llu new or "
+	    "changed (%d indexed), %llu unchanged since the last start",
+	    (unsigned long long)files, files == 1 ? "" : "s", n,
+	    n == 1 ? "y" : "ies", (unsigned long long)changed, indexed,
+	    (unsigned long long)(files - changed));
+}
+
+/*
+ * What start-up refuses, checked before the store is opened (a long
+ * first scan would come before the refusal) and by -n: the address to
+ * listen on, bound now; the bucket's keys; the upstreams' header files;
+ * the tokens file, loaded into *auth.  With check_only, a port in use is
+ * a note, not a refusal: it is often the running hub's, whose
+ * configuration is being checked.
+ * @return 0, with *fd bound (or -1 with check_only); -1 with one line
+ *         naming the thing and the cause in why.
+ */
+static int
+preflight(const struct config *cfg, int check_only, int *fd,
+    struct auth **auth, char *why, size_t whylen)
+{
+	struct upstream_spec	 u;
+	struct s3_config	 sc;
+	const char		*w;
+	char			 cause[384];
+	unsigned		 line;
+	size_t			 i;
+	int			 rc;
+
+	*fd = -1;
+	*auth = NULL;
+	rc = http_bind(cfg->listen, fd, cause, sizeof(cause));
+	if (rc == -EADDRINUSE && check_only) {
+		fprintf(stderr, "symhubd: note: cannot listen on %s now: %s\n",
+		    cfg->listen, cause);
+	} else if (rc < 0) {
+		snprintf(why, whylen, "cannot listen on %s: %s", cfg->listen,
+		    cause);
+		return -1;
+	}
+	if (check_only && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (cfg->s3 != NULL && !cfg->offline &&
+	    config_s3(cfg, &sc, cause, sizeof(cause)) < 0) {
+		snprintf(why, whylen, "bucket %s: %s", cfg->s3, cause);
+		goto fail;
+	}
+	for (i = 0; i < cfg->upstreams.n && !cfg->offline; i++) {
+		if (config_parse_upstream(cfg, cfg->upstreams.v[i], &u,
+		    &w) < 0)
+			continue;	/* config_parse() refused it */
+		rc = u.header_file != NULL ? config_header_file(u.header_file,
+		    cause, sizeof(cause)) : 0;
+		if (rc < 0)
+			snprintf(why, whylen, "upstream %s: header file %s: %s",
+			    u.name, u.header_file, cause);
+		config_upstream_free(&u);
+		if (rc < 0)
+			goto fail;
+	}
+	if (cfg->tokens != NULL &&
+	    (rc = auth_load(cfg->tokens, auth, &w, &line)) < 0) {
+		if (w != NULL)
+			snprintf(why, whylen, "tokens file %s:%u: %s",
+			    cfg->tokens, line, w);
+		else
+			snprintf(why, whylen, "tokens file %s: %s", cfg->tokens,
+			    strerror(-rc));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+/* -n: what start-up only warns of, a missing scan directory, is said
+ * too, and does not fail the check. */
+static int
+check_config(const struct config *cfg)
+{
+	struct auth	*auth;
+	struct stat	 st;
+	char		 why[512];
+	size_t		 i;
+	int		 fd;
+
+	if (preflight(cfg, 1, &fd, &auth, why, sizeof(why)) < 0) {
+		fprintf(stderr, "symhubd: %s\n", why);
+		return 1;
+	}
+	auth_free(auth);
+	for (i = 0; i < cfg->scan_dirs.n; i++) {
+		const char *cause = NULL;
+
+		if (stat(cfg->scan_dirs.v[i], &st) != 0)
+			cause = strerror(errno);
+		else if (!S_ISDIR(st.st_mode))
+			cause = strerror(ENOTDIR);
+		if (cause != NULL)
+			fprintf(stderr, "symhubd: note: scan directory %s: %s "
+			    "(start-up goes on; each pass looks for it)\n",
+			    cfg->scan_dirs.v[i], cause);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -215,14 +343,13 @@ main(int argc, char **argv)
 	struct hot		*hot = NULL;
 	struct http_parts	 parts;
 	struct auth		*auth = NULL;
-	const char		*why;
-	unsigned		 line;
+	char			 why[512];
 	struct http		*h;
 	struct cache_stats	 st;
 	struct maint		 m;
 	pthread_t		 mt;
 	sigset_t		 set;
-	int			 rc, sig;
+	int			 rc, sig, lfd;
 
 	rc = config_parse(&cfg, argc, argv);
 	if (rc != 0) {
@@ -230,13 +357,17 @@ main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	if (cfg.check_only) {
-		config_dump(&cfg, stdout);
+		rc = check_config(&cfg);
+		if (rc == 0)
+			config_dump(&cfg, stdout);
 		config_free(&cfg);
-		return 0;
+		return rc;
 	}
 	if ((rc = log_init("symhubd", cfg.log_file, (int)cfg.verbose)) < 0)
 		fprintf(stderr, "symhubd: log file %s: %s\n", cfg.log_file,
 		    strerror(-rc));
+	if (preflight(&cfg, 0, &lfd, &auth, why, sizeof(why)) < 0)
+		fatalx("%s", why);
 	/*
 	 * libdw may consult debuginfod for dwz alt files while we read
 	 * DWARF; it must never ask a server (possibly this one) from inside
@@ -318,7 +449,7 @@ main(int argc, char **argv)
 		if ((rc = scan_pass(s, 0)) < 0)
 			log_warnx("first scan: %s", strerror(-rc));
 		else
-			log_info("first scan: %d files indexed", rc);
+			first_scan_said(s, rc);
 		if ((rc = scan_start(s, cfg.rescan)) < 0)
 			fatalx("scanner: %s", strerror(-rc));
 	}
@@ -356,14 +487,8 @@ main(int argc, char **argv)
 		    bk != NULL ? ", after the bucket" : "");
 	if (f != NULL && cfg.gsym_ahead)
 		fetch_on_debuginfo(f, gsym_ahead, dv);
-	if (cfg.tokens != NULL) {
-		rc = auth_load(cfg.tokens, &auth, &why, &line);
-		if (rc < 0 && why != NULL)
-			fatalx("tokens file %s:%u: %s", cfg.tokens, line, why);
-		if (rc < 0)
-			fatalx("tokens file %s: %s", cfg.tokens, strerror(-rc));
+	if (auth != NULL)
 		log_info("uploads accepted (tokens from %s)", cfg.tokens);
-	}
 	if ((rc = meta_create(c, f, &cfg, &meta)) < 0)
 		fatalx("metadata workers: %s", strerror(-rc));
 	if ((rc = encode_create(c, s, &cfg, &enc)) < 0)
@@ -379,8 +504,9 @@ main(int argc, char **argv)
 	if ((rc = hot_create(cfg.hot_cache, cfg.hot_file_max, &hot)) < 0)
 		fatalx("hot cache: %s", strerror(-rc));
 	parts.hot = hot;
-	if ((rc = http_start(&cfg, &parts, &h)) < 0)
-		fatalx("cannot listen on %s: %s", cfg.listen, strerror(-rc));
+	/* lfd now owned by the server. */
+	if ((rc = http_start(&cfg, &parts, lfd, &h, why, sizeof(why))) < 0)
+		fatalx("cannot listen on %s: %s", cfg.listen, why);
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
 

@@ -131,6 +131,7 @@ struct derive {
 	int			 bwanted;	/* another pass asked for */
 	int			 brunning;	/* a pass is under way */
 	uint64_t		 bbudget;	/* the store's; 0: none */
+	uint64_t		 bpass_budget;	/* the pass's: bthread's only */
 	int			 refused;	/* the store refused a GSYM
 						 * since the pass began */
 	size_t			 nbacklog;	/* its jobs queued, not begun */
@@ -758,8 +759,8 @@ backlog_one(void *ctx, const struct cache_key *key,
 	    gsym_fresh(s, key->id, key->idlen))
 		return 0;
 	/* GSYM nobody asked for must not evict what was fetched. */
-	if (s->bbudget > 0 && cache_stats(s->c, &st) == 0 &&
-	    st.bytes >= s->bbudget / 10 * 9)
+	if (s->bpass_budget > 0 && cache_stats(s->c, &st) == 0 &&
+	    st.bytes >= s->bpass_budget / 10 * 9)
 		return -EDQUOT;
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop && s->nbacklog >= BACKLOG_QUEUED &&
@@ -791,6 +792,7 @@ backlog(void *arg)
 			break;
 		s->bwanted = 0;
 		s->brunning = 1;
+		s->bpass_budget = s->bbudget;
 		queued = s->n_backlog;
 		__atomic_store_n(&s->refused, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&s->mu);
@@ -825,6 +827,9 @@ backlog(void *arg)
 			log_info("gsym backlog: %" PRIu64 " conversion(s) "
 			    "queued for what the store held without GSYM "
 			    "(walked in %.1f s)", queued, (double)t0 / 1e6);
+		else
+			log_debug("gsym backlog: nothing to queue (walked "
+			    "in %.3f s)", (double)t0 / 1e6);
 	}
 	s->brunning = 0;
 	pthread_mutex_unlock(&s->mu);

@@ -87,7 +87,8 @@ typedef void (*derive_done_fn)(void *ctx, int rc);
  * @param done  NULL: nobody waits: the conversion is queued ahead of need
  *              (--gsym-ahead, --gsym-on-upload) and runs after every one
  *              somebody waits for; past 65536 such at once it is dropped
- *              (done on its first request instead) and counted.
+ *              (done by the next backlog pass, or on its first request
+ *              instead) and counted.
  * @return 0 (done will be called exactly once, later), or -errno (it
  *         will not).
  */

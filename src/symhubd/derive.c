@@ -36,6 +36,10 @@
 #define MAX_FAILED	64		/* corrupt parents remembered */
 #define MAX_UNSTORED	4		/* GSYM the store could not take */
 #define MAX_AHEAD	65536		/* conversions queued ahead of need */
+/* Backlog conversions queued at once: the walk waits for room, so that
+ * the queue (scanned by every worker's pick) stays short however large
+ * the store. */
+#define BACKLOG_QUEUED	64
 #define UNSTORED_TTL	60		/* seconds one is served; then the
 					 * store is tried again */
 
@@ -49,6 +53,8 @@ struct job {
 	unsigned char	 id[CACHE_ID_MAX];
 	size_t		 idlen;
 	int		 running;
+	int		 backlog;	/* queued by the backlog pass, nobody
+					 * waiting: the lowest priority */
 	struct waiter	*waiters;
 	struct job	*next;
 };
@@ -120,6 +126,19 @@ struct derive {
 	uint64_t		 n_coalesced;
 	size_t			 nahead;	/* queued, nobody waiting */
 	uint64_t		 n_ahead, n_ahead_dropped;
+	/* The backlog pass (derive_gsym_backlog()); under mu. */
+	pthread_t		 bthread;
+	int			 bstarted;	/* bthread runs */
+	pthread_cond_t		 bcv;		/* room, or a pass asked for */
+	int			 bwanted;	/* another pass asked for */
+	int			 brunning;	/* a pass is under way */
+	uint64_t		 bbudget;	/* the store's; 0: none */
+	uint64_t		 bpass_budget;	/* the pass's: bthread's only */
+	int			 refused;	/* the store refused a GSYM
+						 * since the pass began */
+	size_t			 nbacklog;	/* its jobs queued, not begun */
+	uint64_t		 n_backlog, n_backlog_checked;
+	uint64_t		 n_backlog_passes;
 	double			 seconds;
 	uint64_t		 hot_hits, hot_misses;
 	uint64_t		 hot_bytes;	/* decoded, all files */
@@ -443,6 +462,8 @@ convert_from(struct derive *s, const unsigned char *id, size_t idlen,
 	if (rc < 0 && rc == k.rc && refused(rc)) {
 		cache_blob_abort(k.b);	/* its bytes may be what fills it */
 		k.b = NULL;
+		/* No more conversions nobody asked for. */
+		__atomic_store_n(&s->refused, 1, __ATOMIC_RELAXED);
 		rc = convert_unstored(s, id, idlen, parent, fd, &o);
 	}
 	if (rc == -ENOEXEC) {
@@ -514,6 +535,22 @@ remember(const struct job *j, int rc, int64_t us)
 	recent_add(RECENT_CONVERSION, hex, "gsym", d);
 }
 
+/* A conversion's outcome, in the metrics; under s->mu. */
+static void
+count(struct derive *s, int rc)
+{
+	if (rc == 0)
+		s->n_ok++;
+	else if (rc == -ENODATA)
+		s->n_nodata++;
+	else if (rc == -ENOENT)
+		s->n_missing++;
+	else if (rc == -ENOEXEC)
+		s->n_corrupt++;
+	else
+		s->n_error++;
+}
+
 static void *
 worker(void *arg)
 {
@@ -521,20 +558,25 @@ worker(void *arg)
 
 	pthread_mutex_lock(&s->mu);
 	for (;;) {
-		struct job *j, **pp;
+		struct job *j, *o, **pp;
 		struct waiter *w;
 		int64_t t0;
-		int rc;
+		int rc, skip;
 
 		/* A conversion somebody waits for goes first; then those
-		 * queued ahead of need, newest first. */
+		 * queued ahead of need, newest first; then the backlog's,
+		 * oldest first (in the store's order: the list is short). */
 		for (j = s->jobs; j != NULL; j = j->next)
 			if (!j->running && j->waiters != NULL)
 				break;
 		if (j == NULL)
-			for (j = s->jobs; j != NULL && j->running;
-			    j = j->next)
+			for (j = s->jobs; j != NULL && (j->running ||
+			    j->backlog); j = j->next)
 				;
+		if (j == NULL)
+			for (o = s->jobs; o != NULL; o = o->next)
+				if (!o->running)
+					j = o;
 		if (j == NULL && !s->stop) {
 			pthread_cond_wait(&s->cv, &s->mu);
 			continue;
@@ -542,11 +584,21 @@ worker(void *arg)
 		if (j == NULL)
 			break;
 		j->running = 1;
-		if (j->waiters == NULL)
+		skip = 0;
+		if (j->backlog) {
+			s->nbacklog--;
+			pthread_cond_signal(&s->bcv);	/* room */
+			/* The store refused one since: it takes no more. */
+			skip = __atomic_load_n(&s->refused, __ATOMIC_RELAXED);
+		} else if (j->waiters == NULL) {
 			s->nahead--;
+		}
 		pthread_mutex_unlock(&s->mu);
 		t0 = clock_us();
-		rc = s->stop ? -ECANCELED : convert(s, j->id, j->idlen);
+		/* A request that joins a skipped one meanwhile is asked to
+		 * come again (-ECANCELED), and then converts. */
+		rc = s->stop || skip ? -ECANCELED :
+		    convert(s, j->id, j->idlen);
 		t0 = clock_us() - t0;
 		/* A corrupt parent was logged by convert_from(), once. */
 		if (rc < 0 && rc != -ENODATA && rc != -ENOENT &&
@@ -560,16 +612,8 @@ worker(void *arg)
 		pthread_mutex_lock(&s->mu);
 		remember(j, rc, t0);	/* waiters may join until here */
 		s->seconds += (double)t0 / 1e6;
-		if (rc == 0)
-			s->n_ok++;
-		else if (rc == -ENODATA)
-			s->n_nodata++;
-		else if (rc == -ENOENT)
-			s->n_missing++;
-		else if (rc == -ENOEXEC)
-			s->n_corrupt++;
-		else
-			s->n_error++;
+		if (!skip)	/* else nothing was done */
+			count(s, rc);
 		for (pp = &s->jobs; *pp != j; pp = &(*pp)->next)
 			;
 		*pp = j->next;
@@ -589,12 +633,70 @@ worker(void *arg)
 	return NULL;
 }
 
+/*
+ * Queue a conversion of id, or join the one queued or running; under
+ * s->mu.  w: the waiter (NULL: nobody waits); backlog: queued by the
+ * backlog pass, the lowest priority.  @return 0 or -ENOMEM.
+ */
+static int
+enqueue(struct derive *s, const unsigned char *id, size_t idlen,
+    struct waiter *w, int backlog)
+{
+	struct job *j;
+	int queued;
+
+	for (j = s->jobs; j != NULL; j = j->next)
+		if (j->idlen == idlen && memcmp(j->id, id, idlen) == 0)
+			break;
+	if (j != NULL) {
+		s->n_coalesced += w != NULL;
+		queued = !j->running && j->waiters == NULL && !backlog;
+		if (queued && j->backlog) {
+			/* Somebody waits for it now, or it is new: no longer
+			 * the backlog's. */
+			j->backlog = 0;
+			s->nbacklog--;
+			pthread_cond_signal(&s->bcv);	/* room */
+			if (w == NULL)
+				s->nahead++;
+		} else if (queued && w != NULL) {
+			/* Queued ahead, and now somebody waits for it. */
+			s->nahead--;
+		}
+	} else if (w == NULL && !backlog && s->nahead >= MAX_AHEAD) {
+		/* Converted on the first request instead. */
+		s->n_ahead_dropped++;
+		return 0;
+	} else {
+		if ((j = calloc(1, sizeof(*j))) == NULL)
+			return -ENOMEM;
+		memcpy(j->id, id, idlen);
+		j->idlen = idlen;
+		j->next = s->jobs;
+		s->jobs = j;
+		if (backlog) {
+			j->backlog = 1;
+			s->nbacklog++;
+			s->n_backlog++;
+		} else if (w == NULL) {
+			s->nahead++;
+			s->n_ahead++;
+		}
+		pthread_cond_signal(&s->cv);
+	}
+	if (w != NULL) {
+		w->next = j->waiters;
+		j->waiters = w;
+	}
+	return 0;
+}
+
 int
 derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
     derive_done_fn done, void *ctx)
 {
 	struct waiter *w = NULL;
-	struct job *j;
+	int rc;
 
 	if (idlen == 0 || idlen > CACHE_ID_MAX)
 		return -EINVAL;
@@ -605,46 +707,174 @@ derive_gsym_convert(struct derive *s, const unsigned char *id, size_t idlen,
 		w->ctx = ctx;
 	}
 	pthread_mutex_lock(&s->mu);
-	if (s->stop) {
-		pthread_mutex_unlock(&s->mu);
+	rc = s->stop ? -ECANCELED : enqueue(s, id, idlen, w, 0);
+	pthread_mutex_unlock(&s->mu);
+	if (rc < 0)
 		free(w);
+	return rc;
+}
+
+/* ---- the backlog: what the store holds without a GSYM ---- */
+
+/* Has a file of these quality markers anything to convert (DWARF,
+ * .symtab, .gopclntab)?  What has not converts to nothing at every
+ * start, so it is passed over. */
+static int
+convertible(uint32_t quality)
+{
+	return (quality & (ELFINFO_Q_DEBUG_INFO | ELFINFO_Q_SYMTAB |
+	    ELFINFO_Q_GOPCLNTAB)) != 0;
+}
+
+/* Is a fresh GSYM of id stored? */
+static int
+gsym_fresh(struct derive *s, const unsigned char *id, size_t idlen)
+{
+	struct cache_key	key = { CACHE_GSYM, id, idlen, NULL };
+	struct cache_record	rec;
+	int			fresh = 0;
+
+	if (cache_get(s->c, &key, clock_wall_s(), &rec) == 0) {
+		fresh = cache_derived_fresh(s->c, id, idlen, &rec,
+		    clock_wall_s());
+		cache_record_release(&rec);
+	}
+	return fresh;
+}
+
+/* The debuginfo of id converts: its executable is not the source. */
+static int
+debuginfo_converts(struct derive *s, const unsigned char *id, size_t idlen)
+{
+	struct cache_key	key = { CACHE_DEBUGINFO, id, idlen, NULL };
+	struct cache_record	rec;
+	int			yes = 0;
+
+	if (cache_get(s->c, &key, clock_wall_s(), &rec) == 0) {
+		yes = convertible(rec.quality);
+		cache_record_release(&rec);
+	}
+	return yes;
+}
+
+/*
+ * One record of the walk, with no transaction open (cache_foreach()):
+ * queue its conversion unless a fresh GSYM is stored, once there is room.
+ * @return 0 to go on; -ECANCELED (stopping), -ENOSPC (the store refused
+ *         a GSYM), -EDQUOT (the store is near its budget): the pass ends.
+ */
+static int
+backlog_one(void *ctx, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	struct derive		*s = ctx;
+	struct cache_stats	 st;
+	int			 rc = 0;
+
+	if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED))
 		return -ECANCELED;
-	}
-	for (j = s->jobs; j != NULL; j = j->next)
-		if (j->idlen == idlen && memcmp(j->id, id, idlen) == 0)
-			break;
-	if (j != NULL) {
-		s->n_coalesced += w != NULL;
-		/* Queued ahead, and now somebody waits for it. */
-		if (w != NULL && !j->running && j->waiters == NULL)
-			s->nahead--;
-	} else if (w == NULL && s->nahead >= MAX_AHEAD) {
-		/* Converted on the first request instead. */
-		s->n_ahead_dropped++;
-		pthread_mutex_unlock(&s->mu);
+	__atomic_add_fetch(&s->n_backlog_checked, 1, __ATOMIC_RELAXED);
+	if (!convertible(rec->quality) ||
+	    (key->kind == CACHE_EXECUTABLE &&
+	    debuginfo_converts(s, key->id, key->idlen)) ||
+	    gsym_fresh(s, key->id, key->idlen))
 		return 0;
-	} else {
-		if ((j = calloc(1, sizeof(*j))) == NULL) {
-			pthread_mutex_unlock(&s->mu);
-			free(w);
-			return -ENOMEM;
-		}
-		memcpy(j->id, id, idlen);
-		j->idlen = idlen;
-		j->next = s->jobs;
-		s->jobs = j;
-		if (w == NULL) {
-			s->nahead++;
-			s->n_ahead++;
-		}
-		pthread_cond_signal(&s->cv);
+	/* GSYM nobody asked for must not evict what was fetched. */
+	if (s->bpass_budget > 0 && cache_stats(s->c, &st) == 0 &&
+	    st.bytes >= s->bpass_budget / 10 * 9)
+		return -EDQUOT;
+	pthread_mutex_lock(&s->mu);
+	while (!s->stop && s->nbacklog >= BACKLOG_QUEUED &&
+	    !__atomic_load_n(&s->refused, __ATOMIC_RELAXED))
+		pthread_cond_wait(&s->bcv, &s->mu);
+	if (s->stop)
+		rc = -ECANCELED;
+	else if (__atomic_load_n(&s->refused, __ATOMIC_RELAXED))
+		rc = -ENOSPC;
+	else
+		rc = enqueue(s, key->id, key->idlen, NULL, 1);
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void *
+backlog(void *arg)
+{
+	struct derive	*s = arg;
+	uint64_t	 queued;
+	int64_t		 t0;
+	int		 rc;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->stop && !s->bwanted)
+			pthread_cond_wait(&s->bcv, &s->mu);
+		if (s->stop)
+			break;
+		s->bwanted = 0;
+		s->brunning = 1;
+		s->bpass_budget = s->bbudget;
+		queued = s->n_backlog;
+		__atomic_store_n(&s->refused, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&s->mu);
+
+		t0 = clock_us();
+		/* Debuginfo first: convert() prefers it; then the
+		 * executables that are the only source. */
+		rc = cache_foreach_kind(s->c, CACHE_DEBUGINFO, backlog_one, s);
+		if (rc == 0)
+			rc = cache_foreach_kind(s->c, CACHE_EXECUTABLE,
+			    backlog_one, s);
+		t0 = clock_us() - t0;
+
+		pthread_mutex_lock(&s->mu);
+		s->brunning = 0;
+		queued = s->n_backlog - queued;
+		if (rc == -ECANCELED)
+			break;
+		s->n_backlog_passes++;
+		if (rc == -ENOSPC)
+			log_warnx("gsym backlog: the store takes no more GSYM "
+			    "(read-only or full): the pass ends, %" PRIu64
+			    " conversion(s) queued", queued);
+		else if (rc == -EDQUOT)
+			log_warnx("gsym backlog: the store is within 10%% of "
+			    "--cache-max: the pass ends, %" PRIu64
+			    " conversion(s) queued, so that GSYM made ahead "
+			    "evict nothing fetched", queued);
+		else if (rc < 0)
+			log_warnx("gsym backlog: %s", strerror(-rc));
+		else if (queued > 0)
+			log_info("gsym backlog: %" PRIu64 " conversion(s) "
+			    "queued for what the store held without GSYM "
+			    "(walked in %.1f s)", queued, (double)t0 / 1e6);
+		else
+			log_debug("gsym backlog: nothing to queue (walked "
+			    "in %.3f s)", (double)t0 / 1e6);
 	}
-	if (w != NULL) {
-		w->next = j->waiters;
-		j->waiters = w;
+	s->brunning = 0;
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+int
+derive_gsym_backlog(struct derive *s, uint64_t budget)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->stop) {
+		rc = -ECANCELED;
+	} else {
+		s->bbudget = budget;
+		s->bwanted = 1;
+		if (!s->bstarted && (rc = -pthread_create(&s->bthread, NULL,
+		    backlog, s)) == 0)
+			s->bstarted = 1;
+		pthread_cond_broadcast(&s->bcv);
 	}
 	pthread_mutex_unlock(&s->mu);
-	return 0;
+	return rc;
 }
 
 /* ---- open files and hot records ---- */
@@ -956,6 +1186,7 @@ derive_create(struct cache *c, struct scan *scan, unsigned workers,
 		s->unstored[i].fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	pthread_cond_init(&s->bcv, NULL);
 	for (i = 0; i < workers; i++) {
 		if (pthread_create(&s->threads[i], NULL, worker, s) != 0)
 			break;
@@ -980,12 +1211,17 @@ derive_stop(struct derive *s)
 	s->stop = 1;
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&s->cv);
+	pthread_cond_broadcast(&s->bcv);
 	pthread_mutex_unlock(&s->mu);
 	/* A conversion under way ends at its next look at s->cancel; the
-	 * workers drain the queue, answering -ECANCELED. */
+	 * workers drain the queue, answering -ECANCELED.  The backlog's
+	 * walk ends at its next record. */
 	for (i = 0; i < s->nthreads; i++)
 		pthread_join(s->threads[i], NULL);
 	s->nthreads = 0;
+	if (s->bstarted)
+		pthread_join(s->bthread, NULL);
+	s->bstarted = 0;
 }
 
 void
@@ -1003,6 +1239,7 @@ derive_free(struct derive *s)
 			file_free(s->open[i]);
 	free(s->threads);
 	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->bcv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -1043,6 +1280,23 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "# TYPE symhub_gsym_ahead_total counter\n"
 	    "symhub_gsym_ahead_total{result=\"queued\"} %" PRIu64 "\n"
 	    "symhub_gsym_ahead_total{result=\"dropped\"} %" PRIu64 "\n"
+	    "symhub_gsym_ahead_total{result=\"backlog\"} %" PRIu64 "\n"
+	    "# HELP symhub_gsym_backlog_records_total Debuginfo and "
+	    "executable records the backlog pass looked at (--gsym-ahead).\n"
+	    "# TYPE symhub_gsym_backlog_records_total counter\n"
+	    "symhub_gsym_backlog_records_total %" PRIu64 "\n"
+	    "# HELP symhub_gsym_backlog_passes_total Backlog passes over the "
+	    "store ended.\n"
+	    "# TYPE symhub_gsym_backlog_passes_total counter\n"
+	    "symhub_gsym_backlog_passes_total %" PRIu64 "\n"
+	    "# HELP symhub_gsym_backlog_queued Backlog conversions queued, "
+	    "not yet begun.\n"
+	    "# TYPE symhub_gsym_backlog_queued gauge\n"
+	    "symhub_gsym_backlog_queued %zu\n"
+	    "# HELP symhub_gsym_backlog_running 1 while a backlog pass walks "
+	    "the store.\n"
+	    "# TYPE symhub_gsym_backlog_running gauge\n"
+	    "symhub_gsym_backlog_running %d\n"
 	    "# TYPE symhub_gsym_jobs gauge\n"
 	    "symhub_gsym_jobs %zu\n"
 	    "# HELP symhub_gsym_record_cache_total Lookups answered from a "
@@ -1056,7 +1310,9 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "symhub_gsym_record_cache_bytes %" PRIu64 "\n",
 	    s->n_ok, s->n_nodata, s->n_missing, s->n_error, s->n_corrupt,
 	    s->n_bucket, s->n_unstored, s->seconds,
-	    s->n_coalesced, s->n_ahead, s->n_ahead_dropped, queued,
+	    s->n_coalesced, s->n_ahead, s->n_ahead_dropped, s->n_backlog,
+	    __atomic_load_n(&s->n_backlog_checked, __ATOMIC_RELAXED),
+	    s->n_backlog_passes, s->nbacklog, s->brunning, queued,
 	    __atomic_load_n(&s->hot_hits, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_bytes, __ATOMIC_RELAXED));

@@ -87,12 +87,31 @@ typedef void (*derive_done_fn)(void *ctx, int rc);
  * @param done  NULL: nobody waits: the conversion is queued ahead of need
  *              (--gsym-ahead, --gsym-on-upload) and runs after every one
  *              somebody waits for; past 65536 such at once it is dropped
- *              (done on its first request instead) and counted.
+ *              (done by the next backlog pass, or on its first request
+ *              instead) and counted.
  * @return 0 (done will be called exactly once, later), or -errno (it
  *         will not).
  */
 int	derive_gsym_convert(struct derive *s, const unsigned char *id,
 	    size_t idlen, derive_done_fn done, void *ctx);
+
+/*
+ * Convert, ahead of need, everything the store holds that has no fresh
+ * GSYM (imported, scanned or fetched before --gsym-ahead was on): a
+ * thread walks the debuginfo records, then the executables that are the
+ * only source of theirs, in key order a batch at a time with no
+ * transaction held while it queues, and keeps at most a few dozen
+ * conversions queued at the lowest priority (after every one somebody
+ * waits for, and after those queued ahead for new files), walking on as
+ * they begin.  A file with nothing to convert (no DWARF, .symtab or
+ * .gopclntab) is passed over.  The pass ends early when the store
+ * refuses a GSYM (read-only, full) or, budget not 0, holds 90% of
+ * budget bytes: GSYM nobody asked for must not evict what was fetched.
+ * Asked while a pass runs, another follows it.
+ * @param budget  the store's byte budget (--cache-max); 0: none.
+ * @return 0 (the pass runs on its own thread), or -errno.
+ */
+int	derive_gsym_backlog(struct derive *s, uint64_t budget);
 
 /*
  * The GSYM of id converted when the store could not take it (read-only,

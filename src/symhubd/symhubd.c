@@ -453,6 +453,12 @@ main(int argc, char **argv)
 		if ((rc = scan_start(s, cfg.rescan)) < 0)
 			fatalx("scanner: %s", strerror(-rc));
 	}
+	/* What the store held before (imported, scanned or fetched without
+	 * --gsym-ahead): converted in the background, after the first
+	 * scan has queued what it found new. */
+	if (cfg.gsym_ahead && (rc = derive_gsym_backlog(dv,
+	    cfg.cache_max)) < 0)
+		log_warnx("gsym backlog: %s", strerror(-rc));
 	m.c = c;
 	m.stop = 0;
 	m.verify_period = cfg.verify_period;
@@ -525,6 +531,10 @@ main(int argc, char **argv)
 				log_info("SIGHUP: log reopened, rescanning");
 			if (sig == SIGHUP && s != NULL)
 				scan_trigger(s);
+			/* What `symhub import` added beside the hub. */
+			if (sig == SIGHUP && cfg.gsym_ahead &&
+			    (rc = derive_gsym_backlog(dv, cfg.cache_max)) < 0)
+				log_warnx("gsym backlog: %s", strerror(-rc));
 			continue;
 		}
 		log_info("signal %d: stopping", sig);

@@ -119,7 +119,7 @@ subst() {
 	    -e "s#/etc/symhub/#$r/etc/symhub/#g" \
 	    -e "s#/media/usb#$W/media/usb#g" \
 	    -e "s#\\(127\\.0\\.0\\.1\\|0\\.0\\.0\\.0\\):8002#127.0.0.1:$p#g" \
-	    -e "s#http://hub:8002#http://127.0.0.1:$HUB_PORT#g" \
+	    -e "${HUB_PORT:+s#http://hub:8002#http://127.0.0.1:$HUB_PORT#g}" \
 	    -e "s#https://debuginfod\\.elfutils\\.org#$UP_URL#g" \
 	    -e "s#https://debuginfod\\.corp\\.example#$CORP_URL#g" \
 	    -e "s#https://s3\\.example\\.com/symbols?region=eu-west-1#$S3_URL#g" \
@@ -157,11 +157,13 @@ __machine() {
 	export HOME=$W/m/$1/home WALK_PORT WALK_LOG=$W/m/$1/symhubd.log
 	WALK_PORT=$(cat "$W/m/$1/port")
 }
-# __ready: the hub just started with `&` answers "ready 1".
+# __ready: the hub just started with `&` listens on the port (not
+# another one left running there) and answers "ready 1".
 __ready() {
 	local pid=$! n=600
 	while [ $n -gt 0 ]; do
 		if grep -qx "$pid" "$W/pids" 2>/dev/null &&
+		    ss -Htlnp "sport = :$WALK_PORT" | grep -q "pid=$pid," &&
 		    curl -s --max-time 2 "http://127.0.0.1:$WALK_PORT/metrics" |
 		    grep -qx 'ready 1'; then
 			return 0

@@ -42,7 +42,8 @@
 
 need gcc objcopy strip readelf curl gdb debuginfod debuginfod-find \
     dpkg-deb dpkg-query python3 ss
-[ -x "$SYMHUBD" ] && [ -x "$SYMHUB" ] || skip "symhubd or symhub not built"
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
 README=${SYMHUB_README:-$top_srcdir/README.md}
 [ -r "$README" ] || skip "$README not found"
 unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_PROGRESS \
@@ -128,8 +129,9 @@ subst() {
 
 # nginx_subst: an nginx block with the replicas' and its own ports.
 nginx_subst() {
-	local m args=()
-	for m in $(ls "$W/m"); do
+	local d m args=()
+	for d in "$W"/m/*/; do
+		m=$(basename "$d")
 		case $m in
 		[0-9]*.[0-9]*) args+=(-e "s#$m:8002#127.0.0.1:$(mport "$m")#g");;
 		esac
@@ -281,7 +283,7 @@ walk() {
 
 # stop_walk: end the daemons the walkthrough started, by PID.
 stop_walk() {
-	local p
+	local p n
 	[ -f "$W/pids" ] || return 0
 	for p in $(cat "$W/pids"); do
 		kill -TERM "$p" 2>/dev/null
@@ -296,11 +298,8 @@ stop_walk() {
 	done
 	: >"$W/pids"
 }
-# The trap of lib.sh ends what it knows; these it learns at exit.
-walk_cleanup() {
-	stop_walk
-}
-trap 'st=$?; walk_cleanup; cleanup; exit $st' EXIT
+# lib.sh's trap ends what it started; the walkthroughs' daemons too.
+trap 'st=$?; stop_walk; cleanup; exit $st' EXIT
 
 # out STEP: what a step printed.
 out() {

@@ -416,5 +416,35 @@ else
 	    "verify: exit $st2" "$(cat "$tmp/out/ns.err" "$tmp/out/ns")"
 fi
 
+section '--help'
+# symhub --help names the commands with a help text of their own, and
+# each gives one; the others print the usage instead of taking --help
+# for a name or a path (issue 28: it named upload's alone).
+"$SYMHUB" --help >"$tmp/out/help" 2>&1
+check "symhub --help: exit 0" [ $? = 0 ]
+for c in gsym upload prefetch perf export import; do
+	"$SYMHUB" $c --help >"$tmp/out/help.$c" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && grep -q "^usage: symhub $c" "$tmp/out/help.$c" &&
+	    grep -A2 'COMMAND --help' "$tmp/out/help" | grep -qw "$c"; then
+		pass "symhub --help points at $c --help, which answers"
+	else
+		fail "symhub --help points at $c --help, which answers" \
+		    "exit $st" "$(head -n 3 "$tmp/out/help.$c")" \
+		    "$(tail -n 3 "$tmp/out/help")"
+	fi
+done
+for c in "token new" "store verify" buildid info; do
+	"$SYMHUB" $c --help >"$tmp/out/help.x" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && grep -q '^usage: symhub' "$tmp/out/help.x" &&
+	    ! grep -Eq '[0-9a-f]{64}' "$tmp/out/help.x"; then
+		pass "symhub $c --help: the usage, nothing done"
+	else
+		fail "symhub $c --help: the usage, nothing done" "exit $st" \
+		    "$(head -n 3 "$tmp/out/help.x")"
+	fi
+done
+
 stop_check "symhubd stops cleanly"
 finish

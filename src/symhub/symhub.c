@@ -44,7 +44,8 @@ usage(FILE *fp)
 	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
-	    "(symhub upload --help for its options)\n");
+	    "symhub COMMAND --help: the options of gsym, upload, prefetch, perf,\n"
+	    "export and import; man symhub for all\n");
 	return fp == stdout ? 0 : 2;
 }
 
@@ -393,6 +394,18 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("symhub %s\n", PACKAGE_VERSION);
 		return 0;
+	}
+	/*
+	 * The commands without a help text of their own would take --help
+	 * for a name or a path (a token named "--help", a missing file).
+	 */
+	if (strcmp(argv[1], "token") == 0 || strcmp(argv[1], "store") == 0 ||
+	    strcmp(argv[1], "buildid") == 0 || strcmp(argv[1], "fileid") == 0 ||
+	    strcmp(argv[1], "info") == 0) {
+		for (i = 2; i < argc; i++)
+			if (strcmp(argv[i], "--help") == 0 ||
+			    strcmp(argv[i], "-h") == 0)
+				return usage(stdout);
 	}
 	if (strcmp(argv[1], "token") == 0)
 		return token(argc, argv);

@@ -1,0 +1,531 @@
+#!/bin/bash
+# The README's walkthroughs, run as a reader runs them (issue 28): the
+# short tour (index, clients, upstreams, uploads, GSYM, batches, the
+# store), the air gap, perf, and scaling with a real Swift and nginx.
+#
+# Each code block the README marks with a comment right above it,
+#
+#   <!-- walkthrough: NAME/STEP [machine=M | machines=M1,M2,...] -->
+#
+# is run from README.md itself: the sh blocks of one walkthrough in one
+# bash, in their order, under `set -e -o pipefail` (a failing command
+# fails its step, and the steps after it are not reached), from a fresh
+# directory that stands for the checkout (./src/symhub/symhub is the
+# built tool; ./src/symhubd/symhubd, and symhubd on PATH, the built
+# daemon).  A line ending in `&` starts a hub in the background: the
+# harness waits until it answers "ready 1" on /metrics.  machine=M runs a
+# block on machine M (its own root, HOME, checkout and port), machines=
+# on each of them in turn; an nginx block is a part of nginx's http {}
+# block, run by a real nginx.
+#
+# What only a real site has is replaced, in the blocks' text and nowhere
+# else: absolute paths (/srv/, /var/cache/symhub, /etc/symhub/) go under
+# the machine's root and /media/usb under one shared directory; port 8002
+# (127.0.0.1:8002, hub:8002, 0.0.0.0:8002, 10.0.0.N:8002) is the
+# machine's free port, and nginx's `listen 80` one more; the public
+# upstream debuginfod.elfutils.org is a local elfutils debuginfod
+# holding what it would serve (the system's libc and ld.so, the
+# walkthroughs' programs), the private debuginfod.corp.example a local
+# server that answers 404 and logs the headers it got; the bucket
+# s3.example.com and its keys are a local Swift's (tests/s3); and
+# `apt-get download`, which needs Debian's mirrors, copies a .deb the
+# test builds with dpkg-deb from the installed libc6-dbg (libc's and
+# ld.so's debug files).  The programs the walkthroughs take as given
+# (/srv/builds, app, core.1234, the perf hub at hub:8002) are built here
+# from tests/fixtures.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_readme.sh [NAME...]
+# (NAME: tour airgap perf scaling; all by default).
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need gcc objcopy strip readelf curl gdb debuginfod debuginfod-find \
+    dpkg-deb dpkg-query python3 ss
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
+README=${SYMHUB_README:-$top_srcdir/README.md}
+[ -r "$README" ] || skip "$README not found"
+unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_PROGRESS \
+    DEBUGINFOD_VERBOSE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY \
+    XDG_CACHE_HOME PERF_BUILDID_DIR PERF_CONFIG
+export PERF_CONFIG_NOSYSTEM=1
+
+W=$tmp/walk
+mkdir -p "$W/blocks" "$W/media/usb" "$W/bin" "$tmp/out" || exit 99
+
+# ---- the blocks ---------------------------------------------------------
+
+# $W/blocks/N holds block N; $W/index a line per block:
+# "N LANG NAME/STEP [OPTION...]".  A marker not followed by a block, or a
+# block not closed, is an error.
+awk -v dir="$W/blocks" '
+    function bad(m) { print "README.md:" NR ": " m > "/dev/stderr"; err = 1 }
+    /^<!-- walkthrough: .* -->$/ {
+	if (want) bad("marker without a block")
+	m = $0; sub(/^<!-- walkthrough: /, "", m); sub(/ -->$/, "", m)
+	want = 1; next
+    }
+    want && /^```[a-z]+$/ {
+	n++; f = dir "/" n; printf "" > f
+	split(m, w, " "); rest = m; sub(/^[^ ]* ?/, "", rest)
+	print n, substr($0, 4), w[1], rest
+	inb = 1; want = 0; next
+    }
+    want { bad("marker not right above a code block"); want = 0 }
+    inb && /^```$/ { inb = 0; close(f); next }
+    inb { print >> f }
+    END { if (want || inb) bad("unterminated"); exit err }' \
+    "$README" >"$W/index" || { fail "README.md's walkthrough markers parse"; finish; }
+
+# ---- machines -------------------------------------------------------------
+
+# machine M: make machine M (root, HOME, checkout with the programs, a
+# port) unless it exists.
+machine() {
+	local r=$W/m/$1
+	[ -d "$r" ] && return 0
+	mkdir -p "$r/home" "$r/checkout/src/symhub" "$r/checkout/src/symhubd" ||
+	    return 1
+	ln -s "$SYMHUB" "$r/checkout/src/symhub/symhub" &&
+	    cp "$W/symhubd.sh" "$r/checkout/src/symhubd/symhubd" &&
+	    free_port >"$r/port"
+}
+mport() {
+	cat "$W/m/$1/port"
+}
+
+# The daemon as the walkthroughs run it: the machine's port first (a
+# later --listen in the README, substituted, wins), the output to the
+# machine's log, its PID recorded for the cleanup.  It waits for the
+# port to be free, as a reader starting a hub after `kill $!` would.
+cat >"$W/symhubd.sh" <<EOF
+#!/bin/sh
+n=200
+while [ \$n -gt 0 ] && ss -Htln "sport = :\$WALK_PORT" | grep -q .; do
+	sleep 0.05
+	n=\$((n - 1))
+done
+echo \$\$ >>"$W/pids"
+exec "$SYMHUBD" -p "\$WALK_PORT" "\$@" >>"\$WALK_LOG" 2>&1
+EOF
+chmod +x "$W/symhubd.sh" && cp "$W/symhubd.sh" "$W/bin/symhubd" || exit 99
+
+# subst M: the block on stdin as it runs on machine M.
+subst() {
+	local r=$W/m/$1 p
+	p=$(mport "$1")
+	sed -e "s#/srv/#$r/srv/#g" \
+	    -e "s#/var/cache/symhub#$r/var/cache/symhub#g" \
+	    -e "s#/etc/symhub/#$r/etc/symhub/#g" \
+	    -e "s#/media/usb#$W/media/usb#g" \
+	    -e "s#\\(127\\.0\\.0\\.1\\|0\\.0\\.0\\.0\\):8002#127.0.0.1:$p#g" \
+	    -e "${HUB_PORT:+s#http://hub:8002#http://127.0.0.1:$HUB_PORT#g}" \
+	    -e "s#https://debuginfod\\.elfutils\\.org#$UP_URL#g" \
+	    -e "s#https://debuginfod\\.corp\\.example#$CORP_URL#g" \
+	    -e "s#https://s3\\.example\\.com/symbols?region=eu-west-1#$S3_URL#g" \
+	    -e "s#AWS_ACCESS_KEY_ID=\\.\\.\\. AWS_SECRET_ACCESS_KEY=\\.\\.\\.#AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET_KEY#g"
+}
+
+# nginx_subst: an nginx block with the replicas' and its own ports.
+nginx_subst() {
+	local d m args=()
+	for d in "$W"/m/*/; do
+		m=$(basename "$d")
+		case $m in
+		[0-9]*.[0-9]*) args+=(-e "s#$m:8002#127.0.0.1:$(mport "$m")#g");;
+		esac
+	done
+	sed "${args[@]}" -e "s#listen 80;#listen 127.0.0.1:$NGINX_PORT;#"
+}
+
+# The functions every walkthrough's script starts with.
+cat >"$W/prelude.sh" <<EOF
+W=$W
+EOF
+cat >>"$W/prelude.sh" <<'EOF'
+PATH=$W/bin:$PATH
+__step=
+__begin() {
+	__step=$1
+	exec >"$W/out.$1" 2>&1
+	echo "$1" >>"$W/began"
+}
+__end() {
+	echo "$1" >>"$W/ended"
+}
+__machine() {
+	cd "$W/m/$1/checkout" || exit 1
+	export HOME=$W/m/$1/home WALK_PORT WALK_LOG=$W/m/$1/symhubd.log
+	WALK_PORT=$(cat "$W/m/$1/port")
+}
+# __ready: the hub just started with `&` listens on the port (not
+# another one left running there) and answers "ready 1".
+__ready() {
+	local pid=$! n=600
+	while [ $n -gt 0 ]; do
+		if grep -qx "$pid" "$W/pids" 2>/dev/null &&
+		    ss -Htlnp "sport = :$WALK_PORT" | grep -q "pid=$pid," &&
+		    curl -s --max-time 2 "http://127.0.0.1:$WALK_PORT/metrics" |
+		    grep -qx 'ready 1'; then
+			return 0
+		fi
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "walkthrough: the hub exited:"
+			tail -n 5 "$WALK_LOG"
+			return 1
+		fi
+		sleep 0.05
+		n=$((n - 1))
+	done
+	echo "walkthrough: the hub is not ready after 30 s"
+	return 1
+}
+# __nginx FILE PORT: nginx in the foreground with FILE inside its
+# http {}, answering on PORT.
+__nginx() {
+	local d=$W/nginx n=400
+	mkdir -p "$d/logs"
+	{
+		echo "daemon off;"
+		[ "$(id -u)" = 0 ] && echo "user root;"
+		echo "worker_processes 1; pid $d/nginx.pid; error_log $d/error.log;"
+		echo "events { worker_connections 512; }"
+		echo "http { access_log $d/access.log;"
+		echo "client_body_temp_path $d/body; proxy_temp_path $d/proxy;"
+		echo "fastcgi_temp_path $d/fastcgi; uwsgi_temp_path $d/uwsgi;"
+		echo "scgi_temp_path $d/scgi;"
+		cat "$1"
+		echo "}"
+	} >"$d/nginx.conf"
+	nginx -p "$d" -c "$d/nginx.conf" >"$d/out" 2>&1 &
+	echo $! >>"$W/pids"
+	while [ $n -gt 0 ]; do
+		[ "$(curl -s -o /dev/null -w '%{http_code}' \
+		    "http://127.0.0.1:$2/metrics")" = 200 ] && return 0
+		kill -0 $! 2>/dev/null || break
+		sleep 0.05
+		n=$((n - 1))
+	done
+	cat "$d/out" "$d/error.log"
+	return 1
+}
+# `apt-get download` fetches from Debian's mirrors: the test's copy of a
+# package built here (see the top of tests/test_readme.sh).
+apt-get() {
+	local p
+	[ "$1" = download ] || { echo "apt-get $1: not in this test"; return 100; }
+	shift
+	for p in "$@"; do
+		cp "$W/debs/$p"_*.deb . || return 100
+	done
+}
+trap 'echo "walkthrough: line $LINENO: exit status $?: $BASH_COMMAND"' ERR
+set -e -o pipefail
+EOF
+
+# script NAME: the script of walkthrough NAME on stdout.
+script() {
+	local n lang step opts m ms
+	cat "$W/prelude.sh"
+	while read -r n lang step opts; do
+		[ "${step%%/*}" = "$1" ] || continue
+		ms=$1
+		case $opts in
+		machine=*) ms=${opts#machine=};;
+		machines=*) ms=${opts#machines=}; ms=${ms//,/ };;
+		esac
+		for m in $ms; do
+			machine "$m" || return 1
+			case $lang in
+			sh)
+				echo "__machine $m"
+				echo "__begin ${step//\//-}@$m"
+				# After a line ending in `&`: wait for the hub.
+				subst "$m" <"$W/blocks/$n" | sed '/[^&]&$/a __ready'
+				echo "__end ${step//\//-}@$m"
+				;;
+			nginx)
+				nginx_subst <"$W/blocks/$n" >"$W/nginx.block"
+				echo "__begin ${step//\//-}"
+				echo "__nginx $W/nginx.block $NGINX_PORT"
+				echo "__end ${step//\//-}"
+				;;
+			esac
+		done
+	done <"$W/index"
+}
+
+# walk NAME: run walkthrough NAME; a check per step (it ran to its end).
+walk() {
+	local name=$1 st s
+	: >"$W/began"
+	: >"$W/ended"
+	script "$name" >"$W/$name.sh" || { fail "$name: its script"; return 1; }
+	if ! grep -q '^__begin' "$W/$name.sh"; then
+		fail "$name: README.md has its blocks" "no block is marked $name/..."
+		return 1
+	fi
+	(cd "$W" && exec timeout 300 bash "$W/$name.sh" </dev/null \
+	    >"$W/$name.out" 2>&1)
+	st=$?
+	for s in $(sed -n 's/^__begin //p' "$W/$name.sh"); do
+		if grep -qx "$s" "$W/ended"; then
+			pass "$name: $s runs as written"
+		elif grep -qx "$s" "$W/began"; then
+			fail "$name: $s runs as written" "$(tail -n 15 "$W/out.$s")" \
+			    "$( [ "$st" = 124 ] && echo "(timed out)")"
+		else
+			fail "$name: $s runs as written" "not reached"
+		fi
+	done
+}
+
+# stop_walk: end the daemons the walkthrough started, by PID.
+stop_walk() {
+	local p n
+	[ -f "$W/pids" ] || return 0
+	for p in $(cat "$W/pids"); do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $(cat "$W/pids"); do
+		n=100
+		while alive "$p" && [ $n -gt 0 ]; do
+			sleep 0.05
+			n=$((n - 1))
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	: >"$W/pids"
+}
+# lib.sh's trap ends what it started; the walkthroughs' daemons too.
+trap 'st=$?; stop_walk; cleanup; exit $st' EXIT
+
+# out STEP: what a step printed.
+out() {
+	cat "$W/out.$1" 2>/dev/null
+}
+
+# ---- fixtures -------------------------------------------------------------
+
+# build DIR: tests/fixtures/app.c built with gcc -g -O2 in DIR/src, as
+# DIR/bin/app, DIR/bin/app.debug and DIR/bin/app.stripped.
+build() {
+	mkdir -p "$1/src" "$1/bin" && cp "$FIXTURES/app.c" "$1/src/" &&
+	    (cd "$1/src" && gcc -g -O2 -o ../bin/app app.c) &&
+	    objcopy --only-keep-debug "$1/bin/app" "$1/bin/app.debug" &&
+	    strip -o "$1/bin/app.stripped" "$1/bin/app"
+}
+
+LIBC=$(ldd /bin/sh | awk '$1 ~ /^libc\.so/ { print $3 }')
+LDSO=$(readlink -f "$(ldd /bin/sh | awk '$1 ~ /ld-linux/ { print $1 }')")
+LIBC_ID=$(buildid "$LIBC")
+LDSO_ID=$(buildid "$LDSO")
+dbg() {
+	echo "/usr/lib/debug/.build-id/${1:0:2}/${1:2}.debug"
+}
+
+section 'the public upstream, a local elfutils debuginfod'
+mkdir -p "$W/upstream" || exit 99
+cp "$LIBC" "$LDSO" "$W/upstream/" || exit 99
+if [ -r "$(dbg "$LIBC_ID")" ]; then
+	cp "$(dbg "$LIBC_ID")" "$W/upstream/libc.debug" || exit 99
+fi
+# The air gap's programs: their debug files and stripped copies are the
+# upstream's, as a company's builds are its debuginfod's.
+build "$W/airgap" || exit 99
+APP_ID=$(buildid "$W/airgap/bin/app")
+cp "$W/airgap/bin/app.debug" "$W/airgap/bin/app.stripped" "$W/upstream/" ||
+    exit 99
+start_debuginfod upstream "" "$W/upstream" ||
+    { fail "debuginfod starts"; finish; }
+UP_URL=$DURL
+check "it serves libc" wait_http 60 "$UP_URL/buildid/$LIBC_ID/executable" 200
+start_badupstream corp count "$tmp/corp.log" ||
+    { fail "the corp server starts"; finish; }
+CORP_URL=$BURL
+
+# ---- the short tour ---------------------------------------------------------
+
+tour() {
+	local r=$W/m/tour
+	section 'the short tour'
+	machine tour || exit 99
+	[ -r "$(dbg "$LIBC_ID")" ] ||
+	    { skip_check "tour" "no libc6-dbg: libc's debug file"; return; }
+	# /srv/builds: a build tree and its sources; app: the program CI
+	# built (another build, elsewhere: another build-id).
+	build "$r/srv/builds" && mkdir -p "$r/etc/symhub" && build "$r/ci" &&
+	    cp "$r/ci/bin/app" "$r/checkout/app" || exit 99
+	echo "Authorization: Bearer walkthrough" >"$r/etc/symhub/corp.headers"
+	walk tour
+	stop_walk
+
+	check "tour: debuginfod-find gets the debuginfo" eval \
+	    "cmp -s \"\$(out tour-clients@tour | sed -n 1p)\" '$r/srv/builds/bin/app'"
+	check "tour: and the source" eval "cmp -s \
+	    \"\$(out tour-clients@tour | sed -n 2p)\" '$r/srv/builds/src/app.c'"
+	check "tour: gdb lists compute" eval \
+	    "out tour-clients@tour | grep -q 'return square(x) + 1;'"
+	check "tour: libc's debuginfo comes from the public upstream" eval \
+	    "cmp -s \"\$(out tour-upstreams@tour | sed -n 1p)\" '$(dbg "$LIBC_ID")'"
+	check "tour: the corp upstream is asked with its header" \
+	    grep -q $'\tAuthorization: Bearer walkthrough\t' "$tmp/corp.log"
+	check "tour: the upload's quality is DWARF" eval \
+	    "out tour-uploads@tour | grep -qi '^x-symhub-quality: debug_info'"
+	check "tour: symhub gsym lookup finds square inlined in compute" eval \
+	    "out tour-gsym@tour | grep -q '^0x0*1182: square .*\[inlined\]'"
+	check "tour: /symbolize names compute and main" eval \
+	    "out tour-gsym@tour | grep -q '\"function\":\"compute\"' &&
+	    out tour-gsym@tour | grep -q '\"function\":\"main\"'"
+	check "tour: the batch symbolizes app and libc (fetched above)" eval \
+	    "[ \"\$(out tour-batch@tour | grep -o '\"status\":\"symbolized\"' |
+	    wc -l)\" = 2 ]"
+}
+
+# ---- the air gap ------------------------------------------------------------
+
+airgap() {
+	local on=$W/m/online lab=$W/m/lab v d
+	section 'the air gap'
+	machine online && machine lab || exit 99
+	[ -r "$(dbg "$LIBC_ID")" ] && [ -r "$(dbg "$LDSO_ID")" ] ||
+	    { skip_check "airgap" "no libc6-dbg: libc's debug file"; return; }
+	# libc6-dbg, as apt-get download would bring it: libc's and ld.so's
+	# debug files, where Debian puts them.
+	v=$(dpkg-query -W -f '${Version}' libc6-dbg 2>/dev/null)
+	d=$W/debsrc/libc6-dbg
+	mkdir -p "$d/DEBIAN" "$W/debs" || exit 99
+	for id in "$LIBC_ID" "$LDSO_ID"; do
+		mkdir -p "$d/usr/lib/debug/.build-id/${id:0:2}" &&
+		    cp "$(dbg "$id")" "$d$(dbg "$id")" || exit 99
+	done
+	printf 'Package: libc6-dbg\nVersion: %s\nArchitecture: amd64\nMaintainer: test <test@example.org>\nDescription: GNU C Library: detached debugging symbols\n' \
+	    "${v:-2.36-9}" >"$d/DEBIAN/control"
+	dpkg-deb -Zxz -z1 --build "$d" "$W/debs/libc6-dbg_${v:-2.36-9}_amd64.deb" \
+	    >/dev/null || exit 99
+	# /srv/builds: the stripped program that ships; core.1234: a core
+	# of it, stopped in libc; ./app in the lab: the same program.
+	mkdir -p "$on/srv/builds" || exit 99
+	cp "$W/airgap/bin/app.stripped" "$on/srv/builds/app" &&
+	    cp "$W/airgap/bin/app.stripped" "$lab/checkout/app" || exit 99
+	(cd "$on/checkout" && timeout 60 gdb -nx -batch \
+	    -iex 'set debuginfod enabled off' -ex 'set breakpoint pending on' \
+	    -ex 'break write' -ex run -ex 'gcore core.1234' -ex kill \
+	    "$on/srv/builds/app") >"$tmp/gcore.out" 2>&1
+	[ -s "$on/checkout/core.1234" ] ||
+	    { fail "a core of the program" "$(tail -n 5 "$tmp/gcore.out")"; return; }
+	walk airgap
+	URL=http://127.0.0.1:$(mport lab)
+	expect_get "airgap: the offline hub serves the program's debuginfo" \
+	    "/buildid/$APP_ID/debuginfo" 200 "$W/airgap/bin/app.debug"
+	expect_get "airgap: and libc's" "/buildid/$LIBC_ID/debuginfo" 200 \
+	    "$(dbg "$LIBC_ID")"
+	expect_get "airgap: and converts it to GSYM" "/buildid/$APP_ID/gsym" 200
+	stop_walk
+
+	check "airgap: the export holds the program's debuginfo" \
+	    cmp -s "$W/media/usb/symbols/buildid/$APP_ID/debuginfo" \
+	    "$W/airgap/bin/app.debug"
+	check "airgap: and libc's, from the package" \
+	    cmp -s "$W/media/usb/symbols/buildid/$LIBC_ID/debuginfo" \
+	    "$(dbg "$LIBC_ID")"
+	check "airgap: gdb in the lab finds compute's line through file://" \
+	    eval "out airgap-import@lab | grep -q '^Line [0-9]* of \".*app\\.c\"'"
+	check "airgap: prefetch found everything the core and the builds need" \
+	    eval "out airgap-prefetch@online |
+	    grep -qx '6 found, 0 missing, 0 failed, 1 skipped'"
+}
+
+# ---- perf ---------------------------------------------------------------------
+
+perf_walk() {
+	local r=$W/m/perf f
+	section 'perf'
+	need_perf || return
+	machine perf || exit 99
+	mkdir -p "$W/perfbuild" "$W/perfhub" || exit 99
+	(cd "$W/perfbuild" &&
+	    gcc -g -O1 -fPIC -shared -o libspin.so "$FIXTURES/spinlib.c" &&
+	    gcc -g -O1 -o app "$FIXTURES/spin.c" -L. -lspin \
+		-Wl,-rpath,'$ORIGIN') || exit 99
+	for f in app libspin.so; do
+		objcopy --only-keep-debug "$W/perfbuild/$f" "$W/perfhub/$f.debug" &&
+		    strip --strip-unneeded -o "$r/checkout/$f" "$W/perfbuild/$f" &&
+		    cp "$r/checkout/$f" "$W/perfhub/$f" || exit 99
+	done
+	# hub:8002: the site's hub, holding the debug files.
+	hub -d "$tmp/perfstore" -F "$W/perfhub"
+	HUB_PORT=$PORT
+	walk perf
+	stop_walk
+	check "perf: perf report names the program's function" eval \
+	    "out perf-report@perf | grep -q spin_main_loop"
+	check "perf: and the library's" eval \
+	    "out perf-report@perf | grep -q spin_lib_inner"
+}
+
+need_perf() {
+	if ! command -v perf >/dev/null 2>&1; then
+		skip_check "perf" "perf not found (Debian: linux-perf)"
+		return 1
+	fi
+	if ! perf record -q -o "$tmp/probe.data" -- true >"$tmp/probe.out" 2>&1
+	then
+		skip_check "perf" "perf record cannot run here:" \
+		    "$(head -n 1 "$tmp/probe.out")"
+		return 1
+	fi
+}
+
+# ---- scaling ----------------------------------------------------------------
+
+scaling() {
+	local m tok p
+	section 'scaling: a bucket, replicas, nginx'
+	for p in swift-ring-builder swift-proxy-server memcached nginx; do
+		command -v "$p" >/dev/null 2>&1 ||
+		    { skip_check "scaling" "$p not found"; return; }
+	done
+	start_s3 || { fail "Swift starts" "$(tail -n 5 "$tmp/start-s3.err")"; return; }
+	S3_URL="$S3_ENDPOINT/$S3_BUCKET?region=$S3_REGION"
+	NGINX_PORT=$(free_port)
+	tok=$(new_token ci upload,admin "$tmp/tokens") || exit 99
+	for m in 10.0.0.1 10.0.0.2 10.0.0.3; do
+		machine "$m" && mkdir -p "$W/m/$m/etc/symhub" &&
+		    cp "$tmp/tokens" "$W/m/$m/etc/symhub/tokens" || exit 99
+	done
+	walk scaling
+	build "$W/scaling" || exit 99
+	local id lb=http://127.0.0.1:$NGINX_PORT
+	id=$(buildid "$W/scaling/bin/app")
+	echo "$tok" >"$tmp/ci.token"
+	check "scaling: symhub upload through nginx" "$SYMHUB" upload \
+	    --url "$lb" --token-file "$tmp/ci.token" \
+	    -e "$W/scaling/bin/app.stripped" -d "$W/scaling/bin/app.debug"
+	for m in 10.0.0.1 10.0.0.2 10.0.0.3; do
+		check "scaling: replica $m serves the upload within 2 s" \
+		    wait_http 2 "http://127.0.0.1:$(mport $m)/buildid/$id/debuginfo" 200
+	done
+	check "scaling: a miss through nginx comes from the upstream" \
+	    wait_http 10 "$lb/buildid/$LIBC_ID/executable" 200
+	stop_walk
+	stop_s3
+}
+
+walks=${*:-tour airgap perf scaling}
+for w in $walks; do
+	case $w in
+	tour) tour;;
+	airgap) airgap;;
+	perf) perf_walk;;
+	scaling) scaling;;
+	*) fail "walkthrough $w" "unknown";;
+	esac
+done
+# Every marked walkthrough is one of these.
+for w in $(awk '{ sub(/\/.*/, "", $3); print $3 }' "$W/index" | sort -u); do
+	check "README walkthrough '$w' is run by this test" \
+	    eval "case ' tour airgap perf scaling ' in *' $w '*) true;; *) false;; esac"
+done
+finish

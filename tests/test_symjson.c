@@ -620,6 +620,21 @@ test_tecken_stream(void)
 	    "tecken: \"jobs\" wins over a job at the top, whose frames do "
 	    "not count (got %ld: %s)", n, n < 0 ? why : "");
 	symjson_tecken_free(&t);
+	/* Many small jobs, or empty stacks, cost memory with few frames:
+	 * bounded too. */
+	body = "{\"jobs\":[{\"memoryMap\":[],\"stacks\":[]},"
+	    "{\"memoryMap\":[],\"stacks\":[]},{\"memoryMap\":[],\"stacks\":[]}]}";
+	n = symjson_parse_tecken(body, strlen(body), 10, 2, &t, &why);
+	ok(n == -E2BIG && strcmp(why, "too many jobs") == 0,
+	    "tecken: 3 jobs over 2 -> -E2BIG (%s)", n < 0 ? why : "");
+	body = "{\"memoryMap\":[],\"stacks\":[[],[],[],[]]}";
+	n = symjson_parse_tecken(body, strlen(body), 1, 1, &t, &why);
+	ok(n == -E2BIG, "tecken: 4 empty stacks over 2 x 1 + 1 items -> "
+	    "-E2BIG (%s)", n < 0 ? why : "");
+	n = symjson_parse_tecken(body, strlen(body), 1, 2, &t, &why);
+	ok(n == 0 && t.jobs[0].nstacks == 4, "tecken: ... within 2 x 1 + 2 "
+	    "(%ld)", n);
+	symjson_tecken_free(&t);
 }
 
 /*

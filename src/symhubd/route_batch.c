@@ -84,15 +84,22 @@ module_head(struct symjson *j, const struct symjson_module *m,
 	return rc == 0 ? 0 : -ENOMEM;
 }
 
-/* The results of a module's addresses k to end. */
+/* Bytes written per step at most (and one result more): a result of 128
+ * inlined frames with long names can be large. */
+#define STREAM_BYTES	(64 * 1024)
+
+/* The results of a module's addresses *k to end, or until STREAM_BYTES
+ * are pending; *k moves past those written. */
 static int
 module_results(struct symjson *j, const struct symjson_module *m,
-    const struct batch_module *bm, size_t k, size_t end,
+    const struct batch_module *bm, size_t *kp, size_t end,
     struct gsym_result *res)
 {
+	size_t	k = *kp;
 	int	rc = 0;
 
-	for (; bm->status == BATCH_READY && k < end && rc == 0; k++) {
+	for (; bm->status == BATCH_READY && k < end && rc == 0 &&
+	    (k == *kp || symjson_pending(j) < STREAM_BYTES); k++) {
 		uint64_t	addr = m->addrs[k];
 		int		lrc;
 
@@ -106,6 +113,7 @@ module_results(struct symjson *j, const struct symjson_module *m,
 		rc |= symjson_result(j, addr, m->offsets ? &m->addrs[k] :
 		    NULL, lrc, res);
 	}
+	*kp = k;
 	return rc == 0 ? 0 : -ENOMEM;
 }
 
@@ -166,12 +174,8 @@ batch_step_answer(void *ctx, struct symjson *j, int *done)
 	end = bm->status != BATCH_READY ? s->addr :
 	    m->naddrs - s->addr > STREAM_STEP ? s->addr + STREAM_STEP :
 	    m->naddrs;
-	if (end > s->addr) {
-		int rc = module_results(j, m, bm, s->addr, end, &s->res);
-
-		s->addr = end;
-		return rc;
-	}
+	if (end > s->addr)
+		return module_results(j, m, bm, &s->addr, end, &s->res);
 	s->mod++;
 	s->addr = SIZE_MAX;
 	return symjson_text(j, "]}");
@@ -263,7 +267,7 @@ tecken_step(void *ctx, struct symjson *j, int *done)
 	struct bstream			*s = ctx;
 	const struct breq		*q = s->q;
 	const struct symjson_tjob	*job;
-	size_t				 end;
+	size_t				 end, first;
 	int				 rc = 0;
 
 	if (s->mod == q->tk.njobs) {
@@ -295,7 +299,9 @@ tecken_step(void *ctx, struct symjson *j, int *done)
 	end = job->stacks[s->stack + 1];
 	if (end - s->frame > STREAM_STEP)
 		end = s->frame + STREAM_STEP;
-	for (; s->frame < end && rc == 0; s->frame++) {
+	for (first = s->frame; s->frame < end && rc == 0 &&
+	    (s->frame == first || symjson_pending(j) < STREAM_BYTES);
+	    s->frame++) {
 		const struct symjson_tframe *fr = &job->frames[s->frame];
 		const struct batch_module *bm =
 		    &q->mods[job->libs[fr->lib].mod];
@@ -351,8 +357,9 @@ answer(struct http *h, struct req *r)
 }
 
 /*
- * The least an answer takes, known from the request: a frame of Tecken
- * repeats its module's name; a result of /symbolize, its address.
+ * The least an answer takes, known from the request: a Tecken frame,
+ * {"frame":0,"module_offset":"0x0","module":"NAME"}; a /symbolize
+ * module, its head.
  */
 static uint64_t
 least_answer(const struct breq *q)
@@ -360,13 +367,13 @@ least_answer(const struct breq *q)
 	uint64_t	n = 0;
 	size_t		i, f;
 
-	for (i = 0; i < q->in.nmods; i++)
-		n += 64 + q->in.mods[i].naddrs * 32;
+	/* A module not ready writes no results: its head only. */
+	n += 64 * q->in.nmods;
 	for (i = 0; i < q->tk.njobs; i++) {
 		const struct symjson_tjob *job = &q->tk.jobs[i];
 
 		for (f = 0; f < job->stacks[job->nstacks]; f++)
-			n += 48 + strlen(job->libs[job->frames[f].lib].name);
+			n += 45 + strlen(job->libs[job->frames[f].lib].name);
 	}
 	return n;
 }
@@ -398,11 +405,17 @@ begin_batch(struct http *h, struct req *r)
 		    "", r->body.len, h->cfg->symbolize_max,
 		    (size_t)h->cfg->symbolize_modules, &q->in, &why);
 	if (n == -E2BIG) {
-		char msg[96];
+		char msg[128];
 
-		snprintf(msg, sizeof(msg), "%s (at most %llu)", why,
-		    (unsigned long long)(strcmp(why, "too many modules") == 0 ?
-		    h->cfg->symbolize_modules : h->cfg->symbolize_max));
+		int mods = strcmp(why, "too many modules") == 0 ||
+		    strcmp(why, "too many jobs") == 0;
+
+		if (mods || strcmp(why, "too many addresses") == 0)
+			snprintf(msg, sizeof(msg), "%s (at most %llu)", why,
+			    (unsigned long long)(mods ?
+			    h->cfg->symbolize_modules : h->cfg->symbolize_max));
+		else	/* twice the addresses, and the modules */
+			snprintf(msg, sizeof(msg), "%s", why);
 		return reply_text(r, REPLY_TOO_LARGE, msg, "symbolize");
 	}
 	if (n < 0)

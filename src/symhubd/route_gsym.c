@@ -60,10 +60,13 @@ sstream_step(void *ctx, struct symjson *j, int *done)
 {
 	struct sstream	*s = ctx;
 	size_t		 end = s->n - s->next > STREAM_STEP ?
-			    s->next + STREAM_STEP : s->n;
+			    s->next + STREAM_STEP : s->n, first;
 	int		 rc = 0;
 
-	for (; s->next < end && rc == 0; s->next++)
+	/* At most some 64 KiB a step (and one result more): a result of
+	 * 128 inlined frames with long names can be large. */
+	for (first = s->next; s->next < end && rc == 0 &&
+	    (s->next == first || symjson_pending(j) < 64 * 1024); s->next++)
 		rc = symjson_add(j, s->addrs[s->next],
 		    derive_gsym_lookup(s->gf, s->addrs[s->next], &s->res),
 		    &s->res);

@@ -22,6 +22,8 @@ struct jstream {
 	void			*ctx;
 	int			 done;
 	uint64_t		 sent, max;
+	uint64_t		*bytes;		/* the request's, for the log
+						 * (read only while it lives) */
 	char			 what[160];	/* for the log */
 };
 
@@ -38,6 +40,7 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (symjson_pending(s->j) == 0)
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	n = symjson_drain(s->j, buf, max);
+	*s->bytes += n;
 	if (s->max > 0 && (s->sent += n) > s->max) {
 		/* The client sees a cut answer (no last chunk), never a
 		 * whole one that is wrong. */
@@ -78,6 +81,7 @@ route_stream(struct http *h, struct req *r, struct symjson *j,
 	s->free_ctx = free_ctx;
 	s->ctx = ctx;
 	s->max = h->cfg->symbolize_answer_max;
+	s->bytes = &r->bytes;
 	snprintf(s->what, sizeof(s->what), "%s %.150s", r->method, r->url);
 	if ((resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
 	    128 * 1024, stream_read, s, stream_free)) == NULL) {

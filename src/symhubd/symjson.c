@@ -5,10 +5,10 @@
  * time of a batch.  So json-c escapes each distinct string once, into an
  * arena found again by the string's address, and the rest is copied.
  *
- * Requests of many addresses (symjson_parse(), symjson_parse_batch())
- * are read with yajl's callbacks instead: json-c builds an object, two
- * mallocs, an address (a 1 MB request of 100,000 took 14-20 ms to parse,
- * 5.5 ms with yajl).  The Tecken requests keep json-c's tree.
+ * Requests (symjson_parse(), symjson_parse_batch(), the Tecken reader)
+ * are read with yajl's callbacks: json-c builds an object, two mallocs,
+ * an address (a 1 MB request of 100,000 took 14-20 ms to parse, 5.5 ms
+ * with yajl), some 400 bytes a Tecken frame.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -685,6 +685,8 @@ struct tread {
 	struct tjcap		 jobcap;
 	struct symjson_tecken	*t;		/* jobs, njobs, nframes */
 	size_t			 capjobs;
+	uint64_t		 items;		/* frames, stacks and memoryMap
+						 * entries read, dropped or not */
 	unsigned		 n;		/* items of an entry or frame */
 	uint64_t		 v[2];		/* a frame's numbers */
 	struct buf		 str;		/* names and ids, NULs after */
@@ -715,6 +717,40 @@ tpush(struct tread *r, enum trole role)
 	r->role[++r->depth] = role;
 	r->key = TK_OTHER;
 	return 1;
+}
+
+/*
+ * Frames, stacks and memoryMap entries together are at most twice
+ * max_frames and max_modules more (room for a stack a frame): each costs
+ * memory (16 to 40 bytes) whether or not it counts in the end, so that a
+ * request of many small jobs or empty stacks cannot make the reader
+ * allocate many times its own size.  @return 1, or 0 (r->err set).
+ */
+static int
+titem(struct tread *r)
+{
+	if (++r->items > 2 * r->max_frames + r->max_mods)
+		return tfail(r, -E2BIG, "too many frames, stacks and "
+		    "memoryMap entries");
+	return 1;
+}
+
+/* A job's arrays to their size (they grew by doubling).  A failure
+ * keeps the larger array. */
+static void
+tjob_fit(struct symjson_tjob *job, size_t nframes)
+{
+	void	*p;
+
+	if (job->nlibs > 0 && (p = realloc(job->libs,
+	    job->nlibs * sizeof(*job->libs))) != NULL)
+		job->libs = p;
+	if (job->stacks != NULL && (p = realloc(job->stacks,
+	    (job->nstacks + 1) * sizeof(*job->stacks))) != NULL)
+		job->stacks = p;
+	if (nframes > 0 && (p = realloc(job->frames,
+	    nframes * sizeof(*job->frames))) != NULL)
+		job->frames = p;
 }
 
 static const char tjob_why[] = "a job needs the arrays \"memoryMap\" and "
@@ -767,6 +803,8 @@ tjob_start(struct tread *r)
 {
 	struct symjson_tecken *t = r->t;
 
+	if (t->njobs >= r->max_mods)
+		return tfail(r, -E2BIG, "too many jobs");
 	if (t->njobs == r->capjobs && array_grow(&t->jobs, &r->capjobs,
 	    t->njobs + 1, sizeof(*t->jobs)) != 0)
 		return tfail(r, -ENOMEM, "out of memory");
@@ -849,6 +887,8 @@ tvalue(struct tread *r, enum jkind k, const char *s, size_t len)
 		 * on that work, as on the modules. */
 		if (job->nlibs >= r->max_mods)
 			return tfail(r, -E2BIG, "too many modules");
+		if (!titem(r))
+			return 0;
 		if (job->nlibs == r->cap->libs && array_grow(&job->libs,
 		    &r->cap->libs, job->nlibs + 1, sizeof(*job->libs)) != 0)
 			return tfail(r, -ENOMEM, "out of memory");
@@ -884,6 +924,8 @@ tvalue(struct tread *r, enum jkind k, const char *s, size_t len)
 		if (k != V_ARRAY)
 			return tfail(r, -EINVAL, "each stack must be an array "
 			    "of frames");
+		if (!titem(r))
+			return 0;
 		if (job->nstacks + 2 > r->cap->stacks &&
 		    array_grow(&job->stacks, &r->cap->stacks,
 		    job->nstacks + 2, sizeof(*job->stacks)) != 0)
@@ -894,8 +936,9 @@ tvalue(struct tread *r, enum jkind k, const char *s, size_t len)
 	case T_STACK:
 		if (k != V_ARRAY)
 			return tfail(r, -EINVAL, tframe_why);
-		if (r->t->nframes >= r->max_frames)
-			return tfail(r, -E2BIG, "too many addresses");
+		if (r->t->nframes >= r->max_frames || !titem(r))
+			return r->err == 0 ? tfail(r, -E2BIG,
+			    "too many addresses") : 0;
 		r->n = 0;
 		return tpush(r, T_FRAME);
 	case T_FRAME:
@@ -949,6 +992,7 @@ tend(struct tread *r)
 	case T_JOB:
 		if (!r->cap->map || !r->cap->stks)
 			return tfail(r, -EINVAL, tjob_why);
+		tjob_fit(job, r->cap->nframes);
 		r->job = &r->top;
 		r->cap = &r->topcap;
 		break;
@@ -1033,14 +1077,20 @@ tfinish(struct tread *r, size_t *hash, size_t hcap, size_t nlibs)
 	size_t			 i, l, f, k;
 
 	if (nlibs > 0 && (t->mods = calloc(nlibs, sizeof(*t->mods))) == NULL)
-		goto nomem;
-	for (i = 0; i < t->njobs; i++) {
+	{
+		tfail(r, -ENOMEM, "out of memory");
+		return r->err;
+	}
+	for (i = 0; i < t->njobs && r->err == 0; i++) {
 		struct symjson_tjob *job = &t->jobs[i];
 
 		for (f = 0; f < job->stacks[job->nstacks]; f++)
-			if (job->frames[f].lib >= job->nlibs)
-				goto bad_index;
-		for (l = 0; l < job->nlibs; l++) {
+			if (job->frames[f].lib >= job->nlibs) {
+				tfail(r, -EINVAL, "a frame's module index is "
+				    "beyond the memoryMap");
+				break;
+			}
+		for (l = 0; l < job->nlibs && r->err == 0; l++) {
 			struct symjson_tlib	*lib = &job->libs[l];
 			unsigned char		 prefix[16];
 
@@ -1049,9 +1099,11 @@ tfinish(struct tread *r, size_t *hash, size_t hcap, size_t nlibs)
 			(void)breakpad_prefix(lib->key, strlen(lib->key),
 			    prefix);
 			k = mod_find(t, hash, hcap, prefix);
+			if (k == t->nmods && t->nmods == nlibs) {
+				tfail(r, -E2BIG, "too many modules");
+				break;
+			}
 			if (k == t->nmods) {
-				if (t->nmods == nlibs)
-					goto too_many;
 				memcpy(t->mods[k].id, prefix, 16);
 				t->mods[k].idlen = 16;
 				mod_add(t, hash, hcap, k);
@@ -1062,15 +1114,6 @@ tfinish(struct tread *r, size_t *hash, size_t hcap, size_t nlibs)
 			lib->mod = k;
 		}
 	}
-	return 0;
-nomem:
-	tfail(r, -ENOMEM, "out of memory");
-	return r->err;
-bad_index:
-	tfail(r, -EINVAL, "a frame's module index is beyond the memoryMap");
-	return r->err;
-too_many:
-	tfail(r, -E2BIG, "too many modules");
 	return r->err;
 }
 
@@ -1116,6 +1159,7 @@ symjson_parse_tecken(const char *body, size_t len, uint64_t max_frames,
 			tfail(&r, -ENOMEM, "out of memory");
 			goto out;
 		}
+		tjob_fit(&r.top, r.topcap.nframes);
 		out->jobs[0] = r.top;
 		memset(&r.top, 0, sizeof(r.top));
 		out->njobs = 1;
@@ -1259,6 +1303,7 @@ esc_grow(struct symjson *j)
  * working set, however long it runs.
  */
 #define ARENA_MAX	(8u << 20)
+#define ESC_MAX		(ARENA_MAX / 64)	/* strings: a table of 8 MiB */
 
 static void
 esc_forget(struct symjson *j)
@@ -1279,7 +1324,7 @@ put_string(struct symjson *j, const char *a, const char *b)
 	size_t		 k, len, la, off;
 	int		 rc;
 
-	if (j->arena.len > ARENA_MAX)
+	if (j->arena.len > ARENA_MAX || j->used >= ESC_MAX)
 		esc_forget(j);
 	if (2 * (j->used + 1) > j->cap && esc_grow(j) != 0)
 		return -ENOMEM;
@@ -1564,11 +1609,16 @@ symjson_drain(struct symjson *j, void *dst, size_t max)
 		n = max;
 	memcpy(dst, j->out.p + j->drained, n);
 	j->drained += n;
-	/* What is left goes to the front: the buffer is reused, never
-	 * grown past a step's worth. */
-	memmove(j->out.p, j->out.p + j->drained, j->out.len - j->drained);
-	j->out.len -= j->drained;
-	j->drained = 0;
+	/* What is left goes to the front once most of the buffer is sent,
+	 * so the buffer is reused and each byte moved at most once. */
+	if (j->drained == j->out.len) {
+		j->out.len = j->drained = 0;
+	} else if (j->drained > j->out.len / 2) {
+		memmove(j->out.p, j->out.p + j->drained,
+		    j->out.len - j->drained);
+		j->out.len -= j->drained;
+		j->drained = 0;
+	}
 	return n;
 }
 

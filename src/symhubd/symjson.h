@@ -1,6 +1,7 @@
 /*
- * symjson: the JSON of POST /buildid/ID/symbolize, the addresses a
- * request body holds and the answer.  No I/O; json-c parses and escapes.
+ * symjson: the JSON of /symbolize and /symbolicate/v5, the addresses a
+ * request body holds and the answer.  No I/O; yajl parses, base/utf8
+ * escapes.
  */
 #ifndef SYMHUB_SYMJSON_H
 #define SYMHUB_SYMJSON_H
@@ -107,7 +108,10 @@ struct symjson_tecken {
  * modules in all is -E2BIG; a frame whose module index is outside its
  * memoryMap, an address of 2^64 or more, a malformed id, a debugName
  * over 255 bytes (it is a file's name, and every frame of the answer
- * repeats it), or bytes that are not UTF-8, -EINVAL.
+ * repeats it), or bytes yajl finds not UTF-8, -EINVAL.  More than
+ * max_modules jobs, more than max_frames frames, or more than twice
+ * that plus max_modules frames, stacks and memoryMap entries together
+ * (each costs memory), is -E2BIG.
  * @return the number of modules (symjson_tecken_free() out); -E2BIG;
  *         -EINVAL; -ENOMEM; why set on failure.
  */

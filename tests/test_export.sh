@@ -5,6 +5,9 @@
 # that verifies it; a second export writes only what changed; a rotten
 # blob is reported, not copied.  The tree imported into another store,
 # its hub running or not, every file verified; a tree that lies refused.
+# With --source-root the sources an exported debuginfo names under the
+# root cross too (prog2's, uploaded without them), and an offline hub on
+# the imported store serves them.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_export.sh
@@ -182,6 +185,34 @@ client_file "... prog1's source greet.c" "$tmp/src/greet.c" \
     debuginfod-find source "$ID1" "$tmp/src/greet.c"
 expect_get "... and prog2 by the FileID its upload mapped" \
     "/fileid/$FID2/debuginfo" 200 "$tmp/up/prog2.debug"
+stop_check "... it stops"
+
+section 'export --source-root: the sources under a root cross too'
+# store-b, imported above, holds prog1's sources but not prog2's.
+export_to -q --source-root "$tmp/src" "$tmp/store-b" "$tmp/exp-roots"
+check "exit 0, prog2's 3 sources too (10 files)" [ $? = 0 ] &&
+    grep -q "^10 written ([0-9]* bytes), 0 unchanged, 0 failed\$" \
+    "$tmp/out/exp"
+check "prog2's greet.c, byte-identical, with its manifest line" \
+    cmp -s "$tmp/exp-roots/buildid/$ID2/source$tmp/src/greet.c" \
+    "$tmp/src/greet.c" && grep -q "^$ID2	source	.*	$tmp/src/greet.c\$" \
+    "$tmp/exp-roots/manifest.tsv"
+check "nothing outside the root (no /usr/include header)" \
+    [ -z "$(grep -v "^#" "$tmp/exp-roots/manifest.tsv" | cut -f6 |
+    grep -v -e "^-\$" -e "^$tmp/src/")" ]
+export_to -q --source-root "$tmp/src" "$tmp/store-b" "$tmp/exp-roots"
+check "again: 10 unchanged" grep -q \
+    "^0 written (0 bytes), 10 unchanged, 0 failed\$" "$tmp/out/exp"
+import_to "$tmp/exp-roots" "$tmp/store-s"
+check "imported: 10" [ $? = 0 ] && grep -q \
+    "^10 imported ([0-9]* bytes), 0 already there, 0 refused\$" \
+    "$tmp/out/imp"
+hub -d "$tmp/store-s" --offline
+client_env
+for f in greet.c hello.c greet.h; do
+	client_file "an offline hub on it: prog2's source $f" "$tmp/src/$f" \
+	    debuginfod-find source "$ID2" "$tmp/src/$f"
+done
 stop_check "... it stops"
 
 section "import into a running hub's store"

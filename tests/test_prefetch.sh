@@ -5,7 +5,10 @@
 # core file is gdb's gcore; the modules a core maps are checked against
 # eu-unstrip -n --core, each named by its mapped file, the vdso skipped
 # (no server has it), so that a core whose other modules are all upstream
-# (a static program's) prefetches with exit 0.
+# (a static program's) prefetches with exit 0.  With --sources the hub
+# fetches and keeps the source files each debuginfo names (debuginfod
+# serves them from the paths its DWARF names), serves them once the
+# upstream is gone, and a source nobody has is missing but no failure.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_prefetch.sh
@@ -32,12 +35,19 @@ ID3=$(buildid "$tmp/up/prog3")
 check "three programs with build-ids" [ -n "$ID1" ] && [ -n "$ID2" ] &&
     [ -n "$ID3" ]
 cp "$tmp/bin/prog1" "$tmp/mixed/sub/"
+# prog4: upstream, but one of its sources is gone from where it was built.
+mkdir -p "$tmp/src4"
+cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$tmp/src4/"
+(cd "$tmp/src4" && gcc -g -O0 -o "$tmp/up/prog4" hello.c greet.c) || exit 99
+rm "$tmp/src4/greet.c"
+ID4=$(buildid "$tmp/up/prog4")
 echo "not ELF" >"$tmp/mixed/notes.txt"
 
 section 'the hub and its upstream'
 if ! start_debuginfod up "" "$tmp/up" ||
     ! wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200 ||
-    ! wait_http 30 "$DURL/buildid/$ID3/debuginfo" 200; then
+    ! wait_http 30 "$DURL/buildid/$ID3/debuginfo" 200 ||
+    ! wait_http 30 "$DURL/buildid/$ID4/debuginfo" 200; then
 	fail "debuginfod serves prog1" "$(tail -n 5 "$tmp/up.log")"
 	finish
 fi
@@ -151,6 +161,25 @@ check "the first of DEBUGINFOD_URLS is the hub; -q prints the summary" \
     [ $? = 0 ] && [ "$(cat "$tmp/out/pf")" = \
     "1 found, 0 missing, 0 failed, 0 skipped" ]
 
+section 'sources (--sources)'
+prefetch -s "$tmp/bin/prog1"
+check "exit 0" [ $? = 0 ]
+for f in hello.c greet.c greet.h; do
+	check "found source $f" grep -q \
+	    "^found  *source  *$ID1  $tmp/src/$f\$" "$tmp/out/pf"
+done
+check "summary: the sources counted apart" grep -qx "1 found, 0 missing, \
+0 failed, 0 skipped; sources: [1-9][0-9]* found, 0 missing, 0 failed" \
+    "$tmp/out/pf"
+check "the hub asked its upstream for a source (access log)" wait_until 10 \
+    grep -q "HEAD /buildid/$ID1/source$tmp/src/hello.c 200 .* upstream up " \
+    "$tmp/hub.log"
+prefetch --sources "$ID4"
+check "a source nobody has: missing, exit 0" [ $? = 0 ] && grep -q \
+    "^missing  *source  *$ID4  $tmp/src4/greet.c\$" "$tmp/out/pf"
+check "... counted as a missing source" grep -q \
+    "; sources: [1-9][0-9]* found, 1 missing, 0 failed\$" "$tmp/out/pf"
+
 section 'the upstream gone: the hub serves what was prefetched'
 kill -TERM "$UP_PID"
 wait_exit "$UP_PID" 10
@@ -159,7 +188,14 @@ client_file "debuginfod-find: prog1's debuginfo" "$tmp/up.debuginfo" \
     debuginfod-find debuginfo "$ID1"
 client_file "debuginfod-find: prog1's executable" "$tmp/up/prog1" \
     debuginfod-find executable "$ID1"
+for f in hello.c greet.h; do
+	client_file "debuginfod-find: prog1's source $f" "$tmp/src/$f" \
+	    debuginfod-find source "$ID1" "$tmp/src/$f"
+done
 prefetch "$tmp/bin/prog1"
 check "a second prefetch finds it in the store" [ $? = 0 ]
+prefetch --sources "$tmp/bin/prog1"
+check "... and its sources" [ $? = 0 ] && grep -q \
+    "^found  *source  *$ID1  $tmp/src/hello.c\$" "$tmp/out/pf"
 stop_check "the hub stops"
 finish

@@ -22,6 +22,12 @@
  * record was seen, then each package is read once, in archive order,
  * every member wanted from it written as it passes: reading a compressed
  * archive up to each member in turn made an export quadratic.
+ *
+ * With --source-root, the sources a debuginfo names that lie under a
+ * root are exported too, as symhubd --source-root serves them (the name
+ * canonical and under a root, and so its real path, a regular file):
+ * read from the debuginfo's exported copy once every record was
+ * written, so that the tree carries them across an air gap.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +50,7 @@
 #include "cache/cache.h"
 #include "cli.h"
 #include "cmd_export.h"
+#include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/pkgarchive.h"
 #include "manifest.h"
@@ -55,6 +62,7 @@ struct mline {
 	uint64_t	 size;
 	char		 sha[65];
 	size_t		 seq;		/* a new line: its record's place */
+	int		 seen;		/* written or unchanged this time */
 };
 
 /*
@@ -80,6 +88,8 @@ struct export {
 	const char	*buildid;	/* NULL: any */
 	int64_t		 since;		/* stored at or after; 0: any */
 	int		 quiet;
+	char		**roots;	/* --source-root, real paths */
+	size_t		 nroots;
 	struct mline	*m;		/* the manifest: old lines, then new */
 	size_t		 nm, capm;
 	size_t		 nold;		/* lines of the old manifest */
@@ -511,6 +521,7 @@ static int
 unchanged(struct export *x, struct mline *l, const char *origin)
 {
 	x->unchanged++;
+	l->seen = 1;
 	return set_origin(l, origin);
 }
 
@@ -544,6 +555,7 @@ wrote(struct export *x, struct mline *l, const char *id, const char *kind,
 		return -ENOMEM;
 	l->size = size;
 	memcpy(l->sha, sha, 65);
+	l->seen = 1;
 	x->written++;
 	x->bytes += size;
 	if (!x->quiet)
@@ -903,6 +915,117 @@ write_members(struct export *x)
 	return rc;
 }
 
+/* Is path under one of the roots (as symhubd's under_root())? */
+static int
+under_root(const struct export *x, const char *path)
+{
+	size_t	i, n;
+
+	for (i = 0; i < x->nroots; i++) {
+		n = strlen(x->roots[i]);
+		if (strncmp(path, x->roots[i], n) == 0 &&
+		    (path[n] == '/' || (n > 0 && x->roots[i][n - 1] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
+struct rootsrc {
+	struct export	*x;
+	const char	*id;
+};
+
+/* A source a debuginfo names: exported when under a root.  @return 0 or
+ * -ENOMEM. */
+static int
+root_source(void *ctx, const char *name)
+{
+	struct rootsrc	*rs = ctx;
+	struct export	*x = rs->x;
+	struct mline	*l;
+	struct stat	 st;
+	char		 canon[PATH_MAX], path[PATH_MAX], sha[65];
+	char		*real = NULL;
+	uint64_t	 size;
+	int64_t		 mtime;
+	int		 fd = -1, n, rc = 0;
+
+	if (name[0] != '/' || strlen(name) >= sizeof(canon) ||
+	    webapi_canon_path(name, canon) < 0 || !safe_path(canon) ||
+	    !under_root(x, canon))
+		return 0;
+	l = mfind(x, rs->id, "source", canon);
+	if (l != NULL && l->seen)
+		return 0;	/* the store's, or named twice */
+	if ((real = realpath(canon, NULL)) == NULL || !under_root(x, real) ||
+	    (fd = open(real, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		goto out;
+	n = snprintf(path, sizeof(path), "%s/buildid/%s/source%s", x->dir,
+	    rs->id, canon);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		failed(x, "source", rs->id, canon, -ENAMETOOLONG);
+		goto out;
+	}
+	mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	if (copy_there(path, l) && (uint64_t)st.st_size == l->size &&
+	    hash_copy(fd, -1, sha, &size) == 0 && strcmp(l->sha, sha) == 0) {
+		stamp(path, mtime);
+		rc = unchanged(x, l, "scan");
+		goto out;
+	}
+	if (lseek(fd, 0, SEEK_SET) != 0 ||
+	    (rc = fs_mkdir_p(path, 1)) != 0 ||
+	    (rc = copy_out(fd, path, NULL, mtime, sha, &size)) != 0) {
+		failed(x, "source", rs->id, canon, rc != 0 ? rc : -errno);
+		rc = 0;
+		goto out;
+	}
+	rc = wrote(x, l, rs->id, "source", canon, "scan", ++x->seq, sha,
+	    size);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(real);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+/*
+ * The sources under the roots of every debuginfo exported this time,
+ * read from its copy in DIR.  @return 0 or -ENOMEM.
+ */
+static int
+write_root_sources(struct export *x)
+{
+	struct rootsrc	 rs;
+	char		 path[PATH_MAX], id[2 * CACHE_ID_MAX + 1];
+	size_t		 i, n = x->nm;
+	int		 fd, rc = 0;
+
+	for (i = 0; rc != -ENOMEM && i < n; i++) {
+		if (!x->m[i].seen || strcmp(x->m[i].kind, "debuginfo") != 0)
+			continue;
+		/* x->m may move as sources are added. */
+		snprintf(id, sizeof(id), "%s", x->m[i].id);
+		snprintf(path, sizeof(path), "%s/buildid/%s/debuginfo", x->dir,
+		    id);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			failed(x, "debuginfo", id, "-", -errno);
+			continue;
+		}
+		rs.x = x;
+		rs.id = id;
+		rc = elfinfo_sources(fd, root_source, &rs);
+		close(fd);
+		if (rc < 0 && rc != -ENOMEM) {
+			fprintf(stderr, "symhub export: %s: the sources it "
+			    "names: %s\n", path, strerror(-rc));
+			x->failed++;
+		}
+	}
+	return rc == -ENOMEM ? rc : 0;
+}
+
 static const char help[] =
 "usage: symhub export [OPTION...] STORE DIR\n"
 "Write what the store STORE holds (a symhubd --store; it may be running)\n"
@@ -918,11 +1041,35 @@ static const char help[] =
 "                       upstream's name)\n"
 "  -b, --build-id ID    only this build-id\n"
 "      --max-age SECS   only what was stored in the last SECS seconds\n"
+"      --source-root DIR  also the sources each exported debuginfo names\n"
+"                       under DIR, as symhubd --source-root serves them\n"
+"                       (repeatable)\n"
 "  -q, --quiet          print only failures and the summary\n"
 "  -h, --help           this text\n"
 "\n"
 "Exit status: 0 when everything selected was exported, 1 when something\n"
 "could not be (a rotten blob, a write error), 2 for usage.\n";
+
+/* A --source-root, by its real path (as symhubd resolves its roots).
+ * @return 0, or the exit status. */
+static int
+add_root(struct export *x, const char *dir)
+{
+	char	*real, **v;
+
+	if ((real = realpath(dir, NULL)) == NULL) {
+		fprintf(stderr, "symhub export: --source-root %s: %s\n", dir,
+		    strerror(errno));
+		return 2;
+	}
+	if ((v = reallocarray(x->roots, x->nroots + 1, sizeof(*v))) == NULL) {
+		free(real);
+		return 1;
+	}
+	x->roots = v;
+	x->roots[x->nroots++] = real;
+	return 0;
+}
 
 int
 cmd_export(int argc, char **argv)
@@ -932,6 +1079,7 @@ cmd_export(int argc, char **argv)
 		{ "origin", required_argument, NULL, 'O' },
 		{ "build-id", required_argument, NULL, 'b' },
 		{ "max-age", required_argument, NULL, 'A' },
+		{ "source-root", required_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -978,6 +1126,10 @@ cmd_export(int argc, char **argv)
 			}
 			x.since = clock_wall_s() - age;
 			break;
+		case 'R':
+			if ((rc = add_root(&x, optarg)) != 0)
+				return rc;
+			break;
 		case 'q':
 			x.quiet = 1;
 			break;
@@ -997,6 +1149,10 @@ cmd_export(int argc, char **argv)
 		x.kinds = 1 << CACHE_DEBUGINFO | 1 << CACHE_EXECUTABLE |
 		    1 << CACHE_SOURCE;
 	x.dir = argv[optind + 1];
+	if (x.nroots > 0 && elfinfo_init() < 0) {
+		fprintf(stderr, "symhub export: libelf is too old\n");
+		return 1;
+	}
 	/* No store, no export directory: a mistyped path makes nothing. */
 	if ((rc = cache_present(argv[optind])) < 0 ||
 	    (rc = cache_open(argv[optind], &opt, &x.c)) < 0) {
@@ -1014,6 +1170,8 @@ cmd_export(int argc, char **argv)
 		rc = cache_foreach(x.c, one, &x, &skipped);
 	if (rc == 0)
 		rc = write_members(&x);
+	if (rc == 0 && x.nroots > 0 && (x.kinds & 1 << CACHE_SOURCE))
+		rc = write_root_sources(&x);
 	if (rc == 0)
 		rc = save_manifest(&x);
 	if (rc == 0)
@@ -1042,6 +1200,9 @@ cmd_export(int argc, char **argv)
 	for (i = 0; i < x.np; i++)
 		pending_free(&x.p[i]);
 	free(x.p);
+	for (i = 0; i < x.nroots; i++)
+		free(x.roots[i]);
+	free(x.roots);
 	strmap_free(&x.index);
 	return st;
 }

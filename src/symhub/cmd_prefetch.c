@@ -11,6 +11,13 @@
  * `eu-unstrip -n --core` lists them; no file is looked for.  Each is
  * named by the file the core says was mapped there (NT_FILE); the vdso,
  * which the kernel maps and no file holds, is skipped.
+ *
+ * With --sources a debuginfo is fetched whole (GET) rather than asked
+ * for, so that the source files its DWARF names can be read from it;
+ * each is then asked for as /buildid/ID/source/PATH, which makes the hub
+ * fetch and keep it as it does a debuginfo.  Only absolute names are
+ * asked: today's clients cannot ask for a relative one (a unit whose
+ * DW_AT_comp_dir is relative), so a hub keeping it would serve nobody.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +48,9 @@
 struct item {
 	char		 id[IDHEX_MAX];
 	enum cache_kind	 kind;
-	char		*from;		/* the argument it came from */
+	char		*from;		/* the argument it came from, or the
+					   source's path */
+	FILE		*body;		/* a debuginfo read for its sources */
 	CURL		*easy;
 	long		 status;	/* HTTP status; 0: none */
 	char		 err[CURL_ERROR_SIZE];
@@ -50,6 +59,7 @@ struct item {
 struct prefetch {
 	const char	*url;		/* the hub, no trailing '/' */
 	int		 executables;	/* also ask for executables */
+	int		 sources;	/* also ask for the debuginfos' sources */
 	int		 jobs;
 	int		 quiet;
 	int		 bar;		/* a progress line on stderr */
@@ -57,6 +67,7 @@ struct prefetch {
 	size_t		 n, cap;
 	struct strmap	 asked;		/* "id\tkind" -> index in items */
 	unsigned	 found, missing, failed, skipped, done;
+	unsigned	 sfound, smissing, sfailed;	/* of sources */
 };
 
 static const char help[] =
@@ -68,6 +79,7 @@ static const char help[] =
 "\n"
 "      --url URL   the hub (default: the first of $DEBUGINFOD_URLS)\n"
 "  -e, --executables  ask for the executables too\n"
+"  -s, --sources   ask for the source files each debuginfo names too\n"
 "  -j, --jobs N    requests at once (default 8, 1 to 64)\n"
 "  -q, --quiet     print only what is missing or failed, and the summary\n"
 "  -h, --help      this text\n"
@@ -76,8 +88,11 @@ static const char help[] =
 "upstreams have none), failed (no definite answer: ask again later), and\n"
 "skipped for a file without a build-id or a core's vdso (the kernel's:\n"
 "no server has it).  A core's modules are named by their mapped files.\n"
-"Exit status: 0 when everything asked for was found, 1 when something\n"
-"is missing or failed, 2 for usage.\n";
+"A source is one line of kind source, named by its path; sources are\n"
+"counted apart, and one missing is no failure (a path of the build\n"
+"machine no server may have).\n"
+"Exit status: 0 when everything asked for was found (sources: found or\n"
+"missing), 1 when something is missing or failed, 2 for usage.\n";
 
 static void
 line(struct prefetch *p, FILE *fp, const char *label, const char *kind,
@@ -118,6 +133,52 @@ add(struct prefetch *p, const char *idhex, const char *from)
 		p->n++;
 	}
 	return 0;
+}
+
+/* A source file a debuginfo names: path is absolute. */
+static int
+add_source(struct prefetch *p, const char *idhex, const char *path)
+{
+	char	*key;
+	size_t	 i;
+	int	 rc = 0;
+
+	if (asprintf(&key, "%s\tsource\t%s", idhex, path) < 0)
+		return -ENOMEM;
+	if (strmap_get(&p->asked, key, &i))
+		goto out;
+	if (strmap_put(&p->asked, key, p->n) != 0 ||
+	    array_grow(&p->items, &p->cap, p->n + 1,
+	    sizeof(*p->items)) != 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(&p->items[p->n], 0, sizeof(p->items[p->n]));
+	snprintf(p->items[p->n].id, IDHEX_MAX, "%s", idhex);
+	p->items[p->n].kind = CACHE_SOURCE;
+	if ((p->items[p->n].from = strdup(path)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	p->n++;
+out:
+	free(key);
+	return rc;
+}
+
+struct srcctx {
+	struct prefetch	*p;
+	const char	*id;
+};
+
+static int
+one_source(void *ctx, const char *path)
+{
+	struct srcctx	*sc = ctx;
+
+	if (path[0] != '/')
+		return 0;	/* no client can ask for it */
+	return add_source(sc->p, sc->id, path);
 }
 
 /* libdwfl must not look for files (nor ask debuginfod): the core's own
@@ -415,20 +476,72 @@ discard(char *ptr, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+/*
+ * The URL of an item.  A source's path is escaped as libdebuginfod does
+ * it: every byte but the unreserved ones, the slashes kept.
+ */
 static int
-start(struct prefetch *p, CURLM *multi, struct item *it)
+item_url(struct prefetch *p, CURL *easy, const struct item *it,
+    char *url, size_t size)
 {
-	char url[8192];
+	const char	*s;
+	char		*esc;
+	struct buf	 b = { 0 };
+	int		 rc = 0;
 
-	snprintf(url, sizeof(url), "%s/buildid/%s/%s", p->url, it->id,
-	    kind_name(it->kind));
+	if (it->kind != CACHE_SOURCE) {
+		snprintf(url, size, "%s/buildid/%s/%s", p->url, it->id,
+		    kind_name(it->kind));
+		return 0;
+	}
+	for (s = it->from; *s != '\0'; ) {
+		size_t	n = strcspn(s, "/");
+
+		if (n == 0) {
+			rc = buf_add(&b, "/", 1);
+			s++;
+		} else if ((esc = curl_easy_escape(easy, s, (int)n)) ==
+		    NULL)
+			rc = -ENOMEM;
+		else {
+			rc = buf_add(&b, esc, strlen(esc));
+			curl_free(esc);
+			s += n;
+		}
+		if (rc != 0)
+			goto out;
+	}
+	if ((size_t)snprintf(url, size, "%s/buildid/%s/source%.*s", p->url,
+	    it->id, (int)b.len, (const char *)b.p) >= size)
+		rc = -ENAMETOOLONG;
+out:
+	buf_free(&b);
+	return rc;
+}
+
+static int
+start(struct prefetch *p, CURLM *multi, size_t idx)
+{
+	struct item	*it = &p->items[idx];
+	char		 url[8192];
+	int		 rc;
+
 	if ((it->easy = curl_easy_init()) == NULL)
 		return -ENOMEM;
+	if ((rc = item_url(p, it->easy, it, url, sizeof(url))) < 0)
+		return rc;
 	curl_easy_setopt(it->easy, CURLOPT_URL, url);
-	curl_easy_setopt(it->easy, CURLOPT_NOBODY, 1L);
-	curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
+	if (p->sources && it->kind == CACHE_DEBUGINFO) {
+		/* Its bytes are needed: they name its sources. */
+		if ((it->body = tmpfile()) == NULL)
+			return -errno;
+		curl_easy_setopt(it->easy, CURLOPT_WRITEDATA, it->body);
+	} else {
+		curl_easy_setopt(it->easy, CURLOPT_NOBODY, 1L);
+		curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
+	}
 	curl_easy_setopt(it->easy, CURLOPT_ERRORBUFFER, it->err);
-	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, it);
+	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, (char *)(uintptr_t)idx);
 	curl_easy_setopt(it->easy, CURLOPT_USERAGENT, "symhub-prefetch/"
 	    PACKAGE_VERSION);
 	curl_easy_setopt(it->easy, CURLOPT_CONNECTTIMEOUT, 30L);
@@ -438,23 +551,68 @@ start(struct prefetch *p, CURLM *multi, struct item *it)
 	return 0;
 }
 
-static void
-finish(struct prefetch *p, struct item *it, CURLcode res)
+/*
+ * Queue the sources a fetched debuginfo names.  Items may move: it is
+ * the caller's to look its item up again.
+ */
+static int
+read_sources(struct prefetch *p, size_t idx)
 {
+	struct item	*it = &p->items[idx];
+	struct srcctx	 sc;
+	char		 id[IDHEX_MAX];
+	FILE		*body = it->body;
+	int		 rc;
+
+	it->body = NULL;
+	snprintf(id, sizeof(id), "%s", it->id);
+	sc.p = p;
+	sc.id = id;
+	if (fflush(body) != 0)
+		rc = -errno;
+	else
+		rc = elfinfo_sources(fileno(body), one_source, &sc);
+	fclose(body);
+	return rc;
+}
+
+static int
+finish(struct prefetch *p, size_t idx, CURLcode res)
+{
+	struct item	*it = &p->items[idx];
 	const char	*k = kind_name(it->kind);
 	char		 detail[CURL_ERROR_SIZE + 64];
+	int		 src = it->kind == CACHE_SOURCE, rc = 0;
 
 	curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &it->status);
 	p->done++;
 	if (res == CURLE_OK && it->status == 200) {
-		p->found++;
+		if (src)
+			p->sfound++;
+		else
+			p->found++;
 		if (!p->quiet)
 			line(p, stdout, "found", k, it->id, it->from, NULL);
+		if (it->body != NULL && (rc = read_sources(p, idx)) < 0 &&
+		    rc != -ENOMEM) {
+			/* Found all the same; its sources are unknown. */
+			it = &p->items[idx];
+			line(p, stderr, "failed", "source", it->id, it->from,
+			    "cannot read the source names of its DWARF");
+			p->sfailed++;
+			rc = 0;
+		}
 	} else if (res == CURLE_OK && it->status == 404) {
-		p->missing++;
+		if (src)
+			p->smissing++;
+		else
+			p->missing++;
 		line(p, stdout, "missing", k, it->id, it->from, NULL);
 	} else {
-		p->failed++;
+		if (src)
+			p->sfailed++;
+		else
+			p->failed++;
 		if (res != CURLE_OK)
 			snprintf(detail, sizeof(detail), "no definite answer "
 			    "(%s): ask again later", it->err[0] ? it->err :
@@ -464,7 +622,13 @@ finish(struct prefetch *p, struct item *it, CURLcode res)
 			    it->status);
 		line(p, stderr, "failed", k, it->id, it->from, detail);
 	}
+	it = &p->items[idx];
+	if (it->body != NULL) {
+		fclose(it->body);
+		it->body = NULL;
+	}
 	progress(p);
+	return rc;
 }
 
 /* Ask for every item, p->jobs at a time. */
@@ -481,22 +645,27 @@ run(struct prefetch *p)
 	progress(p);
 	while (rc == 0 && (next < p->n || active > 0)) {
 		while (rc == 0 && next < p->n && active < (size_t)p->jobs) {
-			if ((rc = start(p, multi, &p->items[next])) == 0)
+			if ((rc = start(p, multi, next)) == 0)
 				active++;
 			next++;
 		}
 		curl_multi_perform(multi, &running);
 		while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-			struct item *it;
+			CURL	*easy = msg->easy_handle;
+			char	*priv;
+			size_t	 idx;
+			int	 frc;
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-			    (char **)&it);
-			finish(p, it, msg->data.result);
-			curl_multi_remove_handle(multi, it->easy);
-			curl_easy_cleanup(it->easy);
-			it->easy = NULL;
+			curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+			idx = (size_t)(uintptr_t)priv;
+			if ((frc = finish(p, idx, msg->data.result)) < 0 &&
+			    rc == 0)
+				rc = frc;
+			curl_multi_remove_handle(multi, easy);
+			curl_easy_cleanup(easy);
+			p->items[idx].easy = NULL;
 			active--;
 		}
 		if (active > 0)
@@ -514,6 +683,7 @@ cmd_prefetch(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "url", required_argument, NULL, 'U' },
 		{ "executables", no_argument, NULL, 'e' },
+		{ "sources", no_argument, NULL, 's' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -530,7 +700,7 @@ cmd_prefetch(int argc, char **argv)
 	p.jobs = 8;
 	argv[0] = prog;		/* for getopt's messages */
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ej:qh", longopts,
+	while ((ch = getopt_long(argc, argv, "ej:qsh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'U':
@@ -545,6 +715,9 @@ cmd_prefetch(int argc, char **argv)
 			break;
 		case 'q':
 			p.quiet = 1;
+			break;
+		case 's':
+			p.sources = 1;
 			break;
 		case 'h':
 			fputs(help, stdout);
@@ -589,11 +762,20 @@ cmd_prefetch(int argc, char **argv)
 		rc = run(&p);
 	if (rc < 0)
 		fprintf(stderr, "symhub prefetch: %s\n", strerror(-rc));
-	printf("%u found, %u missing, %u failed, %u skipped\n", p.found,
+	printf("%u found, %u missing, %u failed, %u skipped", p.found,
 	    p.missing, p.failed, p.skipped);
-	st = rc < 0 || p.missing > 0 || p.failed > 0 ? 1 : 0;
-	for (i = 0; i < p.n; i++)
+	if (p.sources)
+		printf("; sources: %u found, %u missing, %u failed", p.sfound,
+		    p.smissing, p.sfailed);
+	putchar('\n');
+	st = rc < 0 || p.missing > 0 || p.failed > 0 || p.sfailed > 0 ? 1 : 0;
+	for (i = 0; i < p.n; i++) {
+		if (p.items[i].easy != NULL)
+			curl_easy_cleanup(p.items[i].easy);
+		if (p.items[i].body != NULL)
+			fclose(p.items[i].body);
 		free(p.items[i].from);
+	}
 	free(p.items);
 	strmap_free(&p.asked);
 	curl_global_cleanup();

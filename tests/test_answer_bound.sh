@@ -46,6 +46,20 @@ s, n = int(sys.argv[1], 16), int(sys.argv[2], 16)
 print("\n".join(hex(a) for a in range(s, s + n)))' "$start" "$size" \
     >"$tmp/out/main.addrs" || exit 99
 
+# rss_check BEFORE AFTER BODY: the peak RSS (kB) grew by at most the
+# request's body and the working set.
+rss_check() {
+	local grown=$(($2 - $1))
+	if [ "$grown" -le $(($3 + SLACK_KB)) ]; then
+		pass "... peak RSS grew by $((grown / 1024)) MiB: at most the" \
+		    "body ($(($3 / 1024)) MiB) + $((SLACK_KB / 1024)) MiB"
+	else
+		fail "... peak RSS grew by at most the body +" \
+		    "$((SLACK_KB / 1024)) MiB" \
+		    "VmHWM $1 kB -> $2 kB: +$((grown / 1024)) MiB"
+	fi
+}
+
 # hwm: the daemon's peak RSS so far, in kB.
 hwm() {
 	awk '/^VmHWM:/ { print $2 }' "/proc/$SYMHUBD_PID/status"
@@ -117,14 +131,7 @@ else
 	    "status $status, curl exit $(cat "$tmp/out/exit"), sha256 $got," \
 	    "want $want"
 fi
-grown=$((after - before))
-if [ "$grown" -le $((body_kb + SLACK_KB)) ]; then
-	pass "... peak RSS grew by $((grown / 1024)) MiB: at most the body" \
-	    "($((body_kb / 1024)) MiB) + $((SLACK_KB / 1024)) MiB"
-else
-	fail "... peak RSS grew by at most the body + $((SLACK_KB / 1024)) MiB" \
-	    "VmHWM $before kB -> $after kB: +$((grown / 1024)) MiB"
-fi
+rss_check "$before" "$after" "$body_kb"
 
 section "POST /symbolicate/v5 of $NT frames, a 255-byte module name"
 bp=$(python3 -c 'import sys
@@ -170,14 +177,7 @@ else
 	    "$(cat "$tmp/out/exit"): $(head -c 300 "$tmp/out/tecken.out")"
 fi
 rm -f "$tmp/out/tecken.out"
-grown=$((after - before))
-if [ "$grown" -le $((body_kb + SLACK_KB)) ]; then
-	pass "... peak RSS grew by $((grown / 1024)) MiB: at most the body" \
-	    "($((body_kb / 1024)) MiB) + $((SLACK_KB / 1024)) MiB"
-else
-	fail "... peak RSS grew by at most the body + $((SLACK_KB / 1024)) MiB" \
-	    "VmHWM $before kB -> $after kB: +$((grown / 1024)) MiB"
-fi
+rss_check "$before" "$after" "$body_kb"
 
 section 'a Tecken debugName of 100 KiB'
 python3 -c 'import json, sys

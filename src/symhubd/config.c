@@ -623,7 +623,8 @@ config_s3(const struct config *cfg, struct s3_config *sc, char *why,
 }
 
 int
-config_header_file(const char *path, char *why, size_t whylen)
+config_header_file(const char *path, int (*fn)(void *, const char *),
+    void *ctx, char *why, size_t whylen)
 {
 	FILE		*fp;
 	char		*line = NULL;
@@ -647,6 +648,10 @@ config_header_file(const char *path, char *why, size_t whylen)
 			snprintf(why, whylen, "line %u is not 'Name: value'",
 			    lineno);
 			rc = -EINVAL;
+			break;
+		}
+		if (fn != NULL && (rc = fn(ctx, line)) < 0) {
+			snprintf(why, whylen, "%s", strerror(-rc));
 			break;
 		}
 	}

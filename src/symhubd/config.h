@@ -129,11 +129,15 @@ int	config_s3(const struct config *cfg, struct s3_config *sc, char *why,
 	    size_t whylen);
 
 /*
- * Can an upstream's header-file be read, and is each line (but blank
- * ones and # comments) "Name: value"?  As fetch reads it at start.
- * @return 0; -EINVAL (a bad line) or -errno, with the cause in why.
+ * Read an upstream's header-file: each line but blank ones and #
+ * comments must be "Name: value", and is given to fn (NULL: only check,
+ * as -n does), which returns 0 or -errno to stop.  The one reader of
+ * the format, for the check and for fetch.
+ * @return 0; -EINVAL (a bad line), fn's error or -errno, with the cause
+ *         in why.
  */
-int	config_header_file(const char *path, char *why, size_t whylen);
+int	config_header_file(const char *path, int (*fn)(void *, const char *),
+	    void *ctx, char *why, size_t whylen);
 
 /* Parse a --compress list ("zstd,gzip", "none") into WEBAPI_ENC_* bits.
  * @return 0 or -EINVAL. */

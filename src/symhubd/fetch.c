@@ -181,43 +181,31 @@ struct fetch {
  * Upstreams.
  */
 
+/* One "Name: value" line of an upstream's header file, for libcurl. */
+static int
+header_line(void *ctx, const char *line)
+{
+	struct upstream		*u = ctx;
+	struct curl_slist	*l;
+
+	if ((l = curl_slist_append(u->headers, line)) == NULL)
+		return -ENOMEM;
+	u->headers = l;
+	return 0;
+}
+
 static int
 load_headers(struct upstream *u)
 {
-	FILE	*fp;
-	char	*line = NULL;
-	size_t	 cap = 0;
-	ssize_t	 n;
-	int	 rc = 0;
+	char	why[128];
+	int	rc;
 
 	if (u->spec.header_file == NULL)
 		return 0;
-	if ((fp = fopen(u->spec.header_file, "re")) == NULL) {
-		log_warn("upstream %s: header file %s", u->spec.name,
-		    u->spec.header_file);
-		return -errno;
-	}
-	while ((n = getline(&line, &cap, fp)) != -1) {
-		struct curl_slist *l;
-
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-			line[--n] = '\0';
-		if (n == 0 || line[0] == '#')
-			continue;
-		if (strchr(line, ':') == NULL) {
-			log_warnx("upstream %s: %s: not a 'Name: value' line",
-			    u->spec.name, u->spec.header_file);
-			rc = -EINVAL;
-			break;
-		}
-		if ((l = curl_slist_append(u->headers, line)) == NULL) {
-			rc = -ENOMEM;
-			break;
-		}
-		u->headers = l;
-	}
-	free(line);
-	fclose(fp);
+	if ((rc = config_header_file(u->spec.header_file, header_line, u, why,
+	    sizeof(why))) < 0)
+		log_warnx("upstream %s: header file %s: %s", u->spec.name,
+		    u->spec.header_file, why);
 	return rc;
 }
 

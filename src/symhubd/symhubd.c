@@ -272,7 +272,7 @@ preflight(const struct config *cfg, int check_only, int *fd,
 		    &w) < 0)
 			continue;	/* config_parse() refused it */
 		rc = u.header_file != NULL ? config_header_file(u.header_file,
-		    cause, sizeof(cause)) : 0;
+		    NULL, NULL, cause, sizeof(cause)) : 0;
 		if (rc < 0)
 			snprintf(why, whylen, "upstream %s: header file %s: %s",
 			    u.name, u.header_file, cause);

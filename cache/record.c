@@ -270,7 +270,7 @@ record_file_decode(const void *vbuf, size_t len, struct record_file *out)
 	if (len - FILE_FIXED < pl)
 		return -EINVAL;
 	/* The path is not NUL-terminated in the buffer: callers compare it
-	 * by length through record_file_path_eq(). */
+	 * with memcmp() over the length returned. */
 	out->path = (const char *)buf + FILE_FIXED;
 	out->keys = buf + FILE_FIXED + pl;
 	out->keyslen = len - FILE_FIXED - pl;

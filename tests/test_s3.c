@@ -178,7 +178,7 @@ round_trip(struct s3 *s3, size_t size, int give_sha)
 	free(info);
 }
 
-/* ---- keys ------------------------------------------------------------ */
+/* ---- keys ---- */
 
 struct seen {
 	char		 keys[64][1100];
@@ -307,7 +307,7 @@ copies(struct s3 *s3)
 	close(fd);
 }
 
-/* ---- listing ---------------------------------------------------------- */
+/* ---- listing ---- */
 
 static void
 listing(void)
@@ -377,7 +377,7 @@ listing(void)
 	free(seen);
 }
 
-/* ---- metadata, conditions, errors --------------------------------------- */
+/* ---- metadata, conditions, errors ---- */
 
 static void
 metadata(struct s3 *s3)
@@ -523,7 +523,7 @@ errors(struct s3 *s3)
 	s3_free(bad);
 }
 
-/* ---- servers that misbehave ------------------------------------------ */
+/* ---- servers that misbehave ---- */
 
 static void
 hanging(void)
@@ -632,7 +632,7 @@ cut(struct s3 *direct)
 	free(info);
 }
 
-/* ---- threads ------------------------------------------------------------ */
+/* ---- threads ---- */
 
 #define THREADS		8
 #define ROUNDS		12
@@ -754,7 +754,7 @@ threads(void)
 	s3_free(s3);
 }
 
-/* ---- the server gone --------------------------------------------------- */
+/* ---- the server gone ---- */
 
 static void
 stopped(struct s3 *s3)

@@ -227,7 +227,7 @@ statuses(void)
 	    s3_errno_http(409, NULL) == -EPROTO, "others: -EPROTO");
 }
 
-/* ---- XML ------------------------------------------------------------- */
+/* ---- XML ---- */
 
 struct got {
 	char		keys[8][S3XML_KEY_MAX + 1];

@@ -533,7 +533,7 @@ test_batch_stream(void)
 		symjson_batch_free(&b);
 
 	memset(deep, 0, sizeof(deep));
-	strcpy(deep, "{\"modules\":[],\"x\":");
+	snprintf(deep, sizeof(deep), "{\"modules\":[],\"x\":");
 	for (i = strlen(deep); i < 20 + 70; i++)
 		deep[i] = '[';
 	for (; i < 20 + 140; i++)

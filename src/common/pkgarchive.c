@@ -301,16 +301,18 @@ static pid_t
 spawn(const char *cmd, const char *path, int *out)
 {
 	char	*q, *line;
+	size_t	 n;
 	int	 p[2], devnull;
 	pid_t	 pid;
 
 	if ((q = shell_quote(path)) == NULL)
 		return -ENOMEM;
-	if ((line = malloc(strlen(cmd) + strlen(q) + 2)) == NULL) {
+	n = strlen(cmd) + strlen(q) + 2;
+	if ((line = malloc(n)) == NULL) {
 		free(q);
 		return -ENOMEM;
 	}
-	sprintf(line, "%s %s", cmd, q);
+	snprintf(line, n, "%s %s", cmd, q);
 	free(q);
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		free(line);

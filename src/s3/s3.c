@@ -103,7 +103,7 @@ last_message(const char *m)
 	snprintf(last.message, sizeof(last.message), "%s", m);
 }
 
-/* ---- names ---------------------------------------------------------- */
+/* ---- names ---- */
 
 /* Length of the UTF-8 character at s (max bytes left), 0 when invalid,
  * a control character, or one XML 1.0 cannot hold. */
@@ -204,7 +204,7 @@ s3_key_encode(const char *key, int keep_slash, char *out, size_t outsz)
 	return rc;
 }
 
-/* ---- errors --------------------------------------------------------- */
+/* ---- errors ---- */
 
 int
 s3_errno_http(long status, const char *code)
@@ -275,7 +275,7 @@ curl_errno(CURLcode res)
 	}
 }
 
-/* ---- the pool --------------------------------------------------------- */
+/* ---- the pool ---- */
 
 static CURL *
 borrow(struct s3 *s3)
@@ -383,7 +383,7 @@ s3_stats(const struct s3 *s3, struct s3_stats *out)
 	out->bytes_down = atomic_load_explicit(&s3->down, memory_order_relaxed);
 }
 
-/* ---- callbacks ------------------------------------------------------ */
+/* ---- callbacks ---- */
 
 static void
 info_reset(struct s3_info *info)
@@ -603,7 +603,7 @@ on_seek(void *arg, curl_off_t offset, int origin)
 	return CURL_SEEKFUNC_OK;
 }
 
-/* ---- one request ---------------------------------------------------- */
+/* ---- one request ---- */
 
 static int
 add_header(struct req *r, const char *name, const char *value)
@@ -761,7 +761,7 @@ perform(struct req *r, const char *payload_sha)
 	return rc;
 }
 
-/* ---- the calls -------------------------------------------------------- */
+/* ---- the calls ---- */
 
 int
 s3_get_setup(struct s3 *s3, const char *key, CURL *c,

@@ -208,6 +208,18 @@ test_command_line(void)
 	config_free(&cfg);
 }
 
+/* --help's words come from man/options.txt: the same options, letters,
+ * arguments and scopes as the table. */
+static void
+test_docs(void)
+{
+	char	why[200] = "";
+
+	ok(config_docs_check(why, sizeof(why)) == 0,
+	    "man/options.txt describes the table's options%s%s",
+	    *why ? ": " : "", why);
+}
+
 int
 main(void)
 {
@@ -215,5 +227,6 @@ main(void)
 	test_ttls();
 	test_upstreams();
 	test_command_line();
+	test_docs();
 	return done();
 }

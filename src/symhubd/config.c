@@ -23,6 +23,7 @@ enum otype { O_STR, O_LIST, O_NUM, O_SIZE, O_FLAG };
 #define O_FILE	0x2
 #define O_BOTH	(O_CLI | O_FILE)
 
+/* What an option does; its words are in opt_docs. */
 struct opt {
 	const char	*name;
 	int		 sopt;		/* short option letter, or 0 */
@@ -30,218 +31,105 @@ struct opt {
 	int		 where;
 	size_t		 off;		/* offsetof(struct config, ...) */
 	const char	*def;		/* default, as text; NULL: none */
-	const char	*arg;		/* argument name for --help */
+};
+
+/*
+ * What --help says of an option.  The words live in man/options.txt,
+ * which also makes the OPTIONS of symhubd.8 and symhubd.conf.5, so each
+ * option is described once; opthelp.h is made from it (make options).
+ */
+struct opt_doc {
+	const char	*name;
+	char		 sopt;		/* as opts[]'s, or '\0' */
+	const char	*arg;		/* argument name; NULL for a flag */
+	int		 cli;		/* command line only */
 	const char	*help;
 };
+
+#include "opthelp.h"
+#define NDOCS	(sizeof(opt_docs) / sizeof(opt_docs[0]))
 
 #define F(m)	offsetof(struct config, m)
 
 static const struct opt opts[] = {
-	{ "listen", 'l', O_STR, O_BOTH, F(listen), "127.0.0.1:8002",
-	    "ADDR:PORT", "address and port to listen on ([ADDR6]:PORT for IPv6)" },
-	{ "port", 'p', O_STR, O_CLI, 0, NULL, "PORT",
-	    "listen on 127.0.0.1:PORT (shorthand for --listen)" },
-	{ "store", 'd', O_STR, O_BOTH, F(store), NULL, "DIR",
-	    "store directory (default $XDG_CACHE_HOME/symhub, "
-	    "else ~/.cache/symhub, else ./symhub-store)" },
-	{ "scan-dir", 'F', O_LIST, O_BOTH, F(scan_dirs), NULL, "DIR",
-	    "index ELF files (and, with -R, -U or -Z, packages) under DIR "
-	    "in place (repeatable; a DIR after the options is one too)" },
-	{ "scan-rpm", 'R', O_FLAG, O_BOTH, F(scan_rpm), "0", NULL,
-	    "index the debuginfo, executables and sources inside .rpm "
-	    "packages in the scan directories (elfutils' -R)" },
-	{ "scan-deb", 'U', O_FLAG, O_BOTH, F(scan_deb), "0", NULL,
-	    "the same for .deb and .ddeb packages (elfutils' -U)" },
-	{ "scan-archive", 'Z', O_LIST, O_BOTH, F(scan_archives), NULL,
-	    "EXT[=CMD]", "the same for files named *EXT (.tar.xz, .zip, ...), "
-	    "read by libarchive, or from the output of `CMD FILE` "
-	    "(elfutils' -Z; repeatable)" },
-	{ "archive-ratio-max", 0, O_NUM, O_BOTH, F(archive_ratio), "1000",
-	    "N", "stop reading a package that unpacks to more than N times its "
-	    "size (a decompression bomb); 0: no limit" },
-	{ "archive-member-max", 0, O_SIZE, O_BOTH, F(archive_member_max),
-	    "16G", "SIZE", "index no package member larger than this; 0: no "
-	    "limit" },
-	{ "source-root", 0, O_LIST, O_BOTH, F(source_roots), NULL, "DIR",
-	    "serve /source files found under DIR only (repeatable)" },
-	{ "rescan", 't', O_NUM, O_BOTH, F(rescan), "300", "SECONDS",
-	    "seconds between rescans of the scan directories; 0: once" },
-	{ "cache-max", 0, O_SIZE, O_BOTH, F(cache_max), "10G", "SIZE",
-	    "bytes of cached blobs to keep (k, M, G, T suffixes); 0: no limit" },
-	{ "verify-period", 0, O_NUM, O_BOTH, F(verify_period), "86400",
-	    "SECONDS", "re-read every stored blob against its SHA-256 once in "
-	    "this long, at an even pace; 0: never" },
-	{ "verify-rate", 0, O_SIZE, O_BOTH, F(verify_rate), "0", "SIZE",
-	    "re-read stored blobs at this many bytes a second instead "
-	    "(k, M, G suffixes); 0: as fast as --verify-period needs, "
-	    "at least 200k" },
-	{ "verify-first-max", 0, O_SIZE, O_BOTH, F(verify_first_max), "64M",
-	    "SIZE", "hash a stored blob of at most this size against its "
-	    "SHA-256 the first time it is read after a start, before it is "
-	    "served (a rotten one is a miss); larger ones are left to the "
-	    "background verifier; 0: none" },
-	{ "quarantine-keep", 0, O_NUM, O_BOTH, F(quarantine_keep), "604800",
-	    "SECONDS", "delete the files of the store's quarantine/ this long "
-	    "after they were moved there; 0: keep them" },
-	{ "threads", 0, O_NUM, O_BOTH, F(threads), "0", "N",
-	    "HTTP worker threads; 0: two per CPU" },
-	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096", "N",
-	    "concurrent client connections at most" },
-	{ "connections-per-address", 0, O_NUM, O_BOTH, F(conns_per_address),
-	    "1024", "N", "concurrent connections from one client address at "
-	    "most; 0: no limit" },
-	{ "head-timeout", 0, O_NUM, O_BOTH, F(head_timeout), "10", "SECONDS",
-	    "close a connection whose request head has not arrived whole "
-	    "this long after it opened or after its last answer (1 s while "
-	    "3/4 of --connections are taken); 0: no limit" },
-	{ "body-timeout", 0, O_NUM, O_BOTH, F(body_timeout), "60", "SECONDS",
-	    "close a connection whose request body pauses this long, or "
-	    "falls this far behind --body-min-rate (1 s behind while 3/4 "
-	    "of --connections are taken); 0: no limit" },
-	{ "body-min-rate", 0, O_SIZE, O_BOTH, F(body_min_rate), "1k",
-	    "BYTES", "a request body must arrive at this many bytes a second "
-	    "on average, after --body-timeout; below it, it is the first to "
-	    "make room at the --connections budget; 0: any" },
-	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60", "SECONDS",
-	    "close client connections idle this long" },
-	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8", "N",
-	    "ask no upstream for requests that went through N or more hubs; "
-	    "0: no limit" },
-	{ "offline", 0, O_FLAG, O_BOTH, F(offline), "0", NULL,
-	    "open no outbound connection: no upstream is asked (those "
-	    "configured, and $DEBUGINFOD_URLS, are ignored), a miss is "
-	    "answered 404 at once" },
-	{ "upstream", 'u', O_LIST, O_BOTH, F(upstreams), NULL,
-	    "URL [KEY=VALUE]...",
-	    "ask this debuginfod server on a miss (repeatable; default: "
-	    "$DEBUGINFOD_URLS); keys: name, connect-timeout, "
-	    "first-byte-timeout, timeout, max-size, header-file, tls-verify, "
-	    "ca-path, kinds" },
-	{ "upstream-connect-timeout", 0, O_NUM, O_BOTH, F(up_connect), "2",
-	    "SECONDS", "give up connecting to an upstream after this long" },
-	{ "upstream-first-byte-timeout", 0, O_NUM, O_BOTH, F(up_first_byte),
-	    "5", "SECONDS",
-	    "give up on an upstream that has not answered after this long; "
-	    "0: no limit" },
-	{ "upstream-timeout", 0, O_NUM, O_BOTH, F(up_timeout), "600",
-	    "SECONDS", "give up on a transfer from an upstream after this long" },
-	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "16G",
-	    "SIZE", "fetch nothing larger from upstreams (a transfer is cut "
-	    "as it passes this); 0: no limit" },
-	{ "store-queue-max", 0, O_NUM, O_BOTH, F(store_queue_max), "256", "N",
-	    "fetched files waiting to be stored at most; past it (or "
-	    "--store-queue-bytes) they are stored before fetching more" },
-	{ "store-queue-bytes", 0, O_SIZE, O_BOTH, F(store_queue_bytes), "512M",
-	    "SIZE", "bytes of fetched files waiting to be stored at most" },
-	{ "negative-ttl", 0, O_STR, O_BOTH, F(negative_ttl),
-	    "600,3600,21600,86400", "SECONDS,...",
-	    "how long a miss every upstream answered 404 is remembered; "
-	    "the Nth miss in a row uses the Nth value" },
-	{ "breaker-failures", 0, O_NUM, O_BOTH, F(breaker_failures), "3", "N",
-	    "skip an upstream after N transport failures in a row; 0: never" },
-	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30",
-	    "SECONDS", "then try it again after this long" },
-	{ "s3", 0, O_STR, O_BOTH, F(s3), NULL,
-	    "URL", "keep everything in this S3-compatible bucket too, "
-	    "shared by replicas (http[s]://HOST[:PORT]/BUCKET[?region=R]); "
-	    "the store is its cache: asked first, then the bucket, then "
-	    "the upstreams; an upload answers 201 once it is in the bucket" },
-	{ "s3-credentials", 0, O_STR, O_BOTH, F(s3_credentials), NULL,
-	    "FILE", "the bucket's keys, from an AWS credentials file "
-	    "([default] aws_access_key_id, aws_secret_access_key); "
-	    "default: $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY" },
-	{ "s3-writers", 0, O_NUM, O_BOTH, F(s3_writers), "2", "N",
-	    "threads writing to the bucket (uploads first, then what "
-	    "upstreams sent)" },
-	{ "s3-queue-max", 0, O_NUM, O_BOTH, F(s3_queue_max), "1024", "N",
-	    "files fetched from upstreams waiting to be written to the "
-	    "bucket at most; past it they are not (a later miss fetches "
-	    "them again)" },
-	{ "s3-staging-keep", 0, O_NUM, O_BOTH, F(s3_staging_keep), "86400",
-	    "SECONDS", "delete objects under the bucket's staging/ (writes "
-	    "cut short by a crash) this long after they were written; 0: "
-	    "keep them" },
-	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL, "FILE",
-	    "accept uploads and deletions from the bearer tokens in FILE "
-	    "(lines: NAME SHA256HEX SCOPES); none: uploads refused" },
-	{ "max-upload-size", 0, O_SIZE, O_BOTH, F(max_upload), "4G", "SIZE",
-	    "refuse uploads larger than this" },
-	{ "gsym-workers", 0, O_NUM, O_BOTH, F(gsym_workers), "1", "N",
-	    "DWARF to GSYM conversions run at once, off the HTTP threads" },
-	{ "gsym-threads", 0, O_NUM, O_BOTH, F(gsym_threads), "0", "N",
-	    "threads each conversion to GSYM walks the DWARF on (0: one a "
-	    "CPU, at most 4)" },
-	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0", NULL,
-	    "convert each uploaded debuginfo to GSYM at once, not on the "
-	    "first /gsym or /symbolize request" },
-	{ "gsym-ahead", 0, O_FLAG, O_BOTH, F(gsym_ahead), "0", NULL,
-	    "convert every new debuginfo (scanned, fetched or uploaded) to "
-	    "GSYM in the background, after the conversions requests wait "
-	    "for" },
-	{ "post-buffer-max", 0, O_SIZE, O_BOTH, F(post_buffer_max), "256M",
-	    "SIZE", "bytes of POST bodies (/symbolize) held in memory by all "
-	    "connections together; beyond it, 503; 0: no limit" },
-	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH, F(symbolize_max),
-	    "1000000", "N", "most addresses one /symbolize request may ask" },
-	{ "symbolize-max-modules", 0, O_NUM, O_BOTH, F(symbolize_modules),
-	    "1024", "N", "most modules one POST /symbolize or "
-	    "/symbolicate/v5 request may name" },
+	{ "listen", 'l', O_STR, O_BOTH, F(listen), "127.0.0.1:8002" },
+	{ "port", 'p', O_STR, O_CLI, 0, NULL },
+	{ "store", 'd', O_STR, O_BOTH, F(store), NULL },
+	{ "scan-dir", 'F', O_LIST, O_BOTH, F(scan_dirs), NULL },
+	{ "scan-rpm", 'R', O_FLAG, O_BOTH, F(scan_rpm), "0" },
+	{ "scan-deb", 'U', O_FLAG, O_BOTH, F(scan_deb), "0" },
+	{ "scan-archive", 'Z', O_LIST, O_BOTH, F(scan_archives), NULL },
+	{ "archive-ratio-max", 0, O_NUM, O_BOTH, F(archive_ratio), "1000" },
+	{ "archive-member-max", 0, O_SIZE, O_BOTH,
+	    F(archive_member_max), "16G" },
+	{ "source-root", 0, O_LIST, O_BOTH, F(source_roots), NULL },
+	{ "rescan", 't', O_NUM, O_BOTH, F(rescan), "300" },
+	{ "cache-max", 0, O_SIZE, O_BOTH, F(cache_max), "10G" },
+	{ "verify-period", 0, O_NUM, O_BOTH, F(verify_period), "86400" },
+	{ "verify-rate", 0, O_SIZE, O_BOTH, F(verify_rate), "0" },
+	{ "verify-first-max", 0, O_SIZE, O_BOTH, F(verify_first_max), "64M" },
+	{ "quarantine-keep", 0, O_NUM, O_BOTH, F(quarantine_keep), "604800" },
+	{ "threads", 0, O_NUM, O_BOTH, F(threads), "0" },
+	{ "connections", 0, O_NUM, O_BOTH, F(connections), "4096" },
+	{ "connections-per-address", 0, O_NUM, O_BOTH,
+	    F(conns_per_address), "1024" },
+	{ "head-timeout", 0, O_NUM, O_BOTH, F(head_timeout), "10" },
+	{ "body-timeout", 0, O_NUM, O_BOTH, F(body_timeout), "60" },
+	{ "body-min-rate", 0, O_SIZE, O_BOTH, F(body_min_rate), "1k" },
+	{ "timeout", 0, O_NUM, O_BOTH, F(timeout), "60" },
+	{ "forwarded-ttl-limit", 0, O_NUM, O_BOTH, F(fwd_hops), "8" },
+	{ "offline", 0, O_FLAG, O_BOTH, F(offline), "0" },
+	{ "upstream", 'u', O_LIST, O_BOTH, F(upstreams), NULL },
+	{ "upstream-connect-timeout", 0, O_NUM, O_BOTH, F(up_connect), "2" },
+	{ "upstream-first-byte-timeout", 0, O_NUM, O_BOTH,
+	    F(up_first_byte), "5" },
+	{ "upstream-timeout", 0, O_NUM, O_BOTH, F(up_timeout), "600" },
+	{ "upstream-max-size", 0, O_SIZE, O_BOTH, F(up_max_size), "16G" },
+	{ "store-queue-max", 0, O_NUM, O_BOTH, F(store_queue_max), "256" },
+	{ "store-queue-bytes", 0, O_SIZE, O_BOTH,
+	    F(store_queue_bytes), "512M" },
+	{ "negative-ttl", 0, O_STR, O_BOTH,
+	    F(negative_ttl), "600,3600,21600,86400" },
+	{ "breaker-failures", 0, O_NUM, O_BOTH, F(breaker_failures), "3" },
+	{ "breaker-cooldown", 0, O_NUM, O_BOTH, F(breaker_cooldown), "30" },
+	{ "s3", 0, O_STR, O_BOTH, F(s3), NULL },
+	{ "s3-credentials", 0, O_STR, O_BOTH, F(s3_credentials), NULL },
+	{ "s3-writers", 0, O_NUM, O_BOTH, F(s3_writers), "2" },
+	{ "s3-queue-max", 0, O_NUM, O_BOTH, F(s3_queue_max), "1024" },
+	{ "s3-staging-keep", 0, O_NUM, O_BOTH, F(s3_staging_keep), "86400" },
+	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL },
+	{ "max-upload-size", 0, O_SIZE, O_BOTH, F(max_upload), "4G" },
+	{ "gsym-workers", 0, O_NUM, O_BOTH, F(gsym_workers), "1" },
+	{ "gsym-threads", 0, O_NUM, O_BOTH, F(gsym_threads), "0" },
+	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0" },
+	{ "gsym-ahead", 0, O_FLAG, O_BOTH, F(gsym_ahead), "0" },
+	{ "post-buffer-max", 0, O_SIZE, O_BOTH, F(post_buffer_max), "256M" },
+	{ "symbolize-max-addresses", 0, O_NUM, O_BOTH,
+	    F(symbolize_max), "1000000" },
+	{ "symbolize-max-modules", 0, O_NUM, O_BOTH,
+	    F(symbolize_modules), "1024" },
 	{ "symbolize-max-answer", 0, O_SIZE, O_BOTH,
-	    F(symbolize_answer_max), "1G", "SIZE", "most bytes of one "
-	    "/symbolize or /symbolicate/v5 answer: a request whose answer "
-	    "must be larger is refused (413), one that turns out larger is "
-	    "cut; 0: no limit" },
-	{ "symbolize-deadline", 0, O_NUM, O_BOTH, F(symbolize_deadline),
-	    "30", "SECONDS", "how long a multi-module request waits for "
-	    "fetches and conversions, and the most it may ask for" },
-	{ "compress", 0, O_STR, O_BOTH, F(compress), "zstd,gzip",
-	    "CODINGS", "send debuginfo and executables compressed to clients "
-	    "that accept one of these codings (zstd, gzip; comma-separated), "
-	    "compressing each file once and keeping the copy; none: never" },
-	{ "compress-min", 0, O_SIZE, O_BOTH, F(compress_min), "16k", "SIZE",
-	    "send smaller files as they are" },
-	{ "compress-level", 0, O_NUM, O_BOTH, F(compress_level), "3", "N",
-	    "zstd's compression level for the first copy, made while a "
-	    "client waits (1-19; gzip's is this, at most 9)" },
-	{ "compress-best-level", 0, O_NUM, O_BOTH, F(compress_best), "19",
-	    "N", "then make each copy again at this level, in the background "
-	    "at the lowest priority, and keep it if smaller; 0 or not above "
-	    "compress-level: no second pass" },
-	{ "hot-cache", 0, O_SIZE, O_BOTH, F(hot_cache), "64M", "SIZE",
-	    "keep the small files asked most in memory, this many bytes of "
-	    "them, and answer from there; 0: none" },
-	{ "hot-file-max", 0, O_SIZE, O_BOTH, F(hot_file_max), "256k", "SIZE",
-	    "keep no larger file in memory (larger ones go with sendfile)" },
-	{ "metadata-maxtime", 0, O_NUM, O_BOTH, F(metadata_maxtime), "5",
-	    "SECONDS", "a /metadata query looks through the index this long "
-	    "at most; what it found by then is answered, \"complete\": "
-	    "false; 0: no limit" },
+	    F(symbolize_answer_max), "1G" },
+	{ "symbolize-deadline", 0, O_NUM, O_BOTH, F(symbolize_deadline), "30" },
+	{ "compress", 0, O_STR, O_BOTH, F(compress), "zstd,gzip" },
+	{ "compress-min", 0, O_SIZE, O_BOTH, F(compress_min), "16k" },
+	{ "compress-level", 0, O_NUM, O_BOTH, F(compress_level), "3" },
+	{ "compress-best-level", 0, O_NUM, O_BOTH, F(compress_best), "19" },
+	{ "hot-cache", 0, O_SIZE, O_BOTH, F(hot_cache), "64M" },
+	{ "hot-file-max", 0, O_SIZE, O_BOTH, F(hot_file_max), "256k" },
+	{ "metadata-maxtime", 0, O_NUM, O_BOTH, F(metadata_maxtime), "5" },
 	{ "metadata-upstream-timeout", 0, O_NUM, O_BOTH,
-	    F(metadata_up_timeout), "10", "SECONDS", "wait this long at most "
-	    "for the upstreams' /metadata answers (one missing makes the "
-	    "answer incomplete); 0: upstreams are not asked for /metadata" },
-	{ "metadata-ttl", 0, O_NUM, O_BOTH, F(metadata_ttl), "3600",
-	    "SECONDS", "keep an upstream's complete /metadata answer, or its "
-	    "404, this long; 0: ask every time" },
-	{ "home-html", 0, O_STR, O_BOTH, F(home_html), NULL, "FILE",
-	    "answer GET / with FILE (HTML, read on each request) instead of "
-	    "the status page, which stays at /status" },
-	{ "home-redirect", 0, O_STR, O_BOTH, F(home_redirect), NULL, "URL",
-	    "answer GET / with a redirect (302) to URL" },
-	{ "cors", 0, O_STR, O_BOTH, F(cors), NULL, "ORIGIN",
-	    "let web pages from ORIGIN (* for any) call the hub: "
-	    "Access-Control-Allow-Origin on every answer, and OPTIONS "
-	    "preflights answered (as elfutils' --cors, which allows *)" },
-	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-", "FILE",
-	    "log file, reopened on SIGHUP; - for standard error" },
-	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0", NULL,
-	    "log more (repeatable on the command line)" },
-	{ "config", 'c', O_STR, O_CLI, F(config_file), NULL, "FILE",
-	    "read options from FILE first (command line wins)" },
-	{ "check", 'n', O_FLAG, O_CLI, 0, NULL, NULL,
-	    "check the configuration, print it, and exit" },
-	{ "help", 'h', O_FLAG, O_CLI, 0, NULL, NULL, "show this help" },
-	{ "version", 'V', O_FLAG, O_CLI, 0, NULL, NULL, "show the version" },
+	    F(metadata_up_timeout), "10" },
+	{ "metadata-ttl", 0, O_NUM, O_BOTH, F(metadata_ttl), "3600" },
+	{ "home-html", 0, O_STR, O_BOTH, F(home_html), NULL },
+	{ "home-redirect", 0, O_STR, O_BOTH, F(home_redirect), NULL },
+	{ "cors", 0, O_STR, O_BOTH, F(cors), NULL },
+	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-" },
+	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0" },
+	{ "config", 'c', O_STR, O_CLI, F(config_file), NULL },
+	{ "check", 'n', O_FLAG, O_CLI, 0, NULL },
+	{ "help", 'h', O_FLAG, O_CLI, 0, NULL },
+	{ "version", 'V', O_FLAG, O_CLI, 0, NULL },
 };
 #define NOPTS	(sizeof(opts) / sizeof(opts[0]))
 
@@ -446,22 +334,66 @@ config_load_file(struct config *cfg, const char *path)
 	return rc;
 }
 
+static const struct opt_doc *
+doc_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NDOCS; i++)
+		if (strcmp(opt_docs[i].name, name) == 0)
+			return &opt_docs[i];
+	return NULL;
+}
+
+int
+config_docs_check(char *why, size_t whylen)
+{
+	const struct opt_doc	*d;
+	size_t			 i;
+
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt *o = &opts[i];
+
+		if ((d = doc_of(o->name)) == NULL) {
+			snprintf(why, whylen, "%s: not in man/options.txt",
+			    o->name);
+			return -1;
+		}
+		if (d->sopt != o->sopt || (d->arg == NULL) !=
+		    (o->type == O_FLAG) || d->cli != !(o->where & O_FILE)) {
+			snprintf(why, whylen, "%s: man/options.txt gives "
+			    "another short option, argument or scope",
+			    o->name);
+			return -1;
+		}
+	}
+	if (NDOCS != NOPTS) {
+		snprintf(why, whylen, "man/options.txt describes %zu options, "
+		    "the table has %zu", (size_t)NDOCS, (size_t)NOPTS);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 usage(FILE *fp)
 {
-	char	buf[64];
-	size_t	i;
+	const struct opt_doc	*d;
+	char			 buf[64];
+	size_t			 i;
 
 	fprintf(fp, "usage: symhubd [options]\n"
 	    "Serve debuginfod requests from an LMDB-indexed symbol store.\n\n");
 	for (i = 0; i < NOPTS; i++) {
 		const struct opt *o = &opts[i];
 
+		if ((d = doc_of(o->name)) == NULL)
+			continue;
 		snprintf(buf, sizeof(buf), "%c%c%s--%s%s%s",
 		    o->sopt ? '-' : ' ', o->sopt ? o->sopt : ' ',
-		    o->sopt ? ", " : "  ", o->name, o->arg ? " " : "",
-		    o->arg ? o->arg : "");
-		fprintf(fp, "  %-30s %s", buf, o->help);
+		    o->sopt ? ", " : "  ", o->name, d->arg ? " " : "",
+		    d->arg ? d->arg : "");
+		fprintf(fp, "  %-30s %s", buf, d->help);
 		if (o->def && o->type != O_FLAG)
 			fprintf(fp, " [%s]", o->def);
 		fputc('\n', fp);

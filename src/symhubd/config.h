@@ -1,7 +1,10 @@
 /*
  * config: symhubd's options.  One table drives the command line, the
- * config file, --help, and the config dump (-n); man/symhubd.conf.5 and
- * etc/symhubd.conf list the same names (tests/test_server.sh checks it).
+ * config file, --help, and the config dump (-n).  Each option's words
+ * are written once, in man/options.txt, which makes --help's text and
+ * the OPTIONS of man/symhubd.8 and man/symhubd.conf.5
+ * (tests/test_options.sh); etc/symhubd.conf lists the same names
+ * (tests/test_server.sh checks it).
  */
 #ifndef SYMHUB_CONFIG_H
 #define SYMHUB_CONFIG_H
@@ -151,6 +154,14 @@ void	config_dump(const struct config *cfg, FILE *fp);
 
 /* Print one line per option name (for the docs consistency test). */
 void	config_names(FILE *fp);
+
+/*
+ * Check that man/options.txt (through opthelp.h) describes exactly the
+ * options of the table, each with its short letter, an argument unless
+ * it is a flag, and its scope (command line only or not).
+ * @return 0; -1 with the first difference in why.
+ */
+int	config_docs_check(char *why, size_t whylen);
 
 void	config_free(struct config *cfg);
 

@@ -65,7 +65,7 @@ for fn in sprintf vsprintf strcpy strcat strtok atoi atol atoll gets; do
 	# that are comments are left alone.
 	report "$fn" "no $fn()" < <(grep -nE \
 	    "(^|[^A-Za-z0-9_])$fn[[:space:]]*\(" "${FILES[@]}" |
-	    grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/\*|\*)')
+	    grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/\*|\*( |/|$))')
 done
 
 section 'banners'

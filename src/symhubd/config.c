@@ -786,8 +786,8 @@ out:
 }
 
 /*
- * One line for an option getopt_long() refused (ch '?' or ':'): the 66
- * lines of --help would push the cause off the screen.  optopt is the
+ * One line for an option getopt_long() refused (ch '?' or ':'): --help,
+ * a line an option, would push the cause off the screen.  optopt is the
  * short option's letter, 256 + index for a long one missing its
  * argument, 0 for an unknown long one (then arg is it).
  */

@@ -1,7 +1,7 @@
 /*
  * symjson: the JSON of /symbolize and /symbolicate/v5, the addresses a
- * request body holds and the answer.  No I/O; yajl parses, base/utf8
- * escapes.
+ * request body holds (symjson_read.c, yajl parses) and the answer
+ * (symjson_write.c, base/utf8 escapes).  No I/O.
  */
 #ifndef SYMHUB_SYMJSON_H
 #define SYMHUB_SYMJSON_H

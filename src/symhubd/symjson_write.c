@@ -441,3 +441,339 @@ symjson_free(struct symjson *j)
 	free(j->tab);
 	free(j);
 }
+
+/* ---- the answers of POST /symbolize and /symbolicate/v5 ---- */
+
+struct symjson_answer {
+	const struct symjson_batch	*in;	/* /symbolize, or */
+	const struct symjson_tecken	*tk;	/* /symbolicate/v5 */
+	const struct symjson_state	*st;
+	symjson_lookup_fn		 lookup;
+	void				*ctx;
+	size_t			 mod;		/* next module, or job */
+	size_t			 addr;		/* its next address; SIZE_MAX:
+						 * its head is not written */
+	/* Tecken: the job's next stack, and frame in it. */
+	size_t			 stack, frame;
+	int			 in_stack;	/* its "[" written */
+	unsigned char		*used;		/* the job's libs that its
+						 * frames use; NULL: the job's
+						 * head is not written */
+	struct gsym_result	 res;
+};
+
+/* A module's part of the answer up to its results. */
+static int
+module_head(struct symjson *j, const struct symjson_module *m,
+    const struct symjson_state *st)
+{
+	char	 hex[WEBAPI_ID_HEX_MAX + 1];
+	int	 rc = 0;
+
+	rc |= symjson_text(j, m->by_fileid ? "{\"fileid\":" : "{\"buildid\":");
+	rc |= symjson_string(j, m->idhex);
+	if (m->by_fileid && st->bidlen > 0 &&
+	    st->bidlen <= WEBAPI_ID_HEX_MAX / 2) {
+		hex_encode(st->bid, st->bidlen, hex);
+		rc |= symjson_text(j, ",\"buildid\":");
+		rc |= symjson_string(j, hex);
+	}
+	rc |= symjson_text(j, ",\"status\":");
+	rc |= symjson_string(j, st->status);
+	if (st->ready) {
+		rc |= symjson_text(j, ",\"how\":");
+		rc |= symjson_string(j, st->how);
+	} else {
+		rc |= symjson_text(j, ",\"error\":");
+		rc |= symjson_string(j, st->why ? st->why : "unknown");
+	}
+	rc |= symjson_text(j, ",\"results\":[");
+	symjson_list(j);
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Bytes written per step at most (and one result more): a result of 128
+ * inlined frames with long names can be large. */
+#define STREAM_BYTES	(64 * 1024)
+
+/* The results of module a->mod's addresses *k to end, or until
+ * STREAM_BYTES are pending; *k moves past those written. */
+static int
+module_results(struct symjson_answer *a, struct symjson *j,
+    const struct symjson_module *m, const struct symjson_state *st,
+    size_t *kp, size_t end)
+{
+	size_t	k = *kp;
+	int	rc = 0;
+
+	for (; st->ready && k < end && rc == 0 &&
+	    (k == *kp || symjson_pending(j) < STREAM_BYTES); k++) {
+		uint64_t	addr = m->addrs[k];
+		int		lrc;
+
+		lrc = a->lookup(a->ctx, a->mod, m->offsets ?
+		    SYMJSON_AT_OFFSET : SYMJSON_AT_ADDR, &addr, &a->res);
+		rc |= symjson_result(j, addr, m->offsets ? &m->addrs[k] :
+		    NULL, lrc, &a->res);
+	}
+	*kp = k;
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Results written per step: enough to fill a send buffer or two. */
+#define STREAM_STEP	256
+
+/* Write the next piece of a /symbolize answer. */
+static int
+batch_step(struct symjson_answer *a, struct symjson *j, int *done)
+{
+	const struct symjson_module	*m;
+	const struct symjson_state	*st;
+	size_t				 end;
+
+	if (a->mod == a->in->nmods) {
+		*done = 1;
+		return symjson_text(j, "]}");
+	}
+	m = &a->in->mods[a->mod];
+	st = &a->st[a->mod];
+	if (a->addr == SIZE_MAX) {
+		a->addr = 0;
+		return symjson_text(j, a->mod > 0 ? "," : "") |
+		    module_head(j, m, st) ? -ENOMEM : 0;
+	}
+	end = !st->ready ? a->addr :
+	    m->naddrs - a->addr > STREAM_STEP ? a->addr + STREAM_STEP :
+	    m->naddrs;
+	if (end > a->addr)
+		return module_results(a, j, m, st, &a->addr, end);
+	a->mod++;
+	a->addr = SIZE_MAX;
+	return symjson_text(j, "]}");
+}
+
+/* "DEBUGNAME/BREAKPADID", a key of found_modules and module_errors. */
+static int
+tecken_key(struct symjson *j, const struct symjson_tlib *lib, int first)
+{
+	char	*k;
+	int	 rc;
+
+	if (asprintf(&k, "%s/%s", lib->name, lib->key) < 0)
+		return -ENOMEM;
+	rc = symjson_text(j, first ? "" : ",");
+	rc |= symjson_string(j, k);
+	free(k);
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Is lib l of job named like an earlier one that its frames use?  Its
+ * key is written once. */
+static int
+dup_lib(const struct symjson_tjob *job, const unsigned char *used, size_t l)
+{
+	size_t	k;
+
+	for (k = 0; k < l; k++)
+		if (used[k] && strcmp(job->libs[k].name, job->libs[l].name) == 0 &&
+		    strcmp(job->libs[k].key, job->libs[l].key) == 0)
+			return 1;
+	return 0;
+}
+
+/* The end of a Tecken job: which of the modules its frames use were
+ * found, and why the others were not. */
+static int
+tecken_modules(struct symjson *j, const struct symjson_state *sts,
+    const struct symjson_tjob *job, const unsigned char *used)
+{
+	size_t	l;
+	int	first, errs = 0, rc = 0;
+
+	rc |= symjson_text(j, "],\"found_modules\":{");
+	for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
+		const struct symjson_state *st = &sts[job->libs[l].mod];
+
+		if (!used[l] || dup_lib(job, used, l))
+			continue;
+		rc |= tecken_key(j, &job->libs[l], first);
+		first = 0;
+		rc |= symjson_text(j, st->placed ? ":true" : ":false");
+		errs |= !st->placed;
+	}
+	rc |= symjson_text(j, "}");
+	if (errs) {
+		rc |= symjson_text(j, ",\"module_errors\":{");
+		for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
+			const struct symjson_state *st =
+			    &sts[job->libs[l].mod];
+			int ready = st->ready;
+
+			if (!used[l] || st->placed || dup_lib(job, used, l))
+				continue;
+			rc |= tecken_key(j, &job->libs[l], first);
+			first = 0;
+			rc |= symjson_text(j, ":[{\"name\":");
+			rc |= symjson_string(j, ready ? "no_program_headers" :
+			    st->status);
+			rc |= symjson_text(j, ",\"message\":");
+			rc |= symjson_string(j, ready ? "no file of the module "
+			    "here has program headers to place its relative "
+			    "addresses" : st->why ? st->why : "unknown");
+			rc |= symjson_text(j, "}]");
+		}
+		rc |= symjson_text(j, "}");
+	}
+	rc |= symjson_text(j, "}");
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+/* Write the next piece of a Tecken answer: per job, its stacks frame by
+ * frame, then which modules were found. */
+static int
+tecken_step(struct symjson_answer *a, struct symjson *j, int *done)
+{
+	const struct symjson_tjob	*job;
+	size_t				 end, first;
+	int				 rc = 0;
+
+	if (a->mod == a->tk->njobs) {
+		*done = 1;
+		return symjson_text(j, "]}");
+	}
+	job = &a->tk->jobs[a->mod];
+	if (a->used == NULL) {
+		if ((a->used = calloc(job->nlibs + 1, 1)) == NULL)
+			return -ENOMEM;
+		a->stack = 0;
+		a->in_stack = 0;
+		return symjson_text(j, a->mod == 0 ? "{\"results\":[" "{\"stacks\":[" :
+		    ",{\"stacks\":[");
+	}
+	if (a->stack == job->nstacks) {
+		rc = tecken_modules(j, a->st, job, a->used);
+		free(a->used);
+		a->used = NULL;
+		a->mod++;
+		return rc;
+	}
+	if (!a->in_stack) {
+		a->in_stack = 1;
+		a->frame = job->stacks[a->stack];
+		symjson_list(j);
+		return symjson_text(j, a->stack > 0 ? ",[" : "[");
+	}
+	end = job->stacks[a->stack + 1];
+	if (end - a->frame > STREAM_STEP)
+		end = a->frame + STREAM_STEP;
+	for (first = a->frame; a->frame < end && rc == 0 &&
+	    (a->frame == first || symjson_pending(j) < STREAM_BYTES);
+	    a->frame++) {
+		const struct symjson_tframe *fr = &job->frames[a->frame];
+		size_t mod = job->libs[fr->lib].mod;
+		uint64_t addr = fr->addr;
+		int lrc = -ENOENT;
+
+		a->used[fr->lib] = 1;
+		if (a->st[mod].placed)
+			lrc = a->lookup(a->ctx, mod, SYMJSON_AT_RELATIVE,
+			    &addr, &a->res);
+		rc |= symjson_tecken_frame(j, a->frame - job->stacks[a->stack],
+		    fr->addr, job->libs[fr->lib].name, lrc, &a->res);
+	}
+	if (a->frame == job->stacks[a->stack + 1]) {
+		rc |= symjson_text(j, "]");
+		a->in_stack = 0;
+		a->stack++;
+	}
+	return rc == 0 ? 0 : -ENOMEM;
+}
+
+static int
+answer_create(const struct symjson_state *st, symjson_lookup_fn lookup,
+    void *ctx, struct symjson_answer **out)
+{
+	struct symjson_answer *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return -ENOMEM;
+	a->st = st;
+	a->lookup = lookup;
+	a->ctx = ctx;
+	a->addr = SIZE_MAX;
+	*out = a;
+	return 0;
+}
+
+int
+symjson_answer_batch(struct symjson *j, const struct symjson_batch *in,
+    const struct symjson_state *st, symjson_lookup_fn lookup, void *ctx,
+    struct symjson_answer **out)
+{
+	*out = NULL;
+	if (answer_create(st, lookup, ctx, out) != 0)
+		return -ENOMEM;
+	(*out)->in = in;
+	if (symjson_text(j, "{\"modules\":[") != 0) {
+		symjson_answer_free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+symjson_answer_tecken(struct symjson *j, const struct symjson_tecken *tk,
+    const struct symjson_state *st, symjson_lookup_fn lookup, void *ctx,
+    struct symjson_answer **out)
+{
+	*out = NULL;
+	if (answer_create(st, lookup, ctx, out) != 0)
+		return -ENOMEM;
+	(*out)->tk = tk;
+	/* A Tecken request with no job still answers {"results":[]}. */
+	if (tk->njobs == 0 && symjson_text(j, "{\"results\":[") != 0) {
+		symjson_answer_free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+symjson_answer_step(struct symjson_answer *a, struct symjson *j, int *done)
+{
+	return a->tk != NULL ? tecken_step(a, j, done) :
+	    batch_step(a, j, done);
+}
+
+void
+symjson_answer_free(struct symjson_answer *a)
+{
+	if (a == NULL)
+		return;
+	free(a->used);
+	free(a);
+}
+
+/*
+ * A Tecken frame is at least {"frame":0,"module_offset":"0x0",
+ * "module":"NAME"}; a /symbolize module, its head.
+ */
+uint64_t
+symjson_answer_least(const struct symjson_batch *in,
+    const struct symjson_tecken *tk)
+{
+	uint64_t	n = 0;
+	size_t		i, f;
+
+	/* A module not ready writes no results: its head only. */
+	n += 64 * in->nmods;
+	for (i = 0; i < tk->njobs; i++) {
+		const struct symjson_tjob *job = &tk->jobs[i];
+
+		for (f = 0; f < job->stacks[job->nstacks]; f++)
+			n += 45 + strlen(job->libs[job->frames[f].lib].name);
+	}
+	return n;
+}

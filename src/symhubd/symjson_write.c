@@ -689,14 +689,21 @@ tecken_step(struct symjson_answer *a, struct symjson *j, int *done)
 	return rc == 0 ? 0 : -ENOMEM;
 }
 
+/* An answer, its first bytes (head) written to j. */
 static int
-answer_create(const struct symjson_state *st, symjson_lookup_fn lookup,
-    void *ctx, struct symjson_answer **out)
+answer_create(struct symjson *j, const char *head,
+    const struct symjson_state *st, symjson_lookup_fn lookup, void *ctx,
+    struct symjson_answer **out)
 {
 	struct symjson_answer *a;
 
+	*out = NULL;
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return -ENOMEM;
+	if (symjson_text(j, head) != 0) {
+		free(a);
+		return -ENOMEM;
+	}
 	a->st = st;
 	a->lookup = lookup;
 	a->ctx = ctx;
@@ -710,15 +717,9 @@ symjson_answer_batch(struct symjson *j, const struct symjson_batch *in,
     const struct symjson_state *st, symjson_lookup_fn lookup, void *ctx,
     struct symjson_answer **out)
 {
-	*out = NULL;
-	if (answer_create(st, lookup, ctx, out) != 0)
+	if (answer_create(j, "{\"modules\":[", st, lookup, ctx, out) != 0)
 		return -ENOMEM;
 	(*out)->in = in;
-	if (symjson_text(j, "{\"modules\":[") != 0) {
-		symjson_answer_free(*out);
-		*out = NULL;
-		return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -727,16 +728,12 @@ symjson_answer_tecken(struct symjson *j, const struct symjson_tecken *tk,
     const struct symjson_state *st, symjson_lookup_fn lookup, void *ctx,
     struct symjson_answer **out)
 {
-	*out = NULL;
-	if (answer_create(st, lookup, ctx, out) != 0)
+	/* A Tecken request with no job still answers {"results":[]}; the
+	 * first job's head opens the list otherwise. */
+	if (answer_create(j, tk->njobs == 0 ? "{\"results\":[" : "", st,
+	    lookup, ctx, out) != 0)
 		return -ENOMEM;
 	(*out)->tk = tk;
-	/* A Tecken request with no job still answers {"results":[]}. */
-	if (tk->njobs == 0 && symjson_text(j, "{\"results\":[") != 0) {
-		symjson_answer_free(*out);
-		*out = NULL;
-		return -ENOMEM;
-	}
 	return 0;
 }
 

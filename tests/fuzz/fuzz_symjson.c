@@ -30,12 +30,25 @@ piece(const char *s, size_t size, unsigned n)
 	return s + i;
 }
 
+/* Abort unless a strict parser takes out whole. */
+static void
+must_parse(const char *out, size_t len)
+{
+	yajl_handle	h;
+
+	if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
+		abort();
+	if (yajl_parse(h, (const unsigned char *)out, len) != yajl_status_ok ||
+	    yajl_complete_parse(h) != yajl_status_ok)
+		abort();	/* the writer made something not JSON */
+	yajl_free(h);
+}
+
 static void
 write_answer(const uint8_t *data, size_t size)
 {
 	struct gsym_result	 res;
 	struct symjson		*j;
-	yajl_handle		 h;
 	char			*s, *out;
 	size_t			 len;
 	int			 rc;
@@ -72,14 +85,8 @@ write_answer(const uint8_t *data, size_t size)
 	rc |= symjson_tecken_frame(j, 0, 0x10, piece(s, size, 5), 0, &res);
 	rc |= symjson_text(j, "]}");
 	symjson_take(j, &out, &len);
-	if (rc == 0) {
-		if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
-			abort();
-		if (yajl_parse(h, (const unsigned char *)out, len) !=
-		    yajl_status_ok || yajl_complete_parse(h) != yajl_status_ok)
-			abort();	/* the writer made something not JSON */
-		yajl_free(h);
-	}
+	if (rc == 0)
+		must_parse(out, len);
 	free(out);
 	free(s);
 }
@@ -113,7 +120,6 @@ whole_answer(const struct symjson_batch *b, const struct symjson_tecken *t)
 	struct symjson_state	*st;
 	struct symjson_answer	*a;
 	struct symjson		*j;
-	yajl_handle		 h;
 	size_t			 i, n = b != NULL ? b->nmods : t->nmods, len;
 	char			*out;
 	int			 done = 0, rc;
@@ -137,14 +143,8 @@ whole_answer(const struct symjson_batch *b, const struct symjson_tecken *t)
 		rc = symjson_answer_step(a, j, &done);
 	symjson_answer_free(a);
 	symjson_take(j, &out, &len);
-	if (rc == 0) {
-		if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
-			abort();
-		if (yajl_parse(h, (const unsigned char *)out, len) !=
-		    yajl_status_ok || yajl_complete_parse(h) != yajl_status_ok)
-			abort();	/* the writer made something not JSON */
-		yajl_free(h);
-	}
+	if (rc == 0)
+		must_parse(out, len);
 	free(out);
 	free(st);
 }

@@ -16,7 +16,9 @@
 #    not use, and no layer but the daemon refers to libmicrohttpd or
 #    json-c, no layer but the daemon, the CLI and s3/ to libcurl, none
 #    but s3/ to expat, none below the programs to LMDB except cache/.
-# 3. The programs need only their libraries: the CLI needs no
+# 3. symjson, the JSON of the symbolize routes, does no I/O and no
+#    lookup: its objects refer to memory, strings, base/, common/ and yajl.
+# 4. The programs need only their libraries: the CLI needs no
 #    libmicrohttpd and no json-c; the tests of the GSYM library and of
 #    the S3 client's parsers link no daemon library.
 #
@@ -113,6 +115,23 @@ for l in $LAYERS; do
 		pass "$l refers to nothing above it"
 	else
 		fail "$l refers to nothing above it" "$bad"
+	fi
+done
+
+section 'modules without I/O'
+# symjson reads the symbolize requests and writes their answers; the
+# lookups, the sockets and the store are its callers' (route_batch.c,
+# route_stream.c).  Its objects refer to memory and strings, base/,
+# the ids and names of common/, and yajl, nothing else.
+allow='^(calloc|malloc|realloc|free|mem(chr|cmp|cpy|move|set)|str(cmp|ncmp|len|nlen|chr)|v?a?snprintf|asprintf|__(v?snprintf|asprintf|mem(cpy|move|set))_chk|(buf|hex|utf8|array)_[a-z0-9_]*|demangle|webapi_[a-z0-9_]*|yajl_[a-z_]*|__(asan|ubsan|sanitizer)_[A-Za-z0-9_]*|__stack_chk_fail)$'
+for o in "$top_builddir"/src/symhubd/libsymhubd_a-symjson_*.o; do
+	[ -e "$o" ] || { fail "symjson's objects are built" "$o"; continue; }
+	b=$(nm -u "$o" | awk '{ print $2 }' | grep -Ev "$allow" | head -5 |
+	    tr '\n' ' ')
+	if [ -z "$b" ]; then
+		pass "${o##*-} refers to no I/O, lookup or daemon module"
+	else
+		fail "${o##*-} refers to no I/O, lookup or daemon module" "$b"
 	fi
 done
 

@@ -709,6 +709,167 @@ test_write_utf8(void)
 	free(buf);
 }
 
+/* A lookup for test_answer(): what it was asked, and one function. */
+struct looked {
+	size_t		 n;
+	size_t		 mod[4];
+	int		 at[4];
+	uint64_t	 addr[4];
+};
+
+static int
+fake_lookup(void *ctx, size_t mod, int at, uint64_t *addr,
+    struct gsym_result *res)
+{
+	struct looked	*l = ctx;
+
+	if (l->n < 4) {
+		l->mod[l->n] = mod;
+		l->at[l->n] = at;
+		l->addr[l->n] = *addr;
+	}
+	l->n++;
+	if (at == SYMJSON_AT_OFFSET)
+		*addr += 0x1000;
+	if (*addr != 0x10 && *addr != 0x1005)
+		return -ENOENT;
+	memset(res, 0, sizeof(*res));
+	res->addr = *addr;
+	res->start = *addr;
+	frame(res, "f", 0, "", "a.c", 3);
+	return 0;
+}
+
+/* Step an answer to its end; the bytes, malloc'd, or NULL. */
+static char *
+stepped(struct symjson *j, struct symjson_answer *a, size_t *len)
+{
+	char	*buf;
+	int	 done = 0, steps = 0;
+
+	while (!done && steps++ < 100)
+		if (symjson_answer_step(a, j, &done) != 0)
+			break;
+	symjson_answer_free(a);
+	if (!done || symjson_take(j, &buf, len) != 0) {
+		symjson_free(j);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * The answers of POST /symbolize and of Tecken written from a request
+ * and what became of its modules, the lookups the caller's: which
+ * addresses it is asked, and what is written of each module.
+ */
+static void
+test_answer(void)
+{
+	static const unsigned char bid[] = { 0xcd, 0xef };
+	static const char body[] =
+	    "{\"modules\":[{\"buildid\":\"ab\",\"addresses\":[16,32]},"
+	    "{\"fileid\":\"00112233445566778899aabbccddeeff\","
+	    "\"offsets\":[5]},{\"buildid\":\"cd\",\"offsets\":[5]}]}";
+	static const char want[] =
+	    "{\"modules\":[{\"buildid\":\"ab\",\"status\":\"ready\","
+	    "\"how\":\"kept\",\"results\":[{\"address\":\"0x10\","
+	    "\"frames\":[{\"function\":\"f\",\"start\":\"0x10\","
+	    "\"offset\":0,\"file\":\"a.c\",\"line\":3,\"inlined\":false}]},"
+	    "{\"address\":\"0x20\",\"frames\":[],\"error\":\"address 0x20 is "
+	    "not in GSYM\"}]},"
+	    "{\"fileid\":\"00112233445566778899aabbccddeeff\","
+	    "\"buildid\":\"cdef\",\"status\":\"missing\",\"error\":"
+	    "\"unknown\",\"results\":[]},"
+	    "{\"buildid\":\"cd\",\"status\":\"ready\",\"how\":\"kept\","
+	    "\"results\":[{\"file_offset\":\"0x5\",\"address\":\"0x1005\","
+	    "\"frames\":[{\"function\":\"f\",\"start\":\"0x1005\","
+	    "\"offset\":0,\"file\":\"a.c\",\"line\":3,"
+	    "\"inlined\":false}]}]}]}";
+	static const char tbody[] =
+	    "{\"memoryMap\":[[\"a.so\",\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"],"
+	    "[\"b.so\",\"99AC2AA1BC5FA13BF5C508C3D62BC86C0\"]],"
+	    "\"stacks\":[[[0,16],[1,32]]]}";
+	struct symjson_state	 st[3];
+	struct symjson_batch	 b;
+	struct symjson_tecken	 t;
+	struct symjson_answer	*a;
+	struct symjson		*j;
+	struct looked		 l;
+	const char		*why;
+	char			*buf;
+	size_t			 len;
+
+	memset(st, 0, sizeof(st));
+	st[0].status = st[2].status = "ready";
+	st[0].ready = st[2].ready = 1;
+	st[0].how = st[2].how = "kept";
+	st[1].status = "missing";
+	st[1].bid = bid;
+	st[1].bidlen = sizeof(bid);
+	memset(&l, 0, sizeof(l));
+	if (symjson_parse_batch(body, strlen(body), 10, 10, &b, &why) != 3 ||
+	    symjson_open(0, 0, &j) != 0) {
+		ok(0, "answer: a batch read");
+		return;
+	}
+	if (symjson_answer_batch(j, &b, st, fake_lookup, &l, &a) != 0 ||
+	    (buf = stepped(j, a, &len)) == NULL) {
+		ok(0, "answer: a batch written");
+		symjson_batch_free(&b);
+		return;
+	}
+	ok(len == strlen(want) && memcmp(buf, want, len) == 0,
+	    "answer: a batch, as written before (%.*s)", (int)len, buf);
+	ok(l.n == 3 && l.mod[0] == 0 && l.at[0] == SYMJSON_AT_ADDR &&
+	    l.addr[0] == 16 && l.addr[1] == 32 && l.mod[2] == 2 &&
+	    l.at[2] == SYMJSON_AT_OFFSET && l.addr[2] == 5,
+	    "answer: addresses and offsets looked up, none of a module not "
+	    "ready (%zu)", l.n);
+	free(buf);
+	memset(&t, 0, sizeof(t));
+	ok(symjson_answer_least(&b, &t) == 3 * 64,
+	    "answer: the least a batch's answer takes, its modules' heads");
+	symjson_batch_free(&b);
+
+	memset(&l, 0, sizeof(l));
+	memset(st, 0, sizeof(st));
+	if (symjson_parse_tecken(tbody, strlen(tbody), 10, 10, &t, &why) != 2 ||
+	    symjson_open(0, SYMJSON_DEMANGLE, &j) != 0) {
+		ok(0, "answer: a Tecken request read");
+		return;
+	}
+	st[t.jobs[0].libs[0].mod].status = "ready";
+	st[t.jobs[0].libs[0].mod].ready = 1;
+	st[t.jobs[0].libs[0].mod].placed = 1;
+	st[t.jobs[0].libs[1].mod].status = "ready";
+	st[t.jobs[0].libs[1].mod].ready = 1;
+	if (symjson_answer_tecken(j, &t, st, fake_lookup, &l, &a) != 0 ||
+	    (buf = stepped(j, a, &len)) == NULL) {
+		ok(0, "answer: a Tecken answer written");
+		symjson_tecken_free(&t);
+		return;
+	}
+	ok(l.n == 1 && l.mod[0] == t.jobs[0].libs[0].mod &&
+	    l.at[0] == SYMJSON_AT_RELATIVE && l.addr[0] == 16,
+	    "answer: Tecken frames looked up relative, only of modules "
+	    "placed (%zu)", l.n);
+	ok(strstr(buf, "{\"results\":[{\"stacks\":[[{\"frame\":0,"
+	    "\"module_offset\":\"0x10\",\"module\":\"a.so\"") == buf &&
+	    strstr(buf, "\"found_modules\":{\"a.so/"
+	    "88AC2AA1BC5FA13BF5C508C3D62BC86C0\":true,\"b.so/"
+	    "99AC2AA1BC5FA13BF5C508C3D62BC86C0\":false},\"module_errors\":"
+	    "{\"b.so/99AC2AA1BC5FA13BF5C508C3D62BC86C0\":[{\"name\":"
+	    "\"no_program_headers\",") != NULL &&
+	    len > 4 && memcmp(buf + len - 4, "}}]}", 4) == 0,
+	    "answer: Tecken, found_modules and module_errors (%.*s)",
+	    (int)len, buf);
+	ok(symjson_answer_least(&b, &t) == 2 * 45 + 4 + 4,
+	    "answer: the least a Tecken answer takes");
+	free(buf);
+	symjson_tecken_free(&t);
+}
+
 int
 main(void)
 {
@@ -720,5 +881,6 @@ main(void)
 	test_tecken();
 	test_tecken_stream();
 	test_write_utf8();
+	test_answer();
 	return done();
 }

@@ -22,6 +22,7 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
+#include "xfer.h"
 
 #define BIG_FILE	(1024 * 1024)	/* progress bar above this size */
 #define IDHEX_MAX	(2 * ELFINFO_BUILDID_MAX + 1)
@@ -850,14 +851,50 @@ retire(struct item *it)
 	}
 }
 
+/* client_run()'s place in the items, for its xfer_ops. */
+struct run {
+	struct client	*c;
+	size_t		 next;
+};
+
+/* Begin the next item not a duplicate; one that cannot begin is retired. */
+static int
+run_start(void *ctx, CURLM *multi)
+{
+	struct run	*r = ctx;
+	struct item	*it;
+
+	(void)multi;	/* it->c->multi */
+	while (r->next < r->c->n) {
+		it = r->c->items[r->next++];
+		if (it->dup)
+			continue;
+		if (begin(it))
+			return 1;
+		retire(it);
+	}
+	return 0;
+}
+
+static int
+run_done(void *ctx, CURLM *multi, char *priv, CURLcode res)
+{
+	struct item *it = (struct item *)(void *)priv;
+
+	(void)ctx;
+	(void)multi;
+	if (finished(it, res))
+		return 1;
+	retire(it);
+	return 0;
+}
+
 int
 client_run(struct client *c, struct client_counts *counts)
 {
-	struct CURLMsg	*m;
-	struct item	*it;
-	char		*priv;
-	size_t		 next = 0, active = 0;
-	int		 running, left, rc;
+	static const struct xfer_ops ops = { run_start, run_done };
+	struct run	r = { c, 0 };
+	int		rc;
 
 	if ((rc = dedup(c)) < 0)
 		goto out;
@@ -869,36 +906,7 @@ client_run(struct client *c, struct client_counts *counts)
 	 * next: -j is the number of connections to the hub. */
 	curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 	    (long)c->o.jobs);
-	for (;;) {
-		while (active < (size_t)c->o.jobs && next < c->n) {
-			it = c->items[next++];
-			if (it->dup)
-				continue;
-			if (begin(it))
-				active++;
-			else
-				retire(it);
-		}
-		if (active == 0)
-			break;
-		curl_multi_perform(c->multi, &running);
-		while ((m = curl_multi_info_read(c->multi, &left)) != NULL) {
-			if (m->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE,
-			    &priv);
-			it = (struct item *)(void *)priv;
-			rc = m->data.result;	/* m is invalid after remove */
-			curl_multi_remove_handle(c->multi, it->easy);
-			if (!finished(it, (CURLcode)rc)) {
-				retire(it);
-				active--;
-			}
-		}
-		if (active > 0)
-			curl_multi_poll(c->multi, NULL, 0, 200, NULL);
-	}
-	rc = 0;
+	rc = xfer_run(c->multi, (size_t)c->o.jobs, 200, &ops, &r);
 out:
 	clear_bar(c);
 	*counts = c->counts;

@@ -43,6 +43,7 @@
 #include "common/kind.h"
 #include "perfdata.h"
 #include "text.h"
+#include "xfer.h"
 
 #define IDHEX_MAX	(2 * PERFDATA_BUILDID_MAX + 1)
 #define URLS_MAX	16
@@ -91,7 +92,6 @@ struct perf {
 	struct item	*items;
 	size_t		 n, cap;
 	unsigned	 fetched, present, missing, failed, skipped, done;
-	size_t		 inflight;	/* transfers on the multi handle */
 	curl_off_t	 bytes;
 };
 
@@ -521,7 +521,6 @@ start(struct perf *p, CURLM *multi, struct item *it)
 		drop_tmp(it);
 		return -ENOMEM;
 	}
-	p->inflight++;
 	return 0;
 }
 
@@ -657,10 +656,8 @@ finish(struct perf *p, struct item *it, CURLcode res, CURLM *multi)
 
 	curl_easy_getinfo(it->easy, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(it->easy, CURLINFO_SIZE_DOWNLOAD_T, &got);
-	curl_multi_remove_handle(multi, it->easy);
 	curl_easy_cleanup(it->easy);
 	it->easy = NULL;
-	p->inflight--;
 	p->bytes += got;
 	if (res == CURLE_OK && (bad = check(it, why, sizeof(why))) == NULL) {
 		rc = install(p, it);
@@ -734,37 +731,49 @@ finish(struct perf *p, struct item *it, CURLcode res, CURLM *multi)
 	progress(p);
 }
 
+/* run()'s place in the items, for its xfer_ops. */
+struct run {
+	struct perf	*p;
+	size_t		 next;
+};
+
+static int
+run_start(void *ctx, CURLM *multi)
+{
+	struct run	*r = ctx;
+	int		 rc;
+
+	if (r->next == r->p->n)
+		return 0;
+	if ((rc = start(r->p, multi, &r->p->items[r->next++])) < 0)
+		return rc;
+	return 1;
+}
+
+/* An item goes on when finish() asked the next hub for it. */
+static int
+run_done(void *ctx, CURLM *multi, char *priv, CURLcode res)
+{
+	struct run	*r = ctx;
+	struct item	*it = (struct item *)(void *)priv;
+
+	finish(r->p, it, res, multi);
+	return it->easy != NULL;
+}
+
 /* Fetch every item, p->jobs at a time. */
 static int
 run(struct perf *p)
 {
+	static const struct xfer_ops ops = { run_start, run_done };
+	struct run	 r = { p, 0 };
 	CURLM		*multi;
-	CURLMsg		*msg;
-	size_t		 next = 0;
-	int		 running, left, rc = 0;
+	int		 rc;
 
 	if ((multi = curl_multi_init()) == NULL)
 		return -ENOMEM;
 	progress(p);
-	for (;;) {
-		while (rc == 0 && next < p->n && p->inflight <
-		    (size_t)p->jobs)
-			rc = start(p, multi, &p->items[next++]);
-		if (rc < 0 || p->inflight == 0)
-			break;
-		curl_multi_perform(multi, &running);
-		while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-			struct item *it;
-
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
-			    (char **)&it);
-			finish(p, it, msg->data.result, multi);
-		}
-		if (p->inflight > 0)
-			curl_multi_poll(multi, NULL, 0, 1000, NULL);
-	}
+	rc = xfer_run(multi, (size_t)p->jobs, 1000, &ops, &r);
 	curl_multi_cleanup(multi);
 	if (p->bar)
 		fputs("\r\033[K", stderr);

@@ -42,6 +42,7 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
+#include "xfer.h"
 
 #define IDHEX_MAX	(2 * ELFINFO_BUILDID_MAX + 1)
 
@@ -631,50 +632,65 @@ finish(struct prefetch *p, size_t idx, CURLcode res)
 	return rc;
 }
 
+/* run()'s place in the items, for its xfer_ops. */
+struct run {
+	struct prefetch	*p;
+	size_t		 next;
+	int		 err;		/* an item could not be started */
+};
+
+/*
+ * An item that cannot be started stops the run, but only after the
+ * round under way: what ends in it is still reported and counted.
+ */
+static int
+run_start(void *ctx, CURLM *multi)
+{
+	struct run	*r = ctx;
+	int		 rc;
+
+	if (r->err < 0)
+		return r->err;
+	if (r->next == r->p->n)
+		return 0;
+	if ((rc = start(r->p, multi, r->next++)) < 0) {
+		r->err = rc;
+		return 0;
+	}
+	return 1;
+}
+
+static int
+run_done(void *ctx, CURLM *multi, char *priv, CURLcode res)
+{
+	struct run	*r = ctx;
+	size_t		 idx = (size_t)(uintptr_t)priv;
+	int		 rc;
+
+	(void)multi;
+	rc = finish(r->p, idx, res);
+	curl_easy_cleanup(r->p->items[idx].easy);
+	r->p->items[idx].easy = NULL;
+	return rc < 0 ? rc : 0;
+}
+
 /* Ask for every item, p->jobs at a time. */
 static int
 run(struct prefetch *p)
 {
+	static const struct xfer_ops ops = { run_start, run_done };
+	struct run	 r = { p, 0, 0 };
 	CURLM		*multi;
-	CURLMsg		*msg;
-	size_t		 next = 0, active = 0;
-	int		 running, left, rc = 0;
+	int		 rc;
 
 	if ((multi = curl_multi_init()) == NULL)
 		return -ENOMEM;
 	progress(p);
-	while (rc == 0 && (next < p->n || active > 0)) {
-		while (rc == 0 && next < p->n && active < (size_t)p->jobs) {
-			if ((rc = start(p, multi, next)) == 0)
-				active++;
-			next++;
-		}
-		curl_multi_perform(multi, &running);
-		while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
-			CURL	*easy = msg->easy_handle;
-			char	*priv;
-			size_t	 idx;
-			int	 frc;
-
-			if (msg->msg != CURLMSG_DONE)
-				continue;
-			curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
-			idx = (size_t)(uintptr_t)priv;
-			if ((frc = finish(p, idx, msg->data.result)) < 0 &&
-			    rc == 0)
-				rc = frc;
-			curl_multi_remove_handle(multi, easy);
-			curl_easy_cleanup(easy);
-			p->items[idx].easy = NULL;
-			active--;
-		}
-		if (active > 0)
-			curl_multi_poll(multi, NULL, 0, 1000, NULL);
-	}
+	rc = xfer_run(multi, (size_t)p->jobs, 1000, &ops, &r);
 	curl_multi_cleanup(multi);
 	if (p->bar)
 		fputs("\r\033[K", stderr);
-	return rc;
+	return r.err < 0 ? r.err : rc;
 }
 
 int

@@ -2,7 +2,8 @@
  * route_batch: POST /symbolize, the addresses of many modules in one
  * request, and POST /symbolicate/v5, Mozilla's Tecken API for the same
  * (symjson.h): the modules made ready together (batch.h) within the
- * request's deadline, then the answer written in the request's shape.
+ * request's deadline, then the answer streamed in the request's shape
+ * (symjson_write.c writes it; this file looks its addresses up).
  */
 #include <sys/types.h>
 
@@ -13,7 +14,6 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "base/hex.h"
 #include "log.h"
 #include "route.h"
 #include "symjson.h"
@@ -55,66 +55,23 @@ woken(void *ctx)
 	MHD_resume_connection(r->conn);
 }
 
-/* A module's part of the answer up to its results. */
+/* The lookups of the answer (symjson_lookup_fn); ctx is the breq. */
 static int
-module_head(struct symjson *j, const struct symjson_module *m,
-    const struct batch_module *bm)
-{
-	char	 hex[2 * CACHE_ID_MAX + 1];
-	int	 rc = 0;
-
-	rc |= symjson_text(j, m->by_fileid ? "{\"fileid\":" : "{\"buildid\":");
-	rc |= symjson_string(j, m->idhex);
-	if (m->by_fileid && bm->bidlen > 0) {
-		hex_encode(bm->bid, bm->bidlen, hex);
-		rc |= symjson_text(j, ",\"buildid\":");
-		rc |= symjson_string(j, hex);
-	}
-	rc |= symjson_text(j, ",\"status\":");
-	rc |= symjson_string(j, batch_status_name(bm->status));
-	if (bm->status == BATCH_READY) {
-		rc |= symjson_text(j, ",\"how\":");
-		rc |= symjson_string(j, bm->how);
-	} else {
-		rc |= symjson_text(j, ",\"error\":");
-		rc |= symjson_string(j, bm->why ? bm->why : "unknown");
-	}
-	rc |= symjson_text(j, ",\"results\":[");
-	symjson_list(j);
-	return rc == 0 ? 0 : -ENOMEM;
-}
-
-/* Bytes written per step at most (and one result more): a result of 128
- * inlined frames with long names can be large. */
-#define STREAM_BYTES	(64 * 1024)
-
-/* The results of a module's addresses *k to end, or until STREAM_BYTES
- * are pending; *k moves past those written. */
-static int
-module_results(struct symjson *j, const struct symjson_module *m,
-    const struct batch_module *bm, size_t *kp, size_t end,
+lookup(void *ctx, size_t mod, int at, uint64_t *addr,
     struct gsym_result *res)
 {
-	size_t	k = *kp;
-	int	rc = 0;
+	const struct batch_module	*bm = &((struct breq *)ctx)->mods[mod];
+	int				 rc;
 
-	for (; bm->status == BATCH_READY && k < end && rc == 0 &&
-	    (k == *kp || symjson_pending(j) < STREAM_BYTES); k++) {
-		uint64_t	addr = m->addrs[k];
-		int		lrc;
-
-		if (!m->offsets)
-			lrc = derive_gsym_lookup(bm->gf, addr, res);
-		else if (bm->nloads == 0)
-			lrc = -ENOEXEC;
-		else if ((lrc = elfinfo_load_addr(bm->loads, bm->nloads,
-		    m->addrs[k], &addr)) == 0)
-			lrc = derive_gsym_lookup(bm->gf, addr, res);
-		rc |= symjson_result(j, addr, m->offsets ? &m->addrs[k] :
-		    NULL, lrc, res);
-	}
-	*kp = k;
-	return rc == 0 ? 0 : -ENOMEM;
+	if (at == SYMJSON_AT_OFFSET) {
+		if (bm->nloads == 0)
+			return -ENOEXEC;
+		if ((rc = elfinfo_load_addr(bm->loads, bm->nloads, *addr,
+		    addr)) != 0)
+			return rc;
+	} else if (at == SYMJSON_AT_RELATIVE)
+		*addr += bm->loads[0].vaddr;
+	return derive_gsym_lookup(bm->gf, *addr, res);
 }
 
 /*
@@ -125,201 +82,27 @@ module_results(struct symjson *j, const struct symjson_module *m,
  */
 struct bstream {
 	struct breq		*q;
-	size_t			 mod;		/* next module, or job */
-	size_t			 addr;		/* its next address; SIZE_MAX:
-						 * its head is not written */
-	/* Tecken: the job's next stack, and frame in it. */
-	size_t			 stack, frame;
-	int			 in_stack;	/* its "[" written */
-	unsigned char		*used;		/* the job's libs that its
-						 * frames use; NULL: the job's
-						 * head is not written */
-	struct gsym_result	 res;
+	struct symjson_state	*st;	/* one a module of q */
+	struct symjson_answer	*a;
 };
-
-/* Results written per step: enough to fill a send buffer or two. */
-#define STREAM_STEP	256
 
 static void
 bstream_free(void *ctx)
 {
 	struct bstream *s = ctx;
 
-	free(s->used);
+	symjson_answer_free(s->a);
+	free(s->st);
 	breq_free(s->q);
 	free(s);
 }
 
-/* Write the next piece of a /symbolize answer. */
 static int
-batch_step_answer(void *ctx, struct symjson *j, int *done)
+bstream_step(void *ctx, struct symjson *j, int *done)
 {
-	struct bstream		*s = ctx;
-	const struct breq	*q = s->q;
-	const struct symjson_module *m;
-	const struct batch_module *bm;
-	size_t			 end;
+	struct bstream *s = ctx;
 
-	if (s->mod == q->in.nmods) {
-		*done = 1;
-		return symjson_text(j, "]}");
-	}
-	m = &q->in.mods[s->mod];
-	bm = &q->mods[s->mod];
-	if (s->addr == SIZE_MAX) {
-		s->addr = 0;
-		return symjson_text(j, s->mod > 0 ? "," : "") |
-		    module_head(j, m, bm) ? -ENOMEM : 0;
-	}
-	end = bm->status != BATCH_READY ? s->addr :
-	    m->naddrs - s->addr > STREAM_STEP ? s->addr + STREAM_STEP :
-	    m->naddrs;
-	if (end > s->addr)
-		return module_results(j, m, bm, &s->addr, end, &s->res);
-	s->mod++;
-	s->addr = SIZE_MAX;
-	return symjson_text(j, "]}");
-}
-
-/* "DEBUGNAME/BREAKPADID", a key of found_modules and module_errors. */
-static int
-tecken_key(struct symjson *j, const struct symjson_tlib *lib, int first)
-{
-	char	*k;
-	int	 rc;
-
-	if (asprintf(&k, "%s/%s", lib->name, lib->key) < 0)
-		return -ENOMEM;
-	rc = symjson_text(j, first ? "" : ",");
-	rc |= symjson_string(j, k);
-	free(k);
-	return rc == 0 ? 0 : -ENOMEM;
-}
-
-/* Is lib l of job named like an earlier one that its frames use?  Its
- * key is written once. */
-static int
-dup_lib(const struct symjson_tjob *job, const unsigned char *used, size_t l)
-{
-	size_t	k;
-
-	for (k = 0; k < l; k++)
-		if (used[k] && strcmp(job->libs[k].name, job->libs[l].name) == 0 &&
-		    strcmp(job->libs[k].key, job->libs[l].key) == 0)
-			return 1;
-	return 0;
-}
-
-/* The end of a Tecken job: which of the modules its frames use were
- * found, and why the others were not. */
-static int
-tecken_modules(struct symjson *j, const struct breq *q,
-    const struct symjson_tjob *job, const unsigned char *used)
-{
-	size_t	l;
-	int	first, errs = 0, rc = 0;
-
-	rc |= symjson_text(j, "],\"found_modules\":{");
-	for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
-		const struct batch_module *bm = &q->mods[job->libs[l].mod];
-
-		if (!used[l] || dup_lib(job, used, l))
-			continue;
-		rc |= tecken_key(j, &job->libs[l], first);
-		first = 0;
-		rc |= symjson_text(j, bm->status == BATCH_READY &&
-		    bm->nloads > 0 ? ":true" : ":false");
-		errs |= !(bm->status == BATCH_READY && bm->nloads > 0);
-	}
-	rc |= symjson_text(j, "}");
-	if (errs) {
-		rc |= symjson_text(j, ",\"module_errors\":{");
-		for (l = 0, first = 1; l < job->nlibs && rc == 0; l++) {
-			const struct batch_module *bm =
-			    &q->mods[job->libs[l].mod];
-			int ready = bm->status == BATCH_READY;
-
-			if (!used[l] || (ready && bm->nloads > 0) ||
-			    dup_lib(job, used, l))
-				continue;
-			rc |= tecken_key(j, &job->libs[l], first);
-			first = 0;
-			rc |= symjson_text(j, ":[{\"name\":");
-			rc |= symjson_string(j, ready ? "no_program_headers" :
-			    batch_status_name(bm->status));
-			rc |= symjson_text(j, ",\"message\":");
-			rc |= symjson_string(j, ready ? "no file of the module "
-			    "here has program headers to place its relative "
-			    "addresses" : bm->why ? bm->why : "unknown");
-			rc |= symjson_text(j, "}]");
-		}
-		rc |= symjson_text(j, "}");
-	}
-	rc |= symjson_text(j, "}");
-	return rc == 0 ? 0 : -ENOMEM;
-}
-
-/* Write the next piece of a Tecken answer: per job, its stacks frame by
- * frame, then which modules were found. */
-static int
-tecken_step(void *ctx, struct symjson *j, int *done)
-{
-	struct bstream			*s = ctx;
-	const struct breq		*q = s->q;
-	const struct symjson_tjob	*job;
-	size_t				 end, first;
-	int				 rc = 0;
-
-	if (s->mod == q->tk.njobs) {
-		*done = 1;
-		return symjson_text(j, "]}");
-	}
-	job = &q->tk.jobs[s->mod];
-	if (s->used == NULL) {
-		if ((s->used = calloc(job->nlibs + 1, 1)) == NULL)
-			return -ENOMEM;
-		s->stack = 0;
-		s->in_stack = 0;
-		return symjson_text(j, s->mod == 0 ? "{\"results\":[" "{\"stacks\":[" :
-		    ",{\"stacks\":[");
-	}
-	if (s->stack == job->nstacks) {
-		rc = tecken_modules(j, q, job, s->used);
-		free(s->used);
-		s->used = NULL;
-		s->mod++;
-		return rc;
-	}
-	if (!s->in_stack) {
-		s->in_stack = 1;
-		s->frame = job->stacks[s->stack];
-		symjson_list(j);
-		return symjson_text(j, s->stack > 0 ? ",[" : "[");
-	}
-	end = job->stacks[s->stack + 1];
-	if (end - s->frame > STREAM_STEP)
-		end = s->frame + STREAM_STEP;
-	for (first = s->frame; s->frame < end && rc == 0 &&
-	    (s->frame == first || symjson_pending(j) < STREAM_BYTES);
-	    s->frame++) {
-		const struct symjson_tframe *fr = &job->frames[s->frame];
-		const struct batch_module *bm =
-		    &q->mods[job->libs[fr->lib].mod];
-		int lrc = -ENOENT;
-
-		s->used[fr->lib] = 1;
-		if (bm->status == BATCH_READY && bm->nloads > 0)
-			lrc = derive_gsym_lookup(bm->gf,
-			    bm->loads[0].vaddr + fr->addr, &s->res);
-		rc |= symjson_tecken_frame(j, s->frame - job->stacks[s->stack],
-		    fr->addr, job->libs[fr->lib].name, lrc, &s->res);
-	}
-	if (s->frame == job->stacks[s->stack + 1]) {
-		rc |= symjson_text(j, "]");
-		s->in_stack = 0;
-		s->stack++;
-	}
-	return rc == 0 ? 0 : -ENOMEM;
+	return symjson_answer_step(s->a, j, done);
 }
 
 static enum MHD_Result
@@ -327,7 +110,7 @@ answer(struct http *h, struct req *r)
 {
 	struct breq	*q = r->batch;
 	struct bstream	*s;
-	struct symjson	*j;
+	struct symjson	*j = NULL;
 	size_t		 i, ready = 0;
 	int		 tecken = r->w.route == WEBAPI_TECKEN;
 
@@ -337,45 +120,34 @@ answer(struct http *h, struct req *r)
 	    q->nmods);
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return MHD_NO;
-	if (symjson_open(0, tecken || q->in.demangle ? SYMJSON_DEMANGLE : 0,
-	    &j) != 0 || (!tecken && symjson_text(j, "{\"modules\":[") != 0)) {
-		symjson_free(j);
-		free(s);
-		return MHD_NO;
+	if ((q->nmods > 0 && (s->st = calloc(q->nmods,
+	    sizeof(*s->st))) == NULL) || symjson_open(0, tecken ||
+	    q->in.demangle ? SYMJSON_DEMANGLE : 0, &j) != 0)
+		goto fail;
+	for (i = 0; i < q->nmods; i++) {
+		const struct batch_module	*bm = &q->mods[i];
+		struct symjson_state		*st = &s->st[i];
+
+		st->status = batch_status_name(bm->status);
+		st->ready = bm->status == BATCH_READY;
+		st->placed = st->ready && bm->nloads > 0;
+		st->how = bm->how;
+		st->why = bm->why;
+		st->bid = bm->bid;
+		st->bidlen = bm->bidlen;
 	}
-	s->addr = SIZE_MAX;
+	if ((tecken ? symjson_answer_tecken(j, &q->tk, s->st, lookup, q,
+	    &s->a) : symjson_answer_batch(j, &q->in, s->st, lookup, q,
+	    &s->a)) != 0)
+		goto fail;
 	s->q = q;
 	r->batch = NULL;	/* the stream's now */
-	/* A Tecken request with no job still answers {"results":[]}. */
-	if (tecken && q->tk.njobs == 0 && symjson_text(j, "{\"results\":[") != 0) {
-		symjson_free(j);
-		bstream_free(s);
-		return MHD_NO;
-	}
-	return route_stream(h, r, j, tecken ? tecken_step : batch_step_answer,
-	    bstream_free, s, r->how_buf);
-}
-
-/*
- * The least an answer takes, known from the request: a Tecken frame,
- * {"frame":0,"module_offset":"0x0","module":"NAME"}; a /symbolize
- * module, its head.
- */
-static uint64_t
-least_answer(const struct breq *q)
-{
-	uint64_t	n = 0;
-	size_t		i, f;
-
-	/* A module not ready writes no results: its head only. */
-	n += 64 * q->in.nmods;
-	for (i = 0; i < q->tk.njobs; i++) {
-		const struct symjson_tjob *job = &q->tk.jobs[i];
-
-		for (f = 0; f < job->stacks[job->nstacks]; f++)
-			n += 45 + strlen(job->libs[job->frames[f].lib].name);
-	}
-	return n;
+	return route_stream(h, r, j, bstream_step, bstream_free, s,
+	    r->how_buf);
+fail:
+	symjson_free(j);
+	bstream_free(s);
+	return MHD_NO;
 }
 
 /* Start: read the body, make the batch. */
@@ -425,7 +197,7 @@ begin_batch(struct http *h, struct req *r)
 		metrics_symbolize(METRICS_API_TECKEN, q->tk.nframes);
 	else
 		metrics_symbolize(METRICS_API_BATCH, q->in.naddrs);
-	if (!route_answer_fits(h, least_answer(q)))
+	if (!route_answer_fits(h, symjson_answer_least(&q->in, &q->tk)))
 		return reply_text(r, REPLY_TOO_LARGE, "the answer would be "
 		    "larger than --symbolize-max-answer: ask for fewer "
 		    "addresses at once", "symbolize");

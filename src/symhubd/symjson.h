@@ -1,7 +1,7 @@
 /*
  * symjson: the JSON of /symbolize and /symbolicate/v5, the addresses a
- * request body holds and the answer.  No I/O; yajl parses, base/utf8
- * escapes.
+ * request body holds (symjson_read.c, yajl parses) and the answer
+ * (symjson_write.c, base/utf8 escapes).  No I/O.
  */
 #ifndef SYMHUB_SYMJSON_H
 #define SYMHUB_SYMJSON_H
@@ -213,5 +213,81 @@ int	symjson_finish(struct symjson *j, char **buf, size_t *len);
 
 /* Accepts NULL. */
 void	symjson_free(struct symjson *j);
+
+/*
+ * The answers of POST /symbolize and /symbolicate/v5, written a piece at
+ * a time from the request read above and what became of its modules;
+ * the lookups are the caller's (symjson_lookup_fn), so the writer does
+ * no I/O.
+ */
+
+/* What an answer says of a module, as the batch made it ready
+ * (batch.h).  The strings and bytes are borrowed. */
+struct symjson_state {
+	const char		*status;	/* its status's name */
+	int			 ready;		/* its GSYM is open */
+	int			 placed;	/* ready, with program headers
+						 * (Tecken's relative addresses
+						 * can be placed) */
+	const char		*how;		/* ready: how it was made so */
+	const char		*why;		/* not: why not; NULL:
+						 * "unknown" */
+	const unsigned char	*bid;		/* asked by FileID: the
+						 * build-id it has */
+	size_t			 bidlen;	/* 0: none known */
+};
+
+/* What the address handed to a symjson_lookup_fn is. */
+#define SYMJSON_AT_ADDR		0	/* an address of the GSYM */
+#define SYMJSON_AT_OFFSET	1	/* a file offset: *addr is set to
+					 * the address it maps to */
+#define SYMJSON_AT_RELATIVE	2	/* relative to the module's first
+					 * loadable segment (Tecken) */
+
+/*
+ * Look up an address of module mod (an index into the states).
+ * @return 0 with res filled; what derive_gsym_lookup() returns;
+ *         -ENOEXEC or -ERANGE for an offset that cannot be mapped.
+ */
+typedef int (*symjson_lookup_fn)(void *ctx, size_t mod, int at,
+	    uint64_t *addr, struct gsym_result *res);
+
+struct symjson_answer;	/* opaque: where an answer is at */
+
+/*
+ * Start the answer to a POST /symbolize request (symjson_parse_batch())
+ * or to a Tecken one (symjson_parse_tecken()): its first bytes go to j.
+ * in or tk, st (one a module, in the request's order) and ctx are
+ * borrowed until symjson_answer_free().
+ * @param out  the answer, freed with symjson_answer_free().
+ * @return 0; -ENOMEM.
+ */
+int	symjson_answer_batch(struct symjson *j, const struct symjson_batch *in,
+	    const struct symjson_state *st, symjson_lookup_fn lookup,
+	    void *ctx, struct symjson_answer **out);
+int	symjson_answer_tecken(struct symjson *j,
+	    const struct symjson_tecken *tk, const struct symjson_state *st,
+	    symjson_lookup_fn lookup, void *ctx, struct symjson_answer **out);
+
+/*
+ * Write the next piece of the answer to j: a module's head, up to 256
+ * results (stopping once 64 KB are pending), or a Tecken job's head, a
+ * stack's bracket, up to 256 of its frames or the modules it found.
+ * @param done  set once the answer is whole.
+ * @return 0; -ENOMEM.
+ */
+int	symjson_answer_step(struct symjson_answer *a, struct symjson *j,
+	    int *done);
+
+/* Accepts NULL. */
+void	symjson_answer_free(struct symjson_answer *a);
+
+/*
+ * The least bytes the answer to a request takes, known before any
+ * lookup (for --symbolize-max-answer): a /symbolize module's head, a
+ * Tecken frame without a function.  Either of in and tk may be empty.
+ */
+uint64_t symjson_answer_least(const struct symjson_batch *in,
+	    const struct symjson_tecken *tk);
 
 #endif

@@ -3,9 +3,11 @@
  * module, the JSON object of POST /symbolize for many, Tecken's), and the
  * answers' writer: the same bytes, cut at NULs, as the names, paths and
  * module of a result and a Tecken frame (DWARF's and a request's strings
- * may be any bytes).  Every answer written must be JSON that a strict
- * parser, checking UTF-8, takes whole.
+ * may be any bytes), and the whole answer to each request read, its
+ * modules found or not by turns.  Every answer written must be JSON that
+ * a strict parser, checking UTF-8, takes whole.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,12 +30,25 @@ piece(const char *s, size_t size, unsigned n)
 	return s + i;
 }
 
+/* Abort unless a strict parser takes out whole. */
+static void
+must_parse(const char *out, size_t len)
+{
+	yajl_handle	h;
+
+	if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
+		abort();
+	if (yajl_parse(h, (const unsigned char *)out, len) != yajl_status_ok ||
+	    yajl_complete_parse(h) != yajl_status_ok)
+		abort();	/* the writer made something not JSON */
+	yajl_free(h);
+}
+
 static void
 write_answer(const uint8_t *data, size_t size)
 {
 	struct gsym_result	 res;
 	struct symjson		*j;
-	yajl_handle		 h;
 	char			*s, *out;
 	size_t			 len;
 	int			 rc;
@@ -70,16 +85,68 @@ write_answer(const uint8_t *data, size_t size)
 	rc |= symjson_tecken_frame(j, 0, 0x10, piece(s, size, 5), 0, &res);
 	rc |= symjson_text(j, "]}");
 	symjson_take(j, &out, &len);
-	if (rc == 0) {
-		if ((h = yajl_alloc(NULL, NULL, NULL)) == NULL)
-			abort();
-		if (yajl_parse(h, (const unsigned char *)out, len) !=
-		    yajl_status_ok || yajl_complete_parse(h) != yajl_status_ok)
-			abort();	/* the writer made something not JSON */
-		yajl_free(h);
-	}
+	if (rc == 0)
+		must_parse(out, len);
 	free(out);
 	free(s);
+}
+
+/* A lookup for the whole answers: a function for even addresses. */
+static int
+lookup(void *ctx, size_t mod, int at, uint64_t *addr,
+    struct gsym_result *res)
+{
+	(void)ctx;
+	(void)mod;
+	if (at == SYMJSON_AT_OFFSET && (*addr & 2) != 0)
+		return -ERANGE;
+	if ((*addr & 1) != 0)
+		return -ENOENT;
+	memset(res, 0, sizeof(*res));
+	res->nframes = 1;
+	res->addr = res->start = *addr;
+	res->frames[0].name = "_ZN1a1bEv";
+	res->frames[0].dir = "/src";
+	res->frames[0].base = "a.c";
+	res->frames[0].line = 1;
+	return 0;
+}
+
+/* The whole answer to a request read, its modules ready or not by
+ * turns: JSON that a strict parser takes. */
+static void
+whole_answer(const struct symjson_batch *b, const struct symjson_tecken *t)
+{
+	struct symjson_state	*st;
+	struct symjson_answer	*a;
+	struct symjson		*j;
+	size_t			 i, n = b != NULL ? b->nmods : t->nmods, len;
+	char			*out;
+	int			 done = 0, rc;
+
+	if ((st = calloc(n + 1, sizeof(*st))) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		st[i].ready = i % 3 != 2;
+		st[i].placed = i % 3 == 0;
+		st[i].status = st[i].ready ? "ready" : "missing";
+		st[i].how = "kept";
+		st[i].why = i % 2 ? NULL : "none \xff";
+	}
+	if (symjson_open(0, SYMJSON_DEMANGLE, &j) != 0) {
+		free(st);
+		return;
+	}
+	rc = b != NULL ? symjson_answer_batch(j, b, st, lookup, NULL, &a) :
+	    symjson_answer_tecken(j, t, st, lookup, NULL, &a);
+	while (rc == 0 && !done)
+		rc = symjson_answer_step(a, j, &done);
+	symjson_answer_free(a);
+	symjson_take(j, &out, &len);
+	if (rc == 0)
+		must_parse(out, len);
+	free(out);
+	free(st);
 }
 
 int
@@ -93,11 +160,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)symjson_parse((const char *)data, size, 100000, &addrs, &why);
 	free(addrs);
 	if (symjson_parse_batch((const char *)data, size, 100000, 1000, &b,
-	    &why) >= 0)
+	    &why) >= 0) {
+		whole_answer(&b, NULL);
 		symjson_batch_free(&b);
+	}
 	if (symjson_parse_tecken((const char *)data, size, 100000, 1000, &t,
-	    &why) >= 0)
+	    &why) >= 0) {
+		whole_answer(NULL, &t);
 		symjson_tecken_free(&t);
+	}
 	write_answer(data, size);
 	return 0;
 }

@@ -87,7 +87,10 @@ utf8_add(struct buf *b, const void *p, size_t n)
 			return -ENOMEM;
 		run = ++i;
 	}
-	return buf_add(b, s + run, i - run) != 0 ? -ENOMEM : 0;
+	/* s + run only when there is a run: s is NULL for an empty text. */
+	if (i > run && buf_add(b, s + run, i - run) != 0)
+		return -ENOMEM;
+	return b->err != 0 ? -ENOMEM : 0;
 }
 
 int
@@ -140,5 +143,8 @@ utf8_json(struct buf *b, const void *p, size_t n)
 			return -ENOMEM;
 		run = ++i;
 	}
-	return buf_add(b, s + run, i - run) != 0 ? -ENOMEM : 0;
+	/* s + run only when there is a run: s is NULL for an empty text. */
+	if (i > run && buf_add(b, s + run, i - run) != 0)
+		return -ENOMEM;
+	return b->err != 0 ? -ENOMEM : 0;
 }

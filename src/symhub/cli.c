@@ -37,7 +37,7 @@ cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
 	struct stat	  st;
 	const char	 *sep;
 	char		 *p;
-	size_t		  len;
+	size_t		  len, plen;
 	int		  i, n, rc = 0;
 
 	if ((n = scandir(dir, &ents, NULL, alphasort)) < 0) {
@@ -52,11 +52,12 @@ cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
 		if (rc < 0 || strcmp(name, ".") == 0 ||
 		    strcmp(name, "..") == 0)
 			continue;
-		if ((p = malloc(len + strlen(name) + 2)) == NULL) {
+		plen = len + strlen(name) + 2;
+		if ((p = malloc(plen)) == NULL) {
 			rc = -ENOMEM;
 			continue;
 		}
-		sprintf(p, "%s%s%s", dir, sep, name);
+		(void)snprintf(p, plen, "%s%s%s", dir, sep, name);
 		if (lstat(p, &st) < 0)
 			fail(ctx, p, errno);
 		else if (S_ISDIR(st.st_mode))

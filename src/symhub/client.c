@@ -67,7 +67,7 @@ struct client {
 	int64_t			 last_draw;	/* clock_ms() */
 };
 
-/* ---- reporting --------------------------------------------------------- */
+/* ---- reporting ---- */
 
 static void
 clear_bar(struct client *c)
@@ -164,7 +164,7 @@ draw_bar(struct client *c, int now)
 	c->drawn = 1;
 }
 
-/* ---- planning ---------------------------------------------------------- */
+/* ---- planning ---- */
 
 int
 client_create(const struct client_opts *o, struct client **out)
@@ -508,7 +508,7 @@ dedup(struct client *c)
 	return 0;
 }
 
-/* ---- transfers --------------------------------------------------------- */
+/* ---- transfers ---- */
 
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)

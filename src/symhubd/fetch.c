@@ -20,6 +20,7 @@
 #include <curl/curl.h>
 
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
@@ -172,9 +173,6 @@ struct fetch {
 #define STORE_QUIET_MS		20
 #define STORE_DELAY_MAX_MS	1000
 
-#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
-#define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
-#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
 
 /*

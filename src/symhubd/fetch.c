@@ -25,23 +25,10 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
+#include "breaker.h"
 #include "bucket.h"
 #include "fetch.h"
 #include "log.h"
-
-enum outcome {			/* per attempt, for metrics */
-	O_HIT, O_NOTFOUND, O_TIMEOUT, O_TRANSPORT, O_HTTP_ERROR,
-	O_WRONG_ID, O_CANCELLED, O_TOOBIG, O_N
-};
-static const char *const onames[O_N] = {
-	"hit", "notfound", "timeout", "transport", "http_error",
-	"wrong_buildid", "cancelled", "too_big"
-};
-
-/* First-byte latency histogram bounds, milliseconds. */
-static const uint64_t fbb[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500,
-    5000, 10000 };
-#define NFBB	(sizeof(fbb) / sizeof(fbb[0]))
 
 /* This hub's mark in the User-Agent it sends upstream (ua_chain()). */
 #define UA_VIA		"symhub-via/"
@@ -55,15 +42,7 @@ struct upstream {
 	int			 tier;
 	struct curl_slist	*headers;	/* from header-file */
 	int			 ca_is_dir;	/* ca-path names a directory */
-	/* Breaker, fetch thread only (state mirrored for metrics). */
-	unsigned		 fails;		/* transport failures in a row */
-	int64_t			 open_until;	/* ms; 0: closed */
-	int			 probing;	/* half-open probe under way */
-	atomic_int		 state;		/* 0 closed, 1 open, 2 half */
-	atomic_uint_fast64_t	 out[O_N];
-	atomic_uint_fast64_t	 fb[NFBB + 1];
-	atomic_uint_fast64_t	 fb_sum_ms;
-	atomic_uint_fast64_t	 bytes;
+	struct breaker		*br;		/* in fetch's br[] */
 };
 
 struct waiter {
@@ -127,6 +106,7 @@ struct job {
 struct fetch {
 	struct cache		*c;
 	struct upstream		*up;
+	struct breaker		*br;		/* one per upstream */
 	size_t			 nup;
 	struct bucket		*bucket;	/* NULL: none */
 	int64_t			*ttls;
@@ -134,8 +114,6 @@ struct fetch {
 	uint64_t		 fwd_hops;	/* X-Forwarded-For hops; 0: any */
 	fetch_new_fn		 on_dbg;	/* NULL: none */
 	void			*on_dbg_ctx;
-	unsigned		 breaker_failures;
-	int64_t			 breaker_cooldown_ms;
 	char			 via[33];	/* this instance's id */
 	CURLM			*multi;
 	pthread_t		 thread;
@@ -205,44 +183,6 @@ load_headers(struct upstream *u)
 		log_warnx("upstream %s: header file %s: %s", u->spec.name,
 		    u->spec.header_file, why);
 	return rc;
-}
-
-/* May this upstream be asked now?  Half-open lets one probe through. */
-static int
-breaker_allows(struct fetch *f, struct upstream *u, int64_t now)
-{
-	if (u->open_until == 0)
-		return 1;
-	if (now < u->open_until || u->probing)
-		return 0;
-	u->probing = 1;
-	atomic_store(&u->state, 2);
-	return 1;
-}
-
-static void
-breaker_result(struct fetch *f, struct upstream *u, int transport_failure)
-{
-	u->probing = 0;
-	if (!transport_failure) {
-		if (u->open_until != 0)
-			log_info("upstream %s: answering again, breaker closed",
-			    u->spec.name);
-		u->fails = 0;
-		u->open_until = 0;
-		atomic_store(&u->state, 0);
-		return;
-	}
-	if (f->breaker_failures == 0)
-		return;		/* breaker disabled */
-	if (++u->fails >= f->breaker_failures || u->open_until != 0) {
-		if (u->open_until == 0 || GET(u->state) == 2)
-			log_warnx("upstream %s: %u failures in a row, skipping "
-			    "it for %" PRId64 " s", u->spec.name, u->fails,
-			    f->breaker_cooldown_ms / 1000);
-		u->open_until = clock_ms() + f->breaker_cooldown_ms;
-		atomic_store(&u->state, 1);
-	}
 }
 
 /*
@@ -327,14 +267,9 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 	char		*v;
 
 	if (!a->got_header) {
-		uint64_t	ms = (uint64_t)(clock_ms() - a->started);
-		size_t		i;
-
 		a->got_header = 1;
-		for (i = 0; i < NFBB && ms > fbb[i]; i++)
-			;
-		INC(a->up->fb[i]);
-		ADD(a->up->fb_sum_ms, ms);
+		breaker_first_byte(a->up->br,
+		    (uint64_t)(clock_ms() - a->started));
 	}
 	if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
 		/* A new response (after a redirect): forget the last one's. */
@@ -394,9 +329,9 @@ cancel(struct fetch *f, struct attempt *a)
 		return;
 	curl_multi_remove_handle(f->multi, a->easy);
 	a->state = A_CANCELLED;
-	INC(a->up->out[O_CANCELLED]);
+	breaker_count(a->up->br, BREAKER_CANCELLED);
 	/* A cancelled probe proved nothing; the next miss may probe. */
-	a->up->probing = 0;
+	breaker_no_result(a->up->br);
 }
 
 static size_t
@@ -428,7 +363,7 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 		j->write_failed = rc;
 		return 0;
 	}
-	ADD(a->up->bytes, len);
+	breaker_bytes(a->up->br, len);
 	if ((j->maxsize && cache_blob_size(j->blob) > j->maxsize) ||
 	    (a->up->spec.max_size &&
 	    cache_blob_size(j->blob) > a->up->spec.max_size)) {
@@ -721,7 +656,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    (unsigned long long)cache_blob_size(j->blob),
 			    kind_name(j->key.kind), j->idhex,
 			    (long long)a->xsize);
-		INC(a->up->out[O_WRONG_ID]);
+		breaker_count(a->up->br, BREAKER_WRONG_ID);
 		return -EBADMSG;
 	}
 	if (j->key.kind == CACHE_DEBUGINFO ||
@@ -742,7 +677,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    "upstream %s sent %s for %s %s: dropped",
 			    a->up->spec.name, why, kind_name(j->key.kind),
 			    j->idhex);
-			INC(a->up->out[O_WRONG_ID]);
+			breaker_count(a->up->br, BREAKER_WRONG_ID);
 			return -EBADMSG;
 		}
 		rec->quality = ei.quality;
@@ -761,7 +696,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    "bucket: %s %s does not hash to its "
 			    "x-amz-meta-sha256: dropped",
 			    kind_name(j->key.kind), j->idhex);
-			INC(a->up->out[O_WRONG_ID]);
+			breaker_count(a->up->br, BREAKER_WRONG_ID);
 			return -EBADMSG;
 		}
 	}
@@ -941,7 +876,7 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 		    strerror(-rc));
 		return rc;
 	}
-	INC(a->up->out[O_HIT]);
+	breaker_count(a->up->br, BREAKER_HIT);
 	return 0;
 }
 
@@ -972,7 +907,7 @@ job_settle(struct fetch *f, struct job *j)
 			if (attempt_start(f, a) < 0) {
 				a->state = A_DONE;
 				j->transient = 1;
-				a->up->probing = 0;
+				breaker_no_result(a->up->br);
 			}
 		}
 		for (i = 0; i < j->natt; i++)
@@ -1026,7 +961,7 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		struct cache_record rec;
 
 		if (res == CURLE_OK && code == 200 && verify(f, j, &rec) == 0) {
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 			/* A store that fails (a full disk) costs later requests
 			 * a fetch; the waiters have their bytes already. */
 			commit(f, j, &rec);
@@ -1041,13 +976,13 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		j->blob = NULL;
 		j->winner = NULL;
 		if (j->toobig || res == CURLE_FILESIZE_EXCEEDED) {
-			INC(u->out[O_TOOBIG]);
+			breaker_count(u->br, BREAKER_TOOBIG);
 			j->toobig = 1;
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 		} else if (res == CURLE_OK || res == CURLE_WRITE_ERROR) {
 			/* It lied, or our disk is full: not its health. */
 			j->transient = 1;
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 		} else {
 			transport = 1;
 		}
@@ -1055,42 +990,42 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 	} else if (res == CURLE_WRITE_ERROR && j->winner != NULL) {
 		/* It lost to another 200 in the same round. */
 		a->state = A_CANCELLED;
-		INC(u->out[O_CANCELLED]);
+		breaker_count(u->br, BREAKER_CANCELLED);
 	} else if (res == CURLE_WRITE_ERROR && j->write_failed) {
 		/* Our store refused the bytes: not the upstream's health. */
 		j->transient = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (res == CURLE_FILESIZE_EXCEEDED) {
-		INC(u->out[O_TOOBIG]);
+		breaker_count(u->br, BREAKER_TOOBIG);
 		j->toobig = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (res != CURLE_OK) {
 		transport = 1;
 	} else if (code == 404 || code == 200) {
 		/* A 200 with no body is libdebuginfod's "not found" too. */
-		INC(u->out[O_NOTFOUND]);
-		breaker_result(f, u, 0);
+		breaker_count(u->br, BREAKER_NOTFOUND);
+		breaker_result(u->br, 0);
 	} else if (code == 406) {
-		INC(u->out[O_TOOBIG]);
+		breaker_count(u->br, BREAKER_TOOBIG);
 		j->toobig = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (code == 503 && j->key.kind == CACHE_SECTION) {
 		/* elfutils' way of saying "fetch the file, cut it yourself". */
-		INC(u->out[O_HTTP_ERROR]);
+		breaker_count(u->br, BREAKER_HTTP_ERROR);
 		j->unsupported = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else {
-		INC(u->out[O_HTTP_ERROR]);
+		breaker_count(u->br, BREAKER_HTTP_ERROR);
 		j->transient = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 		log_debug("upstream %s: HTTP %ld for %s", u->spec.name, code,
 		    j->idhex);
 	}
 	if (transport) {
-		INC(u->out[res == CURLE_OPERATION_TIMEDOUT ? O_TIMEOUT :
-		    O_TRANSPORT]);
+		breaker_count(u->br, res == CURLE_OPERATION_TIMEDOUT ?
+		    BREAKER_TIMEOUT : BREAKER_TRANSPORT);
 		j->transient = 1;
-		breaker_result(f, u, 1);
+		breaker_result(u->br, 1);
 		log_debug("upstream %s: %s for %s", u->spec.name,
 		    a->err[0] ? a->err : curl_easy_strerror(res), j->idhex);
 	}
@@ -1114,7 +1049,7 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		    (u->bucket != NULL && !bucket_can_hold(&j->key)))
 			continue;
 		n++;
-		if (!breaker_allows(f, u, now)) {
+		if (!breaker_allows(u->br, now)) {
 			j->transient = 1;
 			continue;
 		}
@@ -1124,7 +1059,7 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		if (attempt_start(f, a) < 0) {
 			a->state = A_DONE;
 			j->transient = 1;
-			u->probing = 0;
+			breaker_no_result(u->br);
 		}
 	}
 	return n;
@@ -1424,7 +1359,7 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
 	 * which the query walks already. */
 	if (!(u->spec.kinds & kinds) || u->bucket != NULL)
 		return -EPERM;
-	if (atomic_load(&u->state) == 1)
+	if (breaker_state(u->br) == BREAKER_OPEN)
 		return -EAGAIN;
 	if (asprintf(&url, "%s%s", u->spec.url, path) < 0)
 		url = NULL;
@@ -1549,13 +1484,12 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 	pthread_cond_init(&f->scv, NULL);
 	f->cfg_squeue_max = cfg->store_queue_max;
 	f->cfg_squeue_bytes = cfg->store_queue_bytes;
-	f->breaker_failures = (unsigned)cfg->breaker_failures;
-	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
 	f->fwd_hops = cfg->fwd_hops;
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
 	    &f->nttls)) < 0)
 		goto out;
-	if ((f->up = calloc(cfg->upstreams.n + 1, sizeof(*f->up))) == NULL) {
+	if ((f->up = calloc(cfg->upstreams.n + 1, sizeof(*f->up))) == NULL ||
+	    (f->br = calloc(cfg->upstreams.n + 1, sizeof(*f->br))) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -1579,6 +1513,12 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 			f->up[i].ca_is_dir = stat(f->up[i].spec.ca_path,
 			    &st) == 0 && S_ISDIR(st.st_mode);
 		}
+	}
+	for (i = 0; i < f->nup; i++) {
+		f->up[i].br = &f->br[i];
+		breaker_init(&f->br[i], f->up[i].spec.name,
+		    (unsigned)cfg->breaker_failures,
+		    (int64_t)cfg->breaker_cooldown * 1000);
 	}
 	if (getentropy(rnd, sizeof(rnd)) != 0) {
 		rc = -errno;
@@ -1646,6 +1586,7 @@ fetch_free(struct fetch *f)
 	pthread_mutex_destroy(&f->smu);
 	pthread_cond_destroy(&f->scv);
 	free(f->up);
+	free(f->br);
 	free(f->ttls);
 	free(f);
 }
@@ -1653,8 +1594,6 @@ fetch_free(struct fetch *f)
 void
 fetch_metrics(struct fetch *f, FILE *fp)
 {
-	size_t	i, k;
-
 	fprintf(fp, "# TYPE symhub_fetch_inflight gauge\n"
 	    "symhub_fetch_inflight %llu\n"
 	    "# TYPE symhub_fetch_jobs_total counter\n"
@@ -1674,46 +1613,7 @@ fetch_metrics(struct fetch *f, FILE *fp)
 	    (unsigned long long)f->squeue_bytes,
 	    (unsigned long long)f->squeue_pushback);
 	pthread_mutex_unlock(&f->smu);
-	fprintf(fp, "# TYPE symhub_upstream_requests_total counter\n");
-	for (i = 0; i < f->nup; i++)
-		for (k = 0; k < O_N; k++)
-			fprintf(fp, "symhub_upstream_requests_total"
-			    "{upstream=\"%s\",outcome=\"%s\"} %llu\n",
-			    f->up[i].spec.name, onames[k],
-			    (unsigned long long)GET(f->up[i].out[k]));
-	fprintf(fp, "# TYPE symhub_upstream_first_byte_seconds histogram\n");
-	for (i = 0; i < f->nup; i++) {
-		struct upstream	*u = &f->up[i];
-		uint64_t	 cum = 0;
-
-		for (k = 0; k <= NFBB; k++) {
-			cum += GET(u->fb[k]);
-			if (k < NFBB)
-				fprintf(fp, "symhub_upstream_first_byte_seconds"
-				    "_bucket{upstream=\"%s\",le=\"%g\"} %llu\n",
-				    u->spec.name, (double)fbb[k] / 1e3,
-				    (unsigned long long)cum);
-			else
-				fprintf(fp, "symhub_upstream_first_byte_seconds"
-				    "_bucket{upstream=\"%s\",le=\"+Inf\"} %llu\n",
-				    u->spec.name, (unsigned long long)cum);
-		}
-		fprintf(fp, "symhub_upstream_first_byte_seconds_sum"
-		    "{upstream=\"%s\"} %.3f\n"
-		    "symhub_upstream_first_byte_seconds_count"
-		    "{upstream=\"%s\"} %llu\n",
-		    u->spec.name, (double)GET(u->fb_sum_ms) / 1e3,
-		    u->spec.name, (unsigned long long)cum);
-	}
-	fprintf(fp, "# TYPE symhub_upstream_bytes_total counter\n");
-	for (i = 0; i < f->nup; i++)
-		fprintf(fp, "symhub_upstream_bytes_total{upstream=\"%s\"} "
-		    "%llu\n", f->up[i].spec.name,
-		    (unsigned long long)GET(f->up[i].bytes));
-	fprintf(fp, "# TYPE symhub_upstream_breaker_state gauge\n");
-	for (i = 0; i < f->nup; i++)
-		fprintf(fp, "symhub_upstream_breaker_state{upstream=\"%s\"} "
-		    "%d\n", f->up[i].spec.name, atomic_load(&f->up[i].state));
+	breaker_metrics(f->br, f->nup, fp);
 }
 
 size_t
@@ -1725,26 +1625,21 @@ fetch_upstreams(const struct fetch *f)
 int
 fetch_upstream(struct fetch *f, size_t i, struct fetch_upstream *out)
 {
-	struct upstream	*u;
-	uint64_t	 n = 0;
-	size_t		 k;
+	struct upstream		*u;
+	struct breaker_counts	 bc;
 
 	if (i >= f->nup)
 		return -ENOENT;
 	u = &f->up[i];
+	breaker_read(u->br, &bc);
 	memset(out, 0, sizeof(*out));
 	out->name = u->spec.name;
 	out->url = u->spec.url;
-	out->breaker = atomic_load(&u->state);
-	out->hits = GET(u->out[O_HIT]);
-	out->notfound = GET(u->out[O_NOTFOUND]);
-	for (k = 0; k < O_N; k++)
-		if (k != O_HIT && k != O_NOTFOUND && k != O_CANCELLED)
-			out->failures += GET(u->out[k]);
-	out->bytes = GET(u->bytes);
-	for (k = 0; k <= NFBB; k++)
-		n += GET(u->fb[k]);
-	out->first_byte_ms = n > 0 ? (double)GET(u->fb_sum_ms) / (double)n :
-	    0;
+	out->breaker = (int)bc.state;
+	out->hits = bc.hits;
+	out->notfound = bc.notfound;
+	out->failures = bc.failures;
+	out->bytes = bc.bytes;
+	out->first_byte_ms = bc.first_byte_ms;
 	return 0;
 }

@@ -16,7 +16,9 @@
 #    not use, and no layer but the daemon refers to libmicrohttpd or
 #    json-c, no layer but the daemon, the CLI and s3/ to libcurl, none
 #    but s3/ to expat, none below the programs to LMDB except cache/.
-# 3. The programs need only their libraries: the CLI needs no
+# 3. The fetch engine calls no upstream kind's functions (upstream.h's
+#    rows stand between them).
+# 4. The programs need only their libraries: the CLI needs no
 #    libmicrohttpd and no json-c; the tests of the GSYM library and of
 #    the S3 client's parsers link no daemon library.
 #
@@ -115,6 +117,17 @@ for l in $LAYERS; do
 		fail "$l refers to nothing above it" "$bad"
 	fi
 done
+
+section 'seams'
+# The fetch engine knows upstreams only through their kinds' rows
+# (upstream.h): no call into one kind, no test of which kind it is.
+bad=$(grep -nE '\<bucket_[a-z_]+\(|->bucket\>|#include "bucket\.h"' \
+    "$top_srcdir/src/symhubd/fetch.c")
+if [ -z "$bad" ]; then
+	pass "fetch.c asks upstreams through their kinds only"
+else
+	fail "fetch.c asks upstreams through their kinds only" "$bad"
+fi
 
 section 'programs'
 needed() {

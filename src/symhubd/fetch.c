@@ -12,8 +12,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,24 +24,13 @@
 #include "common/kind.h"
 #include "common/webapi.h"
 #include "breaker.h"
-#include "bucket.h"
 #include "fetch.h"
 #include "log.h"
+#include "upstream.h"
 
 /* This hub's mark in the User-Agent it sends upstream (ua_chain()). */
 #define UA_VIA		"symhub-via/"
 #define UA_MAX		2048
-
-struct upstream {
-	struct upstream_spec	 spec;
-	/* The S3 tier (bucket.h): asked first, alone (tier 0); the
-	 * upstreams (tier 1) only when it has nothing. */
-	struct bucket		*bucket;
-	int			 tier;
-	struct curl_slist	*headers;	/* from header-file */
-	int			 ca_is_dir;	/* ca-path names a directory */
-	struct breaker		*br;		/* in fetch's br[] */
-};
 
 struct waiter {
 	struct waiter	*next;
@@ -65,11 +52,8 @@ struct attempt {
 	int64_t			 started;	/* ms */
 	int			 got_header;
 	long			 status;	/* of the last response */
-	char			*xfile, *xarchive, *ximasig;
-	char			*origin, *sha256;	/* the bucket's */
-	int64_t			 lastmod;
-	int64_t			 xsize;		/* X-DEBUGINFOD-SIZE, or -1 */
-	int			 encoded;	/* a Content-Encoding */
+	struct upstream_reply	 r;		/* what its headers said */
+	int			 bad;		/* a 200 that failed the checks */
 	char			 err[CURL_ERROR_SIZE];
 };
 
@@ -91,8 +75,7 @@ struct job {
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 upgrade;	/* see fetch_req */
 	int			 tier;		/* asked now */
-	int			 bucket_bad;	/* its copy failed the check */
-	uint64_t		 bmark;		/* bucket_events_mark() */
+	uint64_t		*marks;		/* per upstream: its mark() */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -108,7 +91,6 @@ struct fetch {
 	struct upstream		*up;
 	struct breaker		*br;		/* one per upstream */
 	size_t			 nup;
-	struct bucket		*bucket;	/* NULL: none */
 	int64_t			*ttls;
 	size_t			 nttls;
 	uint64_t		 fwd_hops;	/* X-Forwarded-For hops; 0: any */
@@ -154,171 +136,26 @@ struct fetch {
 
 
 /*
- * Upstreams.
- */
-
-/* One "Name: value" line of an upstream's header file, for libcurl. */
-static int
-header_line(void *ctx, const char *line)
-{
-	struct upstream		*u = ctx;
-	struct curl_slist	*l;
-
-	if ((l = curl_slist_append(u->headers, line)) == NULL)
-		return -ENOMEM;
-	u->headers = l;
-	return 0;
-}
-
-static int
-load_headers(struct upstream *u)
-{
-	char	why[128];
-	int	rc;
-
-	if (u->spec.header_file == NULL)
-		return 0;
-	if ((rc = config_header_file(u->spec.header_file, header_line, u, why,
-	    sizeof(why))) < 0)
-		log_warnx("upstream %s: header file %s: %s", u->spec.name,
-		    u->spec.header_file, why);
-	return rc;
-}
-
-/*
  * Attempts.
  */
-
-/* Percent-encode what may not stand in a URL path as it is. */
-static int
-append_path(char *buf, size_t cap, size_t *len, const char *s)
-{
-	static const char hx[] = "0123456789ABCDEF";
-	unsigned char ch;
-
-	for (; *s; s++) {
-		ch = (unsigned char)*s;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || strchr("/-._~+,=@:", ch)) {
-			if (*len + 1 >= cap)
-				return -ENAMETOOLONG;
-			buf[(*len)++] = (char)ch;
-		} else {
-			if (*len + 3 >= cap)
-				return -ENAMETOOLONG;
-			buf[(*len)++] = '%';
-			buf[(*len)++] = hx[ch >> 4];
-			buf[(*len)++] = hx[ch & 15];
-		}
-	}
-	buf[*len] = '\0';
-	return 0;
-}
 
 static size_t	on_header(char *, size_t, size_t, void *);
 static size_t	on_body(char *, size_t, size_t, void *);
 
-static char *
-header_value(const char *line, size_t n, const char *name)
-{
-	size_t nl = strlen(name);
-
-	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-		return NULL;
-	line += nl + 1;
-	n -= nl + 1;
-	while (n > 0 && (*line == ' ' || *line == '\t'))
-		line++, n--;
-	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
-	    line[n - 1] == ' '))
-		n--;
-	return strndup(line, n);
-}
-
-/* The bucket's x-amz-meta-* headers (bucket.h): what an upstream's
- * X-DEBUGINFOD-* say, the record's origin and the bytes' SHA-256.
- * @return 1 when line was one of them. */
-static int
-bucket_header(struct attempt *a, const char *line, size_t len)
-{
-	static const char	*names[] = { "x-amz-meta-debuginfod-file",
-				    "x-amz-meta-debuginfod-archive",
-				    "x-amz-meta-origin", "x-amz-meta-sha256" };
-	char			**to[] = { &a->xfile, &a->xarchive,
-				    &a->origin, &a->sha256 };
-	char			*v;
-	size_t			 i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if ((v = header_value(line, len, names[i])) == NULL)
-			continue;
-		free(*to[i]);
-		*to[i] = v;
-		return 1;
-	}
-	return 0;
-}
-
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)
 {
-	struct attempt	*a = arg;
-	size_t		 len = size * n;
-	char		*v;
+	struct attempt		*a = arg;
+	const struct upstream	*u = a->up;
+	size_t			 len = size * n;
 
 	if (!a->got_header) {
 		a->got_header = 1;
 		breaker_first_byte(a->up->br,
 		    (uint64_t)(clock_ms() - a->started));
 	}
-	if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-		/* A new response (after a redirect): forget the last one's. */
-		free(a->xfile);
-		free(a->xarchive);
-		free(a->ximasig);
-		free(a->origin);
-		free(a->sha256);
-		a->xfile = a->xarchive = a->ximasig = NULL;
-		a->origin = a->sha256 = NULL;
-		a->lastmod = 0;
-		a->xsize = -1;
-		a->encoded = 0;
-		return len;
-	}
-	if ((v = header_value(buf, len, "X-DEBUGINFOD-SIZE")) != NULL) {
-		char			*end;
-		unsigned long long	 sz;
-
-		errno = 0;
-		sz = strtoull(v, &end, 10);
-		a->xsize = errno == 0 && end != v && *end == '\0' &&
-		    sz <= INT64_MAX ? (int64_t)sz : -2;	/* -2: garbage */
-		free(v);
-		return len;
-	}
-	if ((v = header_value(buf, len, "Content-Encoding")) != NULL) {
-		a->encoded |= strcasecmp(v, "identity") != 0;
-		free(v);
-		return len;
-	}
-	if (a->up->bucket != NULL && bucket_header(a, buf, len))
-		return len;
-	if ((v = header_value(buf, len, "X-DEBUGINFOD-FILE")) != NULL) {
-		free(a->xfile);
-		a->xfile = v;
-	} else if ((v = header_value(buf, len, "X-DEBUGINFOD-ARCHIVE"))) {
-		free(a->xarchive);
-		a->xarchive = v;
-	} else if ((v = header_value(buf, len,
-	    "X-DEBUGINFOD-IMASIGNATURE"))) {
-		free(a->ximasig);
-		a->ximasig = v;
-	} else if ((v = header_value(buf, len, "Last-Modified")) != NULL) {
-		time_t t = curl_getdate(v, NULL);
-
-		a->lastmod = t > 0 ? (int64_t)t : 0;
-		free(v);
-	}
+	if (!upstream_reply_header(&a->r, buf, len) && u->kind->header != NULL)
+		(void)u->kind->header(&a->r, buf, len);
 	return len;
 }
 
@@ -373,79 +210,19 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* Append "Name: value" to *l.  @return 0 or -ENOMEM. */
-static int
-add_header(struct curl_slist **l, const char *name, const char *value)
+/* What j asks of an upstream. */
+static void
+job_ask(const struct fetch *f, const struct job *j, struct upstream_ask *ask)
 {
-	struct curl_slist	*n;
-	char			 hdr[4200];
-
-	/* A value over 4 KB is cut, as a client's X-Forwarded-For that long
-	 * always was (what it would say is garbage anyway). */
-	if ((size_t)snprintf(hdr, sizeof(hdr), "%s: %s", name, value) >=
-	    sizeof(hdr))
-		log_debug("%s header cut to %zu bytes", name, sizeof(hdr));
-	if ((n = curl_slist_append(*l, hdr)) == NULL)
-		return -ENOMEM;
-	*l = n;
-	return 0;
-}
-
-/*
- * A handle for GET url from u, with what every request to it carries: its
- * header-file lines, the federation headers (the User-Agent ua, the
- * X-Forwarded-For xff, the chain of hubs with ours last), its TLS
- * settings and timeouts.  @return 0 or -errno; on failure *easy and
- * *hdrs may be set: the caller frees them in every case.
- */
-static int
-upstream_easy(struct fetch *f, const struct upstream *u, const char *url,
-    const char *ua, const char *xff, const char *via, CURL **easy,
-    struct curl_slist **hdrs)
-{
-	struct curl_slist	*l, *n;
-	char			 chain[4200];
-	int			 rc;
-
-	*hdrs = NULL;
-	if ((*easy = curl_easy_init()) == NULL)
-		return -ENOMEM;
-	for (l = u->headers; l != NULL; l = l->next) {
-		if ((n = curl_slist_append(*hdrs, l->data)) == NULL)
-			return -ENOMEM;
-		*hdrs = n;
-	}
-	if (xff != NULL && (rc = add_header(hdrs, "X-Forwarded-For", xff)) < 0)
-		return rc;
-	/* The chain of hubs this request went through, ours last: a hub
-	 * that finds itself in it answers 404 at once (see http.c). */
-	snprintf(chain, sizeof(chain), "%s%s%s", via ? via : "",
-	    via ? ", " : "", f->via);
-	if ((rc = add_header(hdrs, "X-Symhub-Via", chain)) < 0)
-		return rc;
-	curl_easy_setopt(*easy, CURLOPT_URL, url);
-	curl_easy_setopt(*easy, CURLOPT_HTTPHEADER, *hdrs);
-	curl_easy_setopt(*easy, CURLOPT_USERAGENT, ua);
-	curl_easy_setopt(*easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(*easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(*easy, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(*easy, CURLOPT_HTTP_VERSION,
-	    (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(*easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)(u->spec.connect * 1000));
-	curl_easy_setopt(*easy, CURLOPT_TIMEOUT_MS,
-	    (long)(u->spec.timeout * 1000));
-	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYPEER,
-	    (long)u->spec.tls_verify);
-	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYHOST,
-	    u->spec.tls_verify ? 2L : 0L);
-	if (u->spec.ca_path != NULL)
-		curl_easy_setopt(*easy, u->ca_is_dir ? CURLOPT_CAPATH :
-		    CURLOPT_CAINFO, u->spec.ca_path);
-	/* Never follow an https upstream down to plain http. */
-	curl_easy_setopt(*easy, CURLOPT_REDIR_PROTOCOLS_STR,
-	    strncmp(u->spec.url, "https:", 6) == 0 ? "https" : "http,https");
-	return 0;
+	memset(ask, 0, sizeof(*ask));
+	ask->key = &j->key;
+	ask->idhex = j->idhex;
+	ask->raw_extra = j->raw_extra;
+	ask->ua = j->ua;
+	ask->xff = j->xff;
+	ask->via = j->via;
+	ask->hub = f->via;
+	ask->maxsize = j->maxsize;
 }
 
 static int
@@ -453,46 +230,13 @@ attempt_start(struct fetch *f, struct attempt *a)
 {
 	struct job		*j = a->job;
 	struct upstream		*u = a->up;
-	char			 url[8192], n[32];
-	size_t			 len;
+	struct upstream_ask	 ask;
 	uint64_t		 max;
 	int			 rc;
 
-	if (u->bucket != NULL) {
-		/* Signed by libcurl; no federation headers: the bucket is
-		 * this hub's own store. */
-		if ((a->easy = curl_easy_init()) == NULL)
-			return -ENOMEM;
-		if ((rc = bucket_get_setup(u->bucket, &j->key, a->easy,
-		    &a->hdrs)) < 0)
-			return rc;
-		curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
-		    (long)(u->spec.connect * 1000));
-		curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS,
-		    (long)(u->spec.timeout * 1000));
-		goto common;
-	}
-	len = (size_t)snprintf(url, sizeof(url), "%s/buildid/%s/%s",
-	    u->spec.url, j->idhex, kind_name(j->key.kind));
-	if (len >= sizeof(url))
-		return -ENAMETOOLONG;
-	if (j->raw_extra != NULL) {
-		if (j->key.kind == CACHE_SECTION)
-			url[len++] = '/';
-		if (append_path(url, sizeof(url), &len, j->raw_extra) < 0)
-			return -ENAMETOOLONG;
-	}
-	if ((rc = upstream_easy(f, u, url, j->ua, j->xff, j->via, &a->easy,
-	    &a->hdrs)) < 0)
+	job_ask(f, j, &ask);
+	if ((rc = u->kind->setup(u, &ask, &a->easy, &a->hdrs)) < 0)
 		return rc;
-	if (j->maxsize) {
-		snprintf(n, sizeof(n), "%" PRIu64, j->maxsize);
-		if (add_header(&a->hdrs, "X-DEBUGINFOD-MAXSIZE", n) < 0)
-			return -ENOMEM;
-		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
-	}
-common:
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
@@ -532,15 +276,9 @@ attempt_free(struct attempt *a)
 	if (a->easy != NULL)
 		curl_easy_cleanup(a->easy);
 	curl_slist_free_all(a->hdrs);
-	free(a->xfile);
-	free(a->xarchive);
-	free(a->origin);
-	free(a->sha256);
-	free(a->ximasig);
+	upstream_reply_clear(&a->r);
 	a->easy = NULL;
 	a->hdrs = NULL;
-	a->xfile = a->xarchive = a->ximasig = NULL;
-	a->origin = a->sha256 = NULL;
 	a->got_header = 0;
 }
 
@@ -564,6 +302,7 @@ job_free(struct job *j)
 	if (j->sfd >= 0)
 		close(j->sfd);
 	free(j->att);
+	free(j->marks);
 	free(j->extra);
 	free(j->idhex);
 	free(j->raw_extra);
@@ -635,14 +374,16 @@ static int
 verify(struct fetch *f, struct job *j, struct cache_record *rec)
 {
 	struct attempt		*a = j->winner;
+	struct upstream		*u = a->up;
+	struct upstream_ask	 ask;
 	struct elfinfo		 ei;
 	int			 rc;
 
 	memset(rec, 0, sizeof(*rec));
-	if (a->encoded || a->xsize == -2 || (a->xsize >= 0 &&
-	    (uint64_t)a->xsize != cache_blob_size(j->blob))) {
+	if (a->r.encoded || a->r.xsize == -2 || (a->r.xsize >= 0 &&
+	    (uint64_t)a->r.xsize != cache_blob_size(j->blob))) {
 		/* A body cut short, or one we cannot check: never stored. */
-		if (a->encoded)
+		if (a->r.encoded)
 			log_limited("an unasked Content-Encoding",
 			    a->up->spec.name, "upstream %s sent %s %s with a "
 			    "Content-Encoding it was not asked for: dropped",
@@ -655,7 +396,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    a->up->spec.name,
 			    (unsigned long long)cache_blob_size(j->blob),
 			    kind_name(j->key.kind), j->idhex,
-			    (long long)a->xsize);
+			    (long long)a->r.xsize);
 		breaker_count(a->up->br, BREAKER_WRONG_ID);
 		return -EBADMSG;
 	}
@@ -682,31 +423,17 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 		}
 		rec->quality = ei.quality;
 	}
-	if (a->up->bucket != NULL && a->sha256 != NULL) {
-		unsigned char	d[32];
-		char		hex[65];
-
-		/* What the writer said it wrote: another's bytes under the
-		 * name, or rot, is not served. */
-		if (cache_blob_digest(j->blob, d) < 0)
-			return -EBADMSG;
-		hex_encode(d, sizeof(d), hex);
-		if (strcmp(hex, a->sha256) != 0) {
-			log_limited("bucket: not its sha256", NULL,
-			    "bucket: %s %s does not hash to its "
-			    "x-amz-meta-sha256: dropped",
-			    kind_name(j->key.kind), j->idhex);
-			breaker_count(a->up->br, BREAKER_WRONG_ID);
-			return -EBADMSG;
-		}
-	}
+	job_ask(f, j, &ask);
+	if (u->kind->verify != NULL &&
+	    (rc = u->kind->verify(u, &ask, &a->r, j->blob)) < 0)
+		return rc;
 	rec->size = cache_blob_size(j->blob);
-	rec->origin = a->up->bucket != NULL && a->origin != NULL ? a->origin :
-	    a->up->spec.name;
-	rec->xfile = a->xfile;
-	rec->xarchive = a->xarchive;
-	rec->ximasig = a->ximasig;
-	rec->last_modified = a->lastmod;
+	rec->origin = u->kind->origin != NULL ? u->kind->origin(u, &a->r) :
+	    u->spec.name;
+	rec->xfile = a->r.xfile;
+	rec->xarchive = a->r.xarchive;
+	rec->ximasig = a->r.ximasig;
+	rec->last_modified = a->r.lastmod;
 	/* Set here, so the answer sent now and every later hit agree. */
 	rec->stored = (int64_t)time(NULL);
 	return 0;
@@ -844,6 +571,33 @@ take_stored(struct fetch *f)
 	}
 }
 
+/* Has u's copy of j's key changed since j started (upstream.h)? */
+static int
+changed(struct fetch *f, const struct job *j, struct upstream *u)
+{
+	return u->kind->changed != NULL &&
+	    u->kind->changed(u, &j->key, j->marks[u - f->up]);
+}
+
+/* j's record, from, is stored: every other upstream that keeps copies
+ * gets one, over its own where that failed the checks in j. */
+static void
+write_back(struct fetch *f, const struct job *j, const struct upstream *from)
+{
+	struct upstream	*u;
+	size_t		 i, k;
+	int		 repair;
+
+	for (i = 0; i < f->nup; i++) {
+		u = &f->up[i];
+		if (u == from || u->kind->write_back == NULL)
+			continue;
+		for (k = 0, repair = 0; k < j->natt; k++)
+			repair |= j->att[k].up == u && j->att[k].bad;
+		u->kind->write_back(u, &j->key, repair);
+	}
+}
+
 /* Index the verified file.  @return 0 or -errno (logged). */
 static int
 store(struct fetch *f, struct job *j, const struct cache_record *rec)
@@ -858,14 +612,13 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	j->blob = NULL;		/* consumed */
 	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
 		f->on_dbg(f->on_dbg_ctx, &j->key);
-	/* What an upstream sent goes to the bucket too, for every replica;
-	 * what came from it is there. */
-	if (rc == 0 && a->up->bucket == NULL)
-		bucket_writeback(f->bucket, &j->key, j->bucket_bad);
+	/* What an upstream sent goes to those that keep copies (the
+	 * bucket, for every replica); what came from one is there. */
+	if (rc == 0)
+		write_back(f, j, a->up);
 	/* A delete or a replacement through another replica, told while
-	 * these bytes came: they may be the bucket's old ones. */
-	if (rc == 0 && a->up->bucket != NULL &&
-	    bucket_changed_since(f->bucket, &j->key, j->bmark))
+	 * these bytes came: they may be the sender's old ones. */
+	if (rc == 0 && changed(f, j, a->up))
 		(void)cache_drop(f->c, &j->key);
 	if (rc == -ECANCELED)
 		rc = 0;
@@ -881,6 +634,18 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 }
 
 static size_t	start_tier(struct fetch *, struct job *, int);
+
+/* Has any upstream's copy of j's key changed since j started? */
+static int
+changed_any(struct fetch *f, const struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < f->nup; i++)
+		if (changed(f, j, &f->up[i]))
+			return 1;
+	return 0;
+}
 
 /* Decide a job whose attempts have all ended without a winner. */
 static void
@@ -938,7 +703,7 @@ job_settle(struct fetch *f, struct job *j)
 			log_debug("no negative entry for %s", j->idhex);
 		/* An upload through another replica, told while the
 		 * upstreams were asked: the bucket's 404 may predate it. */
-		else if (bucket_changed_since(f->bucket, &j->key, j->bmark))
+		else if (changed_any(f, j))
 			(void)cache_forget_negative(f->c, &j->key);
 		job_release(f, j);
 	}
@@ -970,8 +735,8 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		/* The winner failed: its bytes go, the others get a chance.
 		 * A bucket's object that lied is replaced by what an
 		 * upstream sends. */
-		if (res == CURLE_OK && code == 200 && u->bucket != NULL)
-			j->bucket_bad = 1;
+		if (res == CURLE_OK && code == 200)
+			a->bad = 1;
 		cache_blob_abort(j->blob);
 		j->blob = NULL;
 		j->winner = NULL;
@@ -1046,7 +811,7 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		struct attempt	*a = &j->att[j->natt];
 
 		if (u->tier != tier || !(u->spec.kinds & (1u << j->key.kind)) ||
-		    (u->bucket != NULL && !bucket_can_hold(&j->key)))
+		    (u->kind->holds != NULL && !u->kind->holds(u, &j->key)))
 			continue;
 		n++;
 		if (!breaker_allows(u->br, now)) {
@@ -1071,6 +836,7 @@ job_start(struct fetch *f, struct job *j)
 {
 	struct cache_record	rec;
 	int64_t			now = clock_ms();
+	size_t			i;
 	int			rc;
 
 	j->next = f->jobs;
@@ -1094,7 +860,9 @@ job_start(struct fetch *f, struct job *j)
 	}
 	INC(f->started_jobs);
 	atomic_store(&f->last_job_ms, now);
-	j->bmark = bucket_events_mark(f->bucket);
+	for (i = 0; i < f->nup; i++)
+		if (f->up[i].kind->mark != NULL)
+			j->marks[i] = f->up[i].kind->mark(&f->up[i]);
 	/* The bucket first; when it cannot have the key, the upstreams; and
 	 * only the upstreams for a better copy than the store's, which may
 	 * be the bucket's. */
@@ -1303,6 +1071,8 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	j->klen = 3 + req->key.idlen + 8 + el;
 	if ((j->kb = malloc(j->klen)) == NULL ||
 	    (j->att = calloc(f->nup ? f->nup : 1, sizeof(*j->att))) == NULL ||
+	    (j->marks = calloc(f->nup ? f->nup : 1, sizeof(*j->marks))) ==
+	    NULL ||
 	    (j->waiters = calloc(1, sizeof(*j->waiters))) == NULL ||
 	    (j->idhex = strdup(req->idhex)) == NULL ||
 	    (req->key.extra && (j->extra = strdup(req->key.extra)) == NULL) ||
@@ -1346,9 +1116,10 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
     unsigned kinds, const struct fetch_req *req, CURL **easy,
     struct curl_slist **hdrs)
 {
-	struct upstream	*u;
-	char		*url = NULL, *ua = NULL, *xff = NULL;
-	int		 rc;
+	struct upstream		*u;
+	struct upstream_ask	 ask;
+	char			*url = NULL, *ua = NULL, *xff = NULL;
+	int			 rc;
 
 	*easy = NULL;
 	*hdrs = NULL;
@@ -1357,7 +1128,7 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
 	u = &f->up[i];
 	/* The bucket answers no /metadata: it is this hub's own store,
 	 * which the query walks already. */
-	if (!(u->spec.kinds & kinds) || u->bucket != NULL)
+	if (!(u->spec.kinds & kinds) || u->kind->side == NULL)
 		return -EPERM;
 	if (breaker_state(u->br) == BREAKER_OPEN)
 		return -EAGAIN;
@@ -1366,8 +1137,14 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
 	if (url == NULL || (ua = ua_chain(req->user_agent, f->via)) == NULL ||
 	    (xff = chain(req->forwarded_for, req->peer)) == NULL)
 		rc = -ENOMEM;
-	else
-		rc = upstream_easy(f, u, url, ua, xff, req->via, easy, hdrs);
+	else {
+		memset(&ask, 0, sizeof(ask));
+		ask.ua = ua;
+		ask.xff = xff;
+		ask.via = req->via;
+		ask.hub = f->via;
+		rc = u->kind->side(u, url, &ask, easy, hdrs);
+	}
 	/* libcurl copied the strings (the headers live in *hdrs). */
 	free(url);
 	free(ua);
@@ -1438,37 +1215,11 @@ fetch_negative_ttl(const struct fetch *f)
 	return f->ttls[0];	/* config_parse_ttls gives at least one */
 }
 
-/* The bucket as upstream 0, tier 0. */
-static int
-bucket_upstream(struct fetch *f, const struct config *cfg,
-    struct bucket *b)
-{
-	struct upstream	*u = &f->up[f->nup];
-
-	memset(&u->spec, 0, sizeof(u->spec));
-	if ((u->spec.url = strdup(cfg->s3)) == NULL ||
-	    (u->spec.name = strdup("bucket")) == NULL)
-		return -ENOMEM;
-	f->nup++;
-	u->spec.connect = cfg->up_connect;
-	u->spec.first_byte = cfg->up_first_byte;
-	u->spec.timeout = cfg->up_timeout;
-	u->spec.max_size = cfg->up_max_size;
-	u->spec.tls_verify = 1;
-	u->spec.kinds = 1u << CACHE_DEBUGINFO | 1u << CACHE_EXECUTABLE |
-	    1u << CACHE_SOURCE;
-	u->bucket = b;
-	u->tier = 0;
-	f->bucket = b;
-	return 0;
-}
-
 int
 fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
     struct fetch **out)
 {
 	struct fetch	*f;
-	const char	*why;
 	unsigned char	 rnd[16];
 	size_t		 i, k;
 	int		 rc;
@@ -1493,26 +1244,19 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (b != NULL && (rc = bucket_upstream(f, cfg, b)) < 0)
+	/* The bucket is upstream 0; each --upstream's kind is its URL's. */
+	if (b != NULL && (rc = upstream_open(&f->up[f->nup++],
+	    &upstream_bucket, cfg, cfg->s3, b)) < 0)
 		goto out;
-	for (k = 0; k < cfg->upstreams.n; k++, f->nup++) {
-		i = f->nup;
-		f->up[i].tier = 1;
-		if ((rc = config_parse_upstream(cfg, cfg->upstreams.v[k],
-		    &f->up[i].spec, &why)) < 0) {
-			log_warnx("upstream '%s': %s", cfg->upstreams.v[k], why);
-			goto out;
-		}
-		if ((rc = load_headers(&f->up[i])) < 0) {
-			f->nup++;
-			goto out;
-		}
-		if (f->up[i].spec.ca_path != NULL) {
-			struct stat st;
+	for (k = 0; k < cfg->upstreams.n; k++) {
+		const char			*spec = cfg->upstreams.v[k];
+		const struct upstream_kind	*kind;
 
-			f->up[i].ca_is_dir = stat(f->up[i].spec.ca_path,
-			    &st) == 0 && S_ISDIR(st.st_mode);
-		}
+		if ((kind = upstream_kind_of(spec)) == NULL)
+			kind = &upstream_debuginfod;	/* it says why not */
+		if ((rc = upstream_open(&f->up[f->nup++], kind, cfg, spec,
+		    NULL)) < 0)
+			goto out;
 	}
 	for (i = 0; i < f->nup; i++) {
 		f->up[i].br = &f->br[i];
@@ -1576,10 +1320,8 @@ fetch_free(struct fetch *f)
 	if (f == NULL)
 		return;
 	fetch_stop(f);
-	for (i = 0; i < f->nup; i++) {
-		config_upstream_free(&f->up[i].spec);
-		curl_slist_free_all(f->up[i].headers);
-	}
+	for (i = 0; i < f->nup; i++)
+		upstream_close(&f->up[i]);
 	if (f->multi != NULL)
 		curl_multi_cleanup(f->multi);
 	pthread_mutex_destroy(&f->mu);

@@ -40,7 +40,7 @@ struct breaker {
 	unsigned		 max_fails;	/* 0: never opens */
 	int64_t			 cooldown_ms;
 	/* Fetch thread only. */
-	unsigned		 fails;		/* transport failures in a row */
+	unsigned		 fails;		/* transport failures running */
 	int64_t			 open_until;	/* ms; 0: closed */
 	int			 probing;	/* half-open probe under way */
 	/* Any thread. */

@@ -53,7 +53,7 @@ struct attempt {
 	int			 got_header;
 	long			 status;	/* of the last response */
 	struct upstream_reply	 r;		/* what its headers said */
-	int			 bad;		/* a 200 that failed the checks */
+	int			 bad;		/* a 200 that failed a check */
 	char			 err[CURL_ERROR_SIZE];
 };
 
@@ -679,7 +679,7 @@ job_settle(struct fetch *f, struct job *j)
 			if (j->att[i].state == A_RUNNING)
 				return;
 	}
-	/* The bucket has nothing (or cannot say): the upstreams. */
+	/* Tier 0 (the bucket) has nothing, or cannot say: tier 1. */
 	if (j->tier == 0 && start_tier(f, j, 1) > 0) {
 		for (i = 0; i < j->natt; i++)
 			if (j->att[i].state == A_RUNNING)
@@ -830,7 +830,8 @@ start_tier(struct fetch *f, struct job *j, int tier)
 	return n;
 }
 
-/* Start a job: the bucket, or else one attempt per eligible upstream. */
+/* Start a job: tier 0 (the bucket), or else tier 1, an attempt per
+ * eligible upstream. */
 static void
 job_start(struct fetch *f, struct job *j)
 {
@@ -863,9 +864,9 @@ job_start(struct fetch *f, struct job *j)
 	for (i = 0; i < f->nup; i++)
 		if (f->up[i].kind->mark != NULL)
 			j->marks[i] = f->up[i].kind->mark(&f->up[i]);
-	/* The bucket first; when it cannot have the key, the upstreams; and
-	 * only the upstreams for a better copy than the store's, which may
-	 * be the bucket's. */
+	/* Tier 0 (the bucket) first; when none of it can have the key, tier
+	 * 1; and only tier 1 for a better copy than the store's, which may
+	 * be tier 0's. */
 	if (j->upgrade || start_tier(f, j, 0) == 0)
 		(void)start_tier(f, j, 1);
 	/* No upstream cuts sections: let the caller fetch the file. */
@@ -1126,8 +1127,8 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
 	if (i >= f->nup)
 		return -ENOENT;
 	u = &f->up[i];
-	/* The bucket answers no /metadata: it is this hub's own store,
-	 * which the query walks already. */
+	/* A kind without side() answers no /metadata: the bucket is this
+	 * hub's own store, which the query walks already. */
 	if (!(u->spec.kinds & kinds) || u->kind->side == NULL)
 		return -EPERM;
 	if (breaker_state(u->br) == BREAKER_OPEN)

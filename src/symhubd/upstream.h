@@ -69,7 +69,7 @@ struct upstream {
 /* What one attempt asks for: the job's, valid during the call. */
 struct upstream_ask {
 	const struct cache_key	*key;
-	const char		*idhex;		/* the id as the client sent it */
+	const char		*idhex;		/* as the client spelled it */
 	const char		*raw_extra;	/* client's spelling, or NULL */
 	/* Federation (fetch.h), made ready by the engine. */
 	const char		*ua;		/* User-Agent, our mark last */

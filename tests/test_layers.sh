@@ -18,7 +18,9 @@
 #    but s3/ to expat, none below the programs to LMDB except cache/.
 # 3. symjson, the JSON of the symbolize routes, does no I/O and no
 #    lookup: its objects refer to memory, strings, base/, common/ and yajl.
-# 4. The programs need only their libraries: the CLI needs no
+# 4. The fetch engine calls no upstream kind's functions (upstream.h's
+#    rows stand between them).
+# 5. The programs need only their libraries: the CLI needs no
 #    libmicrohttpd and no json-c; the tests of the GSYM library and of
 #    the S3 client's parsers link no daemon library.
 #
@@ -134,6 +136,17 @@ for o in "$top_builddir"/src/symhubd/libsymhubd_a-symjson_*.o; do
 		fail "${o##*-} refers to no I/O, lookup or daemon module" "$b"
 	fi
 done
+
+section 'seams'
+# The fetch engine knows upstreams only through their kinds' rows
+# (upstream.h): no call into one kind, no test of which kind it is.
+bad=$(grep -nE '\<bucket_[a-z_]+\(|->bucket\>|#include "bucket\.h"' \
+    "$top_srcdir/src/symhubd/fetch.c")
+if [ -z "$bad" ]; then
+	pass "fetch.c asks upstreams through their kinds only"
+else
+	fail "fetch.c asks upstreams through their kinds only" "$bad"
+fi
 
 section 'programs'
 needed() {

@@ -25,6 +25,7 @@
 
 #include "base/buf.h"
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/hex.h"
 #include "base/strmap.h"
 #include "common/elfinfo.h"
@@ -125,8 +126,6 @@ struct bucket {
 	atomic_uint_fast64_t	 count[C_N];
 };
 
-#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
-#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
 /* Note how the bucket answered: a definite answer (found, not found, there
  * already, cannot do that) is health; anything else is not. */

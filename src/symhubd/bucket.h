@@ -14,11 +14,14 @@
  * others list (every second) to drop what they hold of it and forget a
  * miss of it.
  *
- * Reads are the fetch engine's: the bucket is the first tier it asks
- * (fetch.h).  This module writes: an upload while its client waits (the
- * 201 only once it is durable), what upstreams sent in the background
- * (a bounded queue; a write lost there costs a later fetch, never
- * data), deletes; on its own threads, so no HTTP thread waits on S3.
+ * Reads are the fetch engine's: the bucket is the first tier it asks,
+ * as the bucket row of the upstream kinds (upstream.h,
+ * upstream_bucket.c), which uses bucket_get_setup(), bucket_can_hold(),
+ * bucket_writeback() and the events' mark below.  This module writes:
+ * an upload while its client waits (the 201 only once it is durable),
+ * what upstreams sent in the background (a bounded queue; a write lost
+ * there costs a later fetch, never data), deletes; on its own threads,
+ * so no HTTP thread waits on S3.
  *
  * Two replicas may write one key at once.  An S3 PUT is atomic (an
  * object is one writer's whole bytes), so they cannot tear it; where the
@@ -66,7 +69,7 @@ void	bucket_free(struct bucket *b);
 int	bucket_object(const struct cache_key *key, char *out, size_t outsz);
 
 /*
- * For the fetch engine: a GET of key's object, on a handle of its own:
+ * For the bucket row (read side): a GET of key's object, on a handle of its own:
  * the URL, the signature (libcurl's SigV4) and the headers S3 needs.
  * @return 0 (*hdrs the caller's to free), or -errno.
  */

@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/hex.h"
 #include "base/strmap.h"
 #include "common/kind.h"
@@ -79,9 +80,6 @@ static int	best_for(const struct encode *, unsigned);
 static void	improve_push(struct encode *, enum cache_kind,
 		    const unsigned char *, size_t, unsigned, int, uint64_t);
 
-#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
-#define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
-#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
 /* Index into the metrics arrays: 1 zstd, 2 gzip, 0 identity. */
 static int

@@ -12,58 +12,25 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/webapi.h"
-#include "bucket.h"
+#include "breaker.h"
 #include "fetch.h"
 #include "log.h"
-
-enum outcome {			/* per attempt, for metrics */
-	O_HIT, O_NOTFOUND, O_TIMEOUT, O_TRANSPORT, O_HTTP_ERROR,
-	O_WRONG_ID, O_CANCELLED, O_TOOBIG, O_N
-};
-static const char *const onames[O_N] = {
-	"hit", "notfound", "timeout", "transport", "http_error",
-	"wrong_buildid", "cancelled", "too_big"
-};
-
-/* First-byte latency histogram bounds, milliseconds. */
-static const uint64_t fbb[] = { 5, 10, 25, 50, 100, 250, 500, 1000, 2500,
-    5000, 10000 };
-#define NFBB	(sizeof(fbb) / sizeof(fbb[0]))
+#include "upstream.h"
 
 /* This hub's mark in the User-Agent it sends upstream (ua_chain()). */
 #define UA_VIA		"symhub-via/"
 #define UA_MAX		2048
-
-struct upstream {
-	struct upstream_spec	 spec;
-	/* The S3 tier (bucket.h): asked first, alone (tier 0); the
-	 * upstreams (tier 1) only when it has nothing. */
-	struct bucket		*bucket;
-	int			 tier;
-	struct curl_slist	*headers;	/* from header-file */
-	int			 ca_is_dir;	/* ca-path names a directory */
-	/* Breaker, fetch thread only (state mirrored for metrics). */
-	unsigned		 fails;		/* transport failures in a row */
-	int64_t			 open_until;	/* ms; 0: closed */
-	int			 probing;	/* half-open probe under way */
-	atomic_int		 state;		/* 0 closed, 1 open, 2 half */
-	atomic_uint_fast64_t	 out[O_N];
-	atomic_uint_fast64_t	 fb[NFBB + 1];
-	atomic_uint_fast64_t	 fb_sum_ms;
-	atomic_uint_fast64_t	 bytes;
-};
 
 struct waiter {
 	struct waiter	*next;
@@ -85,11 +52,8 @@ struct attempt {
 	int64_t			 started;	/* ms */
 	int			 got_header;
 	long			 status;	/* of the last response */
-	char			*xfile, *xarchive, *ximasig;
-	char			*origin, *sha256;	/* the bucket's */
-	int64_t			 lastmod;
-	int64_t			 xsize;		/* X-DEBUGINFOD-SIZE, or -1 */
-	int			 encoded;	/* a Content-Encoding */
+	struct upstream_reply	 r;		/* what its headers said */
+	int			 bad;		/* a 200 that failed a check */
 	char			 err[CURL_ERROR_SIZE];
 };
 
@@ -111,8 +75,7 @@ struct job {
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 upgrade;	/* see fetch_req */
 	int			 tier;		/* asked now */
-	int			 bucket_bad;	/* its copy failed the check */
-	uint64_t		 bmark;		/* bucket_events_mark() */
+	uint64_t		*marks;		/* per upstream: its mark() */
 	int			 transient, toobig, unsupported;
 	/* Verified and being stored by the store thread: joiners are served
 	 * from sfd (a dup of the blob's) meanwhile. */
@@ -126,15 +89,13 @@ struct job {
 struct fetch {
 	struct cache		*c;
 	struct upstream		*up;
+	struct breaker		*br;		/* one per upstream */
 	size_t			 nup;
-	struct bucket		*bucket;	/* NULL: none */
 	int64_t			*ttls;
 	size_t			 nttls;
 	uint64_t		 fwd_hops;	/* X-Forwarded-For hops; 0: any */
 	fetch_new_fn		 on_dbg;	/* NULL: none */
 	void			*on_dbg_ctx;
-	unsigned		 breaker_failures;
-	int64_t			 breaker_cooldown_ms;
 	char			 via[33];	/* this instance's id */
 	CURLM			*multi;
 	pthread_t		 thread;
@@ -172,220 +133,29 @@ struct fetch {
 #define STORE_QUIET_MS		20
 #define STORE_DELAY_MAX_MS	1000
 
-#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
-#define ADD(x, n) atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
-#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
-
-/*
- * Upstreams.
- */
-
-/* One "Name: value" line of an upstream's header file, for libcurl. */
-static int
-header_line(void *ctx, const char *line)
-{
-	struct upstream		*u = ctx;
-	struct curl_slist	*l;
-
-	if ((l = curl_slist_append(u->headers, line)) == NULL)
-		return -ENOMEM;
-	u->headers = l;
-	return 0;
-}
-
-static int
-load_headers(struct upstream *u)
-{
-	char	why[128];
-	int	rc;
-
-	if (u->spec.header_file == NULL)
-		return 0;
-	if ((rc = config_header_file(u->spec.header_file, header_line, u, why,
-	    sizeof(why))) < 0)
-		log_warnx("upstream %s: header file %s: %s", u->spec.name,
-		    u->spec.header_file, why);
-	return rc;
-}
-
-/* May this upstream be asked now?  Half-open lets one probe through. */
-static int
-breaker_allows(struct fetch *f, struct upstream *u, int64_t now)
-{
-	if (u->open_until == 0)
-		return 1;
-	if (now < u->open_until || u->probing)
-		return 0;
-	u->probing = 1;
-	atomic_store(&u->state, 2);
-	return 1;
-}
-
-static void
-breaker_result(struct fetch *f, struct upstream *u, int transport_failure)
-{
-	u->probing = 0;
-	if (!transport_failure) {
-		if (u->open_until != 0)
-			log_info("upstream %s: answering again, breaker closed",
-			    u->spec.name);
-		u->fails = 0;
-		u->open_until = 0;
-		atomic_store(&u->state, 0);
-		return;
-	}
-	if (f->breaker_failures == 0)
-		return;		/* breaker disabled */
-	if (++u->fails >= f->breaker_failures || u->open_until != 0) {
-		if (u->open_until == 0 || GET(u->state) == 2)
-			log_warnx("upstream %s: %u failures in a row, skipping "
-			    "it for %" PRId64 " s", u->spec.name, u->fails,
-			    f->breaker_cooldown_ms / 1000);
-		u->open_until = clock_ms() + f->breaker_cooldown_ms;
-		atomic_store(&u->state, 1);
-	}
-}
 
 /*
  * Attempts.
  */
 
-/* Percent-encode what may not stand in a URL path as it is. */
-static int
-append_path(char *buf, size_t cap, size_t *len, const char *s)
-{
-	static const char hx[] = "0123456789ABCDEF";
-	unsigned char ch;
-
-	for (; *s; s++) {
-		ch = (unsigned char)*s;
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || strchr("/-._~+,=@:", ch)) {
-			if (*len + 1 >= cap)
-				return -ENAMETOOLONG;
-			buf[(*len)++] = (char)ch;
-		} else {
-			if (*len + 3 >= cap)
-				return -ENAMETOOLONG;
-			buf[(*len)++] = '%';
-			buf[(*len)++] = hx[ch >> 4];
-			buf[(*len)++] = hx[ch & 15];
-		}
-	}
-	buf[*len] = '\0';
-	return 0;
-}
-
 static size_t	on_header(char *, size_t, size_t, void *);
 static size_t	on_body(char *, size_t, size_t, void *);
-
-static char *
-header_value(const char *line, size_t n, const char *name)
-{
-	size_t nl = strlen(name);
-
-	if (n <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-		return NULL;
-	line += nl + 1;
-	n -= nl + 1;
-	while (n > 0 && (*line == ' ' || *line == '\t'))
-		line++, n--;
-	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' ||
-	    line[n - 1] == ' '))
-		n--;
-	return strndup(line, n);
-}
-
-/* The bucket's x-amz-meta-* headers (bucket.h): what an upstream's
- * X-DEBUGINFOD-* say, the record's origin and the bytes' SHA-256.
- * @return 1 when line was one of them. */
-static int
-bucket_header(struct attempt *a, const char *line, size_t len)
-{
-	static const char	*names[] = { "x-amz-meta-debuginfod-file",
-				    "x-amz-meta-debuginfod-archive",
-				    "x-amz-meta-origin", "x-amz-meta-sha256" };
-	char			**to[] = { &a->xfile, &a->xarchive,
-				    &a->origin, &a->sha256 };
-	char			*v;
-	size_t			 i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if ((v = header_value(line, len, names[i])) == NULL)
-			continue;
-		free(*to[i]);
-		*to[i] = v;
-		return 1;
-	}
-	return 0;
-}
 
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)
 {
-	struct attempt	*a = arg;
-	size_t		 len = size * n;
-	char		*v;
+	struct attempt		*a = arg;
+	const struct upstream	*u = a->up;
+	size_t			 len = size * n;
 
 	if (!a->got_header) {
-		uint64_t	ms = (uint64_t)(clock_ms() - a->started);
-		size_t		i;
-
 		a->got_header = 1;
-		for (i = 0; i < NFBB && ms > fbb[i]; i++)
-			;
-		INC(a->up->fb[i]);
-		ADD(a->up->fb_sum_ms, ms);
+		breaker_first_byte(a->up->br,
+		    (uint64_t)(clock_ms() - a->started));
 	}
-	if (len >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-		/* A new response (after a redirect): forget the last one's. */
-		free(a->xfile);
-		free(a->xarchive);
-		free(a->ximasig);
-		free(a->origin);
-		free(a->sha256);
-		a->xfile = a->xarchive = a->ximasig = NULL;
-		a->origin = a->sha256 = NULL;
-		a->lastmod = 0;
-		a->xsize = -1;
-		a->encoded = 0;
-		return len;
-	}
-	if ((v = header_value(buf, len, "X-DEBUGINFOD-SIZE")) != NULL) {
-		char			*end;
-		unsigned long long	 sz;
-
-		errno = 0;
-		sz = strtoull(v, &end, 10);
-		a->xsize = errno == 0 && end != v && *end == '\0' &&
-		    sz <= INT64_MAX ? (int64_t)sz : -2;	/* -2: garbage */
-		free(v);
-		return len;
-	}
-	if ((v = header_value(buf, len, "Content-Encoding")) != NULL) {
-		a->encoded |= strcasecmp(v, "identity") != 0;
-		free(v);
-		return len;
-	}
-	if (a->up->bucket != NULL && bucket_header(a, buf, len))
-		return len;
-	if ((v = header_value(buf, len, "X-DEBUGINFOD-FILE")) != NULL) {
-		free(a->xfile);
-		a->xfile = v;
-	} else if ((v = header_value(buf, len, "X-DEBUGINFOD-ARCHIVE"))) {
-		free(a->xarchive);
-		a->xarchive = v;
-	} else if ((v = header_value(buf, len,
-	    "X-DEBUGINFOD-IMASIGNATURE"))) {
-		free(a->ximasig);
-		a->ximasig = v;
-	} else if ((v = header_value(buf, len, "Last-Modified")) != NULL) {
-		time_t t = curl_getdate(v, NULL);
-
-		a->lastmod = t > 0 ? (int64_t)t : 0;
-		free(v);
-	}
+	if (!upstream_reply_header(&a->r, buf, len) && u->kind->header != NULL)
+		(void)u->kind->header(&a->r, buf, len);
 	return len;
 }
 
@@ -396,9 +166,9 @@ cancel(struct fetch *f, struct attempt *a)
 		return;
 	curl_multi_remove_handle(f->multi, a->easy);
 	a->state = A_CANCELLED;
-	INC(a->up->out[O_CANCELLED]);
+	breaker_count(a->up->br, BREAKER_CANCELLED);
 	/* A cancelled probe proved nothing; the next miss may probe. */
-	a->up->probing = 0;
+	breaker_no_result(a->up->br);
 }
 
 static size_t
@@ -430,7 +200,7 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 		j->write_failed = rc;
 		return 0;
 	}
-	ADD(a->up->bytes, len);
+	breaker_bytes(a->up->br, len);
 	if ((j->maxsize && cache_blob_size(j->blob) > j->maxsize) ||
 	    (a->up->spec.max_size &&
 	    cache_blob_size(j->blob) > a->up->spec.max_size)) {
@@ -440,79 +210,19 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* Append "Name: value" to *l.  @return 0 or -ENOMEM. */
-static int
-add_header(struct curl_slist **l, const char *name, const char *value)
+/* What j asks of an upstream. */
+static void
+job_ask(const struct fetch *f, const struct job *j, struct upstream_ask *ask)
 {
-	struct curl_slist	*n;
-	char			 hdr[4200];
-
-	/* A value over 4 KB is cut, as a client's X-Forwarded-For that long
-	 * always was (what it would say is garbage anyway). */
-	if ((size_t)snprintf(hdr, sizeof(hdr), "%s: %s", name, value) >=
-	    sizeof(hdr))
-		log_debug("%s header cut to %zu bytes", name, sizeof(hdr));
-	if ((n = curl_slist_append(*l, hdr)) == NULL)
-		return -ENOMEM;
-	*l = n;
-	return 0;
-}
-
-/*
- * A handle for GET url from u, with what every request to it carries: its
- * header-file lines, the federation headers (the User-Agent ua, the
- * X-Forwarded-For xff, the chain of hubs with ours last), its TLS
- * settings and timeouts.  @return 0 or -errno; on failure *easy and
- * *hdrs may be set: the caller frees them in every case.
- */
-static int
-upstream_easy(struct fetch *f, const struct upstream *u, const char *url,
-    const char *ua, const char *xff, const char *via, CURL **easy,
-    struct curl_slist **hdrs)
-{
-	struct curl_slist	*l, *n;
-	char			 chain[4200];
-	int			 rc;
-
-	*hdrs = NULL;
-	if ((*easy = curl_easy_init()) == NULL)
-		return -ENOMEM;
-	for (l = u->headers; l != NULL; l = l->next) {
-		if ((n = curl_slist_append(*hdrs, l->data)) == NULL)
-			return -ENOMEM;
-		*hdrs = n;
-	}
-	if (xff != NULL && (rc = add_header(hdrs, "X-Forwarded-For", xff)) < 0)
-		return rc;
-	/* The chain of hubs this request went through, ours last: a hub
-	 * that finds itself in it answers 404 at once (see http.c). */
-	snprintf(chain, sizeof(chain), "%s%s%s", via ? via : "",
-	    via ? ", " : "", f->via);
-	if ((rc = add_header(hdrs, "X-Symhub-Via", chain)) < 0)
-		return rc;
-	curl_easy_setopt(*easy, CURLOPT_URL, url);
-	curl_easy_setopt(*easy, CURLOPT_HTTPHEADER, *hdrs);
-	curl_easy_setopt(*easy, CURLOPT_USERAGENT, ua);
-	curl_easy_setopt(*easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(*easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(*easy, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(*easy, CURLOPT_HTTP_VERSION,
-	    (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(*easy, CURLOPT_CONNECTTIMEOUT_MS,
-	    (long)(u->spec.connect * 1000));
-	curl_easy_setopt(*easy, CURLOPT_TIMEOUT_MS,
-	    (long)(u->spec.timeout * 1000));
-	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYPEER,
-	    (long)u->spec.tls_verify);
-	curl_easy_setopt(*easy, CURLOPT_SSL_VERIFYHOST,
-	    u->spec.tls_verify ? 2L : 0L);
-	if (u->spec.ca_path != NULL)
-		curl_easy_setopt(*easy, u->ca_is_dir ? CURLOPT_CAPATH :
-		    CURLOPT_CAINFO, u->spec.ca_path);
-	/* Never follow an https upstream down to plain http. */
-	curl_easy_setopt(*easy, CURLOPT_REDIR_PROTOCOLS_STR,
-	    strncmp(u->spec.url, "https:", 6) == 0 ? "https" : "http,https");
-	return 0;
+	memset(ask, 0, sizeof(*ask));
+	ask->key = &j->key;
+	ask->idhex = j->idhex;
+	ask->raw_extra = j->raw_extra;
+	ask->ua = j->ua;
+	ask->xff = j->xff;
+	ask->via = j->via;
+	ask->hub = f->via;
+	ask->maxsize = j->maxsize;
 }
 
 static int
@@ -520,46 +230,13 @@ attempt_start(struct fetch *f, struct attempt *a)
 {
 	struct job		*j = a->job;
 	struct upstream		*u = a->up;
-	char			 url[8192], n[32];
-	size_t			 len;
+	struct upstream_ask	 ask;
 	uint64_t		 max;
 	int			 rc;
 
-	if (u->bucket != NULL) {
-		/* Signed by libcurl; no federation headers: the bucket is
-		 * this hub's own store. */
-		if ((a->easy = curl_easy_init()) == NULL)
-			return -ENOMEM;
-		if ((rc = bucket_get_setup(u->bucket, &j->key, a->easy,
-		    &a->hdrs)) < 0)
-			return rc;
-		curl_easy_setopt(a->easy, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(a->easy, CURLOPT_CONNECTTIMEOUT_MS,
-		    (long)(u->spec.connect * 1000));
-		curl_easy_setopt(a->easy, CURLOPT_TIMEOUT_MS,
-		    (long)(u->spec.timeout * 1000));
-		goto common;
-	}
-	len = (size_t)snprintf(url, sizeof(url), "%s/buildid/%s/%s",
-	    u->spec.url, j->idhex, kind_name(j->key.kind));
-	if (len >= sizeof(url))
-		return -ENAMETOOLONG;
-	if (j->raw_extra != NULL) {
-		if (j->key.kind == CACHE_SECTION)
-			url[len++] = '/';
-		if (append_path(url, sizeof(url), &len, j->raw_extra) < 0)
-			return -ENAMETOOLONG;
-	}
-	if ((rc = upstream_easy(f, u, url, j->ua, j->xff, j->via, &a->easy,
-	    &a->hdrs)) < 0)
+	job_ask(f, j, &ask);
+	if ((rc = u->kind->setup(u, &ask, &a->easy, &a->hdrs)) < 0)
 		return rc;
-	if (j->maxsize) {
-		snprintf(n, sizeof(n), "%" PRIu64, j->maxsize);
-		if (add_header(&a->hdrs, "X-DEBUGINFOD-MAXSIZE", n) < 0)
-			return -ENOMEM;
-		curl_easy_setopt(a->easy, CURLOPT_HTTPHEADER, a->hdrs);
-	}
-common:
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(a->easy, CURLOPT_HEADERDATA, a);
@@ -599,15 +276,9 @@ attempt_free(struct attempt *a)
 	if (a->easy != NULL)
 		curl_easy_cleanup(a->easy);
 	curl_slist_free_all(a->hdrs);
-	free(a->xfile);
-	free(a->xarchive);
-	free(a->origin);
-	free(a->sha256);
-	free(a->ximasig);
+	upstream_reply_clear(&a->r);
 	a->easy = NULL;
 	a->hdrs = NULL;
-	a->xfile = a->xarchive = a->ximasig = NULL;
-	a->origin = a->sha256 = NULL;
 	a->got_header = 0;
 }
 
@@ -631,6 +302,7 @@ job_free(struct job *j)
 	if (j->sfd >= 0)
 		close(j->sfd);
 	free(j->att);
+	free(j->marks);
 	free(j->extra);
 	free(j->idhex);
 	free(j->raw_extra);
@@ -702,14 +374,16 @@ static int
 verify(struct fetch *f, struct job *j, struct cache_record *rec)
 {
 	struct attempt		*a = j->winner;
+	struct upstream		*u = a->up;
+	struct upstream_ask	 ask;
 	struct elfinfo		 ei;
 	int			 rc;
 
 	memset(rec, 0, sizeof(*rec));
-	if (a->encoded || a->xsize == -2 || (a->xsize >= 0 &&
-	    (uint64_t)a->xsize != cache_blob_size(j->blob))) {
+	if (a->r.encoded || a->r.xsize == -2 || (a->r.xsize >= 0 &&
+	    (uint64_t)a->r.xsize != cache_blob_size(j->blob))) {
 		/* A body cut short, or one we cannot check: never stored. */
-		if (a->encoded)
+		if (a->r.encoded)
 			log_limited("an unasked Content-Encoding",
 			    a->up->spec.name, "upstream %s sent %s %s with a "
 			    "Content-Encoding it was not asked for: dropped",
@@ -722,8 +396,8 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    a->up->spec.name,
 			    (unsigned long long)cache_blob_size(j->blob),
 			    kind_name(j->key.kind), j->idhex,
-			    (long long)a->xsize);
-		INC(a->up->out[O_WRONG_ID]);
+			    (long long)a->r.xsize);
+		breaker_count(a->up->br, BREAKER_WRONG_ID);
 		return -EBADMSG;
 	}
 	if (j->key.kind == CACHE_DEBUGINFO ||
@@ -744,36 +418,22 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    "upstream %s sent %s for %s %s: dropped",
 			    a->up->spec.name, why, kind_name(j->key.kind),
 			    j->idhex);
-			INC(a->up->out[O_WRONG_ID]);
+			breaker_count(a->up->br, BREAKER_WRONG_ID);
 			return -EBADMSG;
 		}
 		rec->quality = ei.quality;
 	}
-	if (a->up->bucket != NULL && a->sha256 != NULL) {
-		unsigned char	d[32];
-		char		hex[65];
-
-		/* What the writer said it wrote: another's bytes under the
-		 * name, or rot, is not served. */
-		if (cache_blob_digest(j->blob, d) < 0)
-			return -EBADMSG;
-		hex_encode(d, sizeof(d), hex);
-		if (strcmp(hex, a->sha256) != 0) {
-			log_limited("bucket: not its sha256", NULL,
-			    "bucket: %s %s does not hash to its "
-			    "x-amz-meta-sha256: dropped",
-			    kind_name(j->key.kind), j->idhex);
-			INC(a->up->out[O_WRONG_ID]);
-			return -EBADMSG;
-		}
-	}
+	job_ask(f, j, &ask);
+	if (u->kind->verify != NULL &&
+	    (rc = u->kind->verify(u, &ask, &a->r, j->blob)) < 0)
+		return rc;
 	rec->size = cache_blob_size(j->blob);
-	rec->origin = a->up->bucket != NULL && a->origin != NULL ? a->origin :
-	    a->up->spec.name;
-	rec->xfile = a->xfile;
-	rec->xarchive = a->xarchive;
-	rec->ximasig = a->ximasig;
-	rec->last_modified = a->lastmod;
+	rec->origin = u->kind->origin != NULL ? u->kind->origin(u, &a->r) :
+	    u->spec.name;
+	rec->xfile = a->r.xfile;
+	rec->xarchive = a->r.xarchive;
+	rec->ximasig = a->r.ximasig;
+	rec->last_modified = a->r.lastmod;
 	/* Set here, so the answer sent now and every later hit agree. */
 	rec->stored = (int64_t)time(NULL);
 	return 0;
@@ -911,6 +571,33 @@ take_stored(struct fetch *f)
 	}
 }
 
+/* Has u's copy of j's key changed since j started (upstream.h)? */
+static int
+changed(struct fetch *f, const struct job *j, struct upstream *u)
+{
+	return u->kind->changed != NULL &&
+	    u->kind->changed(u, &j->key, j->marks[u - f->up]);
+}
+
+/* j's record, from, is stored: every other upstream that keeps copies
+ * gets one, over its own where that failed the checks in j. */
+static void
+write_back(struct fetch *f, const struct job *j, const struct upstream *from)
+{
+	struct upstream	*u;
+	size_t		 i, k;
+	int		 repair;
+
+	for (i = 0; i < f->nup; i++) {
+		u = &f->up[i];
+		if (u == from || u->kind->write_back == NULL)
+			continue;
+		for (k = 0, repair = 0; k < j->natt; k++)
+			repair |= j->att[k].up == u && j->att[k].bad;
+		u->kind->write_back(u, &j->key, repair);
+	}
+}
+
 /* Index the verified file.  @return 0 or -errno (logged). */
 static int
 store(struct fetch *f, struct job *j, const struct cache_record *rec)
@@ -925,14 +612,13 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	j->blob = NULL;		/* consumed */
 	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
 		f->on_dbg(f->on_dbg_ctx, &j->key);
-	/* What an upstream sent goes to the bucket too, for every replica;
-	 * what came from it is there. */
-	if (rc == 0 && a->up->bucket == NULL)
-		bucket_writeback(f->bucket, &j->key, j->bucket_bad);
+	/* What an upstream sent goes to those that keep copies (the
+	 * bucket, for every replica); what came from one is there. */
+	if (rc == 0)
+		write_back(f, j, a->up);
 	/* A delete or a replacement through another replica, told while
-	 * these bytes came: they may be the bucket's old ones. */
-	if (rc == 0 && a->up->bucket != NULL &&
-	    bucket_changed_since(f->bucket, &j->key, j->bmark))
+	 * these bytes came: they may be the sender's old ones. */
+	if (rc == 0 && changed(f, j, a->up))
 		(void)cache_drop(f->c, &j->key);
 	if (rc == -ECANCELED)
 		rc = 0;
@@ -943,11 +629,23 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 		    strerror(-rc));
 		return rc;
 	}
-	INC(a->up->out[O_HIT]);
+	breaker_count(a->up->br, BREAKER_HIT);
 	return 0;
 }
 
 static size_t	start_tier(struct fetch *, struct job *, int);
+
+/* Has any upstream's copy of j's key changed since j started? */
+static int
+changed_any(struct fetch *f, const struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < f->nup; i++)
+		if (changed(f, j, &f->up[i]))
+			return 1;
+	return 0;
+}
 
 /* Decide a job whose attempts have all ended without a winner. */
 static void
@@ -974,14 +672,14 @@ job_settle(struct fetch *f, struct job *j)
 			if (attempt_start(f, a) < 0) {
 				a->state = A_DONE;
 				j->transient = 1;
-				a->up->probing = 0;
+				breaker_no_result(a->up->br);
 			}
 		}
 		for (i = 0; i < j->natt; i++)
 			if (j->att[i].state == A_RUNNING)
 				return;
 	}
-	/* The bucket has nothing (or cannot say): the upstreams. */
+	/* Tier 0 (the bucket) has nothing, or cannot say: tier 1. */
 	if (j->tier == 0 && start_tier(f, j, 1) > 0) {
 		for (i = 0; i < j->natt; i++)
 			if (j->att[i].state == A_RUNNING)
@@ -1005,7 +703,7 @@ job_settle(struct fetch *f, struct job *j)
 			log_debug("no negative entry for %s", j->idhex);
 		/* An upload through another replica, told while the
 		 * upstreams were asked: the bucket's 404 may predate it. */
-		else if (bucket_changed_since(f->bucket, &j->key, j->bmark))
+		else if (changed_any(f, j))
 			(void)cache_forget_negative(f->c, &j->key);
 		job_release(f, j);
 	}
@@ -1028,7 +726,7 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		struct cache_record rec;
 
 		if (res == CURLE_OK && code == 200 && verify(f, j, &rec) == 0) {
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 			/* A store that fails (a full disk) costs later requests
 			 * a fetch; the waiters have their bytes already. */
 			commit(f, j, &rec);
@@ -1037,19 +735,19 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		/* The winner failed: its bytes go, the others get a chance.
 		 * A bucket's object that lied is replaced by what an
 		 * upstream sends. */
-		if (res == CURLE_OK && code == 200 && u->bucket != NULL)
-			j->bucket_bad = 1;
+		if (res == CURLE_OK && code == 200)
+			a->bad = 1;
 		cache_blob_abort(j->blob);
 		j->blob = NULL;
 		j->winner = NULL;
 		if (j->toobig || res == CURLE_FILESIZE_EXCEEDED) {
-			INC(u->out[O_TOOBIG]);
+			breaker_count(u->br, BREAKER_TOOBIG);
 			j->toobig = 1;
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 		} else if (res == CURLE_OK || res == CURLE_WRITE_ERROR) {
 			/* It lied, or our disk is full: not its health. */
 			j->transient = 1;
-			breaker_result(f, u, 0);
+			breaker_result(u->br, 0);
 		} else {
 			transport = 1;
 		}
@@ -1057,42 +755,42 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 	} else if (res == CURLE_WRITE_ERROR && j->winner != NULL) {
 		/* It lost to another 200 in the same round. */
 		a->state = A_CANCELLED;
-		INC(u->out[O_CANCELLED]);
+		breaker_count(u->br, BREAKER_CANCELLED);
 	} else if (res == CURLE_WRITE_ERROR && j->write_failed) {
 		/* Our store refused the bytes: not the upstream's health. */
 		j->transient = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (res == CURLE_FILESIZE_EXCEEDED) {
-		INC(u->out[O_TOOBIG]);
+		breaker_count(u->br, BREAKER_TOOBIG);
 		j->toobig = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (res != CURLE_OK) {
 		transport = 1;
 	} else if (code == 404 || code == 200) {
 		/* A 200 with no body is libdebuginfod's "not found" too. */
-		INC(u->out[O_NOTFOUND]);
-		breaker_result(f, u, 0);
+		breaker_count(u->br, BREAKER_NOTFOUND);
+		breaker_result(u->br, 0);
 	} else if (code == 406) {
-		INC(u->out[O_TOOBIG]);
+		breaker_count(u->br, BREAKER_TOOBIG);
 		j->toobig = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else if (code == 503 && j->key.kind == CACHE_SECTION) {
 		/* elfutils' way of saying "fetch the file, cut it yourself". */
-		INC(u->out[O_HTTP_ERROR]);
+		breaker_count(u->br, BREAKER_HTTP_ERROR);
 		j->unsupported = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 	} else {
-		INC(u->out[O_HTTP_ERROR]);
+		breaker_count(u->br, BREAKER_HTTP_ERROR);
 		j->transient = 1;
-		breaker_result(f, u, 0);
+		breaker_result(u->br, 0);
 		log_debug("upstream %s: HTTP %ld for %s", u->spec.name, code,
 		    j->idhex);
 	}
 	if (transport) {
-		INC(u->out[res == CURLE_OPERATION_TIMEDOUT ? O_TIMEOUT :
-		    O_TRANSPORT]);
+		breaker_count(u->br, res == CURLE_OPERATION_TIMEDOUT ?
+		    BREAKER_TIMEOUT : BREAKER_TRANSPORT);
 		j->transient = 1;
-		breaker_result(f, u, 1);
+		breaker_result(u->br, 1);
 		log_debug("upstream %s: %s for %s", u->spec.name,
 		    a->err[0] ? a->err : curl_easy_strerror(res), j->idhex);
 	}
@@ -1113,10 +811,10 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		struct attempt	*a = &j->att[j->natt];
 
 		if (u->tier != tier || !(u->spec.kinds & (1u << j->key.kind)) ||
-		    (u->bucket != NULL && !bucket_can_hold(&j->key)))
+		    (u->kind->holds != NULL && !u->kind->holds(u, &j->key)))
 			continue;
 		n++;
-		if (!breaker_allows(f, u, now)) {
+		if (!breaker_allows(u->br, now)) {
 			j->transient = 1;
 			continue;
 		}
@@ -1126,18 +824,20 @@ start_tier(struct fetch *f, struct job *j, int tier)
 		if (attempt_start(f, a) < 0) {
 			a->state = A_DONE;
 			j->transient = 1;
-			u->probing = 0;
+			breaker_no_result(u->br);
 		}
 	}
 	return n;
 }
 
-/* Start a job: the bucket, or else one attempt per eligible upstream. */
+/* Start a job: tier 0 (the bucket), or else tier 1, an attempt per
+ * eligible upstream. */
 static void
 job_start(struct fetch *f, struct job *j)
 {
 	struct cache_record	rec;
 	int64_t			now = clock_ms();
+	size_t			i;
 	int			rc;
 
 	j->next = f->jobs;
@@ -1161,10 +861,12 @@ job_start(struct fetch *f, struct job *j)
 	}
 	INC(f->started_jobs);
 	atomic_store(&f->last_job_ms, now);
-	j->bmark = bucket_events_mark(f->bucket);
-	/* The bucket first; when it cannot have the key, the upstreams; and
-	 * only the upstreams for a better copy than the store's, which may
-	 * be the bucket's. */
+	for (i = 0; i < f->nup; i++)
+		if (f->up[i].kind->mark != NULL)
+			j->marks[i] = f->up[i].kind->mark(&f->up[i]);
+	/* Tier 0 (the bucket) first; when none of it can have the key, tier
+	 * 1; and only tier 1 for a better copy than the store's, which may
+	 * be tier 0's. */
 	if (j->upgrade || start_tier(f, j, 0) == 0)
 		(void)start_tier(f, j, 1);
 	/* No upstream cuts sections: let the caller fetch the file. */
@@ -1370,6 +1072,8 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	j->klen = 3 + req->key.idlen + 8 + el;
 	if ((j->kb = malloc(j->klen)) == NULL ||
 	    (j->att = calloc(f->nup ? f->nup : 1, sizeof(*j->att))) == NULL ||
+	    (j->marks = calloc(f->nup ? f->nup : 1, sizeof(*j->marks))) ==
+	    NULL ||
 	    (j->waiters = calloc(1, sizeof(*j->waiters))) == NULL ||
 	    (j->idhex = strdup(req->idhex)) == NULL ||
 	    (req->key.extra && (j->extra = strdup(req->key.extra)) == NULL) ||
@@ -1413,28 +1117,35 @@ fetch_side_handle(struct fetch *f, size_t i, const char *path,
     unsigned kinds, const struct fetch_req *req, CURL **easy,
     struct curl_slist **hdrs)
 {
-	struct upstream	*u;
-	char		*url = NULL, *ua = NULL, *xff = NULL;
-	int		 rc;
+	struct upstream		*u;
+	struct upstream_ask	 ask;
+	char			*url = NULL, *ua = NULL, *xff = NULL;
+	int			 rc;
 
 	*easy = NULL;
 	*hdrs = NULL;
 	if (i >= f->nup)
 		return -ENOENT;
 	u = &f->up[i];
-	/* The bucket answers no /metadata: it is this hub's own store,
-	 * which the query walks already. */
-	if (!(u->spec.kinds & kinds) || u->bucket != NULL)
+	/* A kind without side() answers no /metadata: the bucket is this
+	 * hub's own store, which the query walks already. */
+	if (!(u->spec.kinds & kinds) || u->kind->side == NULL)
 		return -EPERM;
-	if (atomic_load(&u->state) == 1)
+	if (breaker_state(u->br) == BREAKER_OPEN)
 		return -EAGAIN;
 	if (asprintf(&url, "%s%s", u->spec.url, path) < 0)
 		url = NULL;
 	if (url == NULL || (ua = ua_chain(req->user_agent, f->via)) == NULL ||
 	    (xff = chain(req->forwarded_for, req->peer)) == NULL)
 		rc = -ENOMEM;
-	else
-		rc = upstream_easy(f, u, url, ua, xff, req->via, easy, hdrs);
+	else {
+		memset(&ask, 0, sizeof(ask));
+		ask.ua = ua;
+		ask.xff = xff;
+		ask.via = req->via;
+		ask.hub = f->via;
+		rc = u->kind->side(u, url, &ask, easy, hdrs);
+	}
 	/* libcurl copied the strings (the headers live in *hdrs). */
 	free(url);
 	free(ua);
@@ -1505,37 +1216,11 @@ fetch_negative_ttl(const struct fetch *f)
 	return f->ttls[0];	/* config_parse_ttls gives at least one */
 }
 
-/* The bucket as upstream 0, tier 0. */
-static int
-bucket_upstream(struct fetch *f, const struct config *cfg,
-    struct bucket *b)
-{
-	struct upstream	*u = &f->up[f->nup];
-
-	memset(&u->spec, 0, sizeof(u->spec));
-	if ((u->spec.url = strdup(cfg->s3)) == NULL ||
-	    (u->spec.name = strdup("bucket")) == NULL)
-		return -ENOMEM;
-	f->nup++;
-	u->spec.connect = cfg->up_connect;
-	u->spec.first_byte = cfg->up_first_byte;
-	u->spec.timeout = cfg->up_timeout;
-	u->spec.max_size = cfg->up_max_size;
-	u->spec.tls_verify = 1;
-	u->spec.kinds = 1u << CACHE_DEBUGINFO | 1u << CACHE_EXECUTABLE |
-	    1u << CACHE_SOURCE;
-	u->bucket = b;
-	u->tier = 0;
-	f->bucket = b;
-	return 0;
-}
-
 int
 fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
     struct fetch **out)
 {
 	struct fetch	*f;
-	const char	*why;
 	unsigned char	 rnd[16];
 	size_t		 i, k;
 	int		 rc;
@@ -1551,36 +1236,34 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 	pthread_cond_init(&f->scv, NULL);
 	f->cfg_squeue_max = cfg->store_queue_max;
 	f->cfg_squeue_bytes = cfg->store_queue_bytes;
-	f->breaker_failures = (unsigned)cfg->breaker_failures;
-	f->breaker_cooldown_ms = (int64_t)cfg->breaker_cooldown * 1000;
 	f->fwd_hops = cfg->fwd_hops;
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
 	    &f->nttls)) < 0)
 		goto out;
-	if ((f->up = calloc(cfg->upstreams.n + 1, sizeof(*f->up))) == NULL) {
+	if ((f->up = calloc(cfg->upstreams.n + 1, sizeof(*f->up))) == NULL ||
+	    (f->br = calloc(cfg->upstreams.n + 1, sizeof(*f->br))) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (b != NULL && (rc = bucket_upstream(f, cfg, b)) < 0)
+	/* The bucket is upstream 0; each --upstream's kind is its URL's. */
+	if (b != NULL && (rc = upstream_open(&f->up[f->nup++],
+	    &upstream_bucket, cfg, cfg->s3, b)) < 0)
 		goto out;
-	for (k = 0; k < cfg->upstreams.n; k++, f->nup++) {
-		i = f->nup;
-		f->up[i].tier = 1;
-		if ((rc = config_parse_upstream(cfg, cfg->upstreams.v[k],
-		    &f->up[i].spec, &why)) < 0) {
-			log_warnx("upstream '%s': %s", cfg->upstreams.v[k], why);
-			goto out;
-		}
-		if ((rc = load_headers(&f->up[i])) < 0) {
-			f->nup++;
-			goto out;
-		}
-		if (f->up[i].spec.ca_path != NULL) {
-			struct stat st;
+	for (k = 0; k < cfg->upstreams.n; k++) {
+		const char			*spec = cfg->upstreams.v[k];
+		const struct upstream_kind	*kind;
 
-			f->up[i].ca_is_dir = stat(f->up[i].spec.ca_path,
-			    &st) == 0 && S_ISDIR(st.st_mode);
-		}
+		if ((kind = upstream_kind_of(spec)) == NULL)
+			kind = &upstream_debuginfod;	/* it says why not */
+		if ((rc = upstream_open(&f->up[f->nup++], kind, cfg, spec,
+		    NULL)) < 0)
+			goto out;
+	}
+	for (i = 0; i < f->nup; i++) {
+		f->up[i].br = &f->br[i];
+		breaker_init(&f->br[i], f->up[i].spec.name,
+		    (unsigned)cfg->breaker_failures,
+		    (int64_t)cfg->breaker_cooldown * 1000);
 	}
 	if (getentropy(rnd, sizeof(rnd)) != 0) {
 		rc = -errno;
@@ -1638,16 +1321,15 @@ fetch_free(struct fetch *f)
 	if (f == NULL)
 		return;
 	fetch_stop(f);
-	for (i = 0; i < f->nup; i++) {
-		config_upstream_free(&f->up[i].spec);
-		curl_slist_free_all(f->up[i].headers);
-	}
+	for (i = 0; i < f->nup; i++)
+		upstream_close(&f->up[i]);
 	if (f->multi != NULL)
 		curl_multi_cleanup(f->multi);
 	pthread_mutex_destroy(&f->mu);
 	pthread_mutex_destroy(&f->smu);
 	pthread_cond_destroy(&f->scv);
 	free(f->up);
+	free(f->br);
 	free(f->ttls);
 	free(f);
 }
@@ -1655,8 +1337,6 @@ fetch_free(struct fetch *f)
 void
 fetch_metrics(struct fetch *f, FILE *fp)
 {
-	size_t	i, k;
-
 	fprintf(fp, "# TYPE symhub_fetch_inflight gauge\n"
 	    "symhub_fetch_inflight %llu\n"
 	    "# TYPE symhub_fetch_jobs_total counter\n"
@@ -1676,46 +1356,7 @@ fetch_metrics(struct fetch *f, FILE *fp)
 	    (unsigned long long)f->squeue_bytes,
 	    (unsigned long long)f->squeue_pushback);
 	pthread_mutex_unlock(&f->smu);
-	fprintf(fp, "# TYPE symhub_upstream_requests_total counter\n");
-	for (i = 0; i < f->nup; i++)
-		for (k = 0; k < O_N; k++)
-			fprintf(fp, "symhub_upstream_requests_total"
-			    "{upstream=\"%s\",outcome=\"%s\"} %llu\n",
-			    f->up[i].spec.name, onames[k],
-			    (unsigned long long)GET(f->up[i].out[k]));
-	fprintf(fp, "# TYPE symhub_upstream_first_byte_seconds histogram\n");
-	for (i = 0; i < f->nup; i++) {
-		struct upstream	*u = &f->up[i];
-		uint64_t	 cum = 0;
-
-		for (k = 0; k <= NFBB; k++) {
-			cum += GET(u->fb[k]);
-			if (k < NFBB)
-				fprintf(fp, "symhub_upstream_first_byte_seconds"
-				    "_bucket{upstream=\"%s\",le=\"%g\"} %llu\n",
-				    u->spec.name, (double)fbb[k] / 1e3,
-				    (unsigned long long)cum);
-			else
-				fprintf(fp, "symhub_upstream_first_byte_seconds"
-				    "_bucket{upstream=\"%s\",le=\"+Inf\"} %llu\n",
-				    u->spec.name, (unsigned long long)cum);
-		}
-		fprintf(fp, "symhub_upstream_first_byte_seconds_sum"
-		    "{upstream=\"%s\"} %.3f\n"
-		    "symhub_upstream_first_byte_seconds_count"
-		    "{upstream=\"%s\"} %llu\n",
-		    u->spec.name, (double)GET(u->fb_sum_ms) / 1e3,
-		    u->spec.name, (unsigned long long)cum);
-	}
-	fprintf(fp, "# TYPE symhub_upstream_bytes_total counter\n");
-	for (i = 0; i < f->nup; i++)
-		fprintf(fp, "symhub_upstream_bytes_total{upstream=\"%s\"} "
-		    "%llu\n", f->up[i].spec.name,
-		    (unsigned long long)GET(f->up[i].bytes));
-	fprintf(fp, "# TYPE symhub_upstream_breaker_state gauge\n");
-	for (i = 0; i < f->nup; i++)
-		fprintf(fp, "symhub_upstream_breaker_state{upstream=\"%s\"} "
-		    "%d\n", f->up[i].spec.name, atomic_load(&f->up[i].state));
+	breaker_metrics(f->br, f->nup, fp);
 }
 
 size_t
@@ -1727,26 +1368,21 @@ fetch_upstreams(const struct fetch *f)
 int
 fetch_upstream(struct fetch *f, size_t i, struct fetch_upstream *out)
 {
-	struct upstream	*u;
-	uint64_t	 n = 0;
-	size_t		 k;
+	struct upstream		*u;
+	struct breaker_counts	 bc;
 
 	if (i >= f->nup)
 		return -ENOENT;
 	u = &f->up[i];
+	breaker_read(u->br, &bc);
 	memset(out, 0, sizeof(*out));
 	out->name = u->spec.name;
 	out->url = u->spec.url;
-	out->breaker = atomic_load(&u->state);
-	out->hits = GET(u->out[O_HIT]);
-	out->notfound = GET(u->out[O_NOTFOUND]);
-	for (k = 0; k < O_N; k++)
-		if (k != O_HIT && k != O_NOTFOUND && k != O_CANCELLED)
-			out->failures += GET(u->out[k]);
-	out->bytes = GET(u->bytes);
-	for (k = 0; k <= NFBB; k++)
-		n += GET(u->fb[k]);
-	out->first_byte_ms = n > 0 ? (double)GET(u->fb_sum_ms) / (double)n :
-	    0;
+	out->breaker = (int)bc.state;
+	out->hits = bc.hits;
+	out->notfound = bc.notfound;
+	out->failures = bc.failures;
+	out->bytes = bc.bytes;
+	out->first_byte_ms = bc.first_byte_ms;
 	return 0;
 }

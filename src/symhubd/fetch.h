@@ -12,7 +12,10 @@
  *
  * Upstream health: after a run of transport failures or timeouts an
  * upstream's breaker opens and it is skipped for a cool-down, then one
- * probe is let through.
+ * probe is let through (breaker.h).
+ *
+ * The engine knows an upstream only through its kind's row (upstream.h):
+ * a debuginfod server, the bucket; a new kind is a new row there.
  */
 #ifndef SYMHUB_FETCH_H
 #define SYMHUB_FETCH_H

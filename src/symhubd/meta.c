@@ -16,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "base/clock.h"
+#include "base/counter.h"
 #include "base/hex.h"
 #include "log.h"
 #include "meta.h"
@@ -88,8 +89,6 @@ struct meta {
 				 up_notfound, up_failed, up_kept;
 };
 
-#define INC(x)	atomic_fetch_add_explicit(&(x), 1, memory_order_relaxed)
-#define GET(x)	atomic_load_explicit(&(x), memory_order_relaxed)
 
 /*
  * Upstream answers kept.

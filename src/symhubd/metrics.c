@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "base/counter.h"
 #include "metrics.h"
 
 static const int codes[] = { 200, 206, 302, 304, 400, 404, 405, 406, 413,
@@ -60,8 +61,6 @@ static struct {
 	atomic_uint_fast64_t	misses[METRICS_MINUTES];
 } hist;
 
-#define INC(x, n)	atomic_fetch_add_explicit(&(x), (n), memory_order_relaxed)
-#define GET(x)		atomic_load_explicit(&(x), memory_order_relaxed)
 
 static void
 hist_count(int hit)
@@ -76,9 +75,9 @@ hist_count(int hit)
 		atomic_store(&hist.misses[i], 0);
 	}
 	if (hit)
-		INC(hist.hits[i], 1);
+		INC(hist.hits[i]);
 	else
-		INC(hist.misses[i], 1);
+		INC(hist.misses[i]);
 }
 
 void
@@ -107,13 +106,13 @@ metrics_response(int code, enum metrics_type type, enum metrics_result result,
 
 	for (ci = 0; ci < NCODES && codes[ci] != code; ci++)
 		;
-	INC(m.count[ci][type], 1);
-	INC(m.bytes[ci][type], bytes);
-	INC(m.result[result], 1);
+	INC(m.count[ci][type]);
+	ADD(m.bytes[ci][type], bytes);
+	INC(m.result[result]);
 	for (li = 0; li < NLB && usec > lbounds[li]; li++)
 		;
-	INC(m.lat[li], 1);
-	INC(m.lat_sum_us, usec);
+	INC(m.lat[li]);
+	ADD(m.lat_sum_us, usec);
 	if (type == METRICS_T_BUILDID && (result == METRICS_R_FILE ||
 	    result == METRICS_R_SECTION))
 		hist_count(1);
@@ -125,21 +124,21 @@ metrics_response(int code, enum metrics_type type, enum metrics_result result,
 void
 metrics_scan_file(enum metrics_scan what)
 {
-	INC(m.scan[what], 1);
+	INC(m.scan[what]);
 }
 
 void
 metrics_scan_pass(double seconds)
 {
 	atomic_store(&m.last_pass_us, (uint64_t)(seconds * 1e6));
-	INC(m.passes, 1);
+	INC(m.passes);
 }
 
 void
 metrics_symbolize(enum metrics_api api, uint64_t n)
 {
-	INC(m.sym_requests[api], 1);
-	INC(m.sym_addresses[api], n);
+	INC(m.sym_requests[api]);
+	ADD(m.sym_addresses[api], n);
 }
 
 void
@@ -157,7 +156,7 @@ metrics_symbolize_get(uint64_t requests[METRICS_API_N],
 void
 metrics_stale(void)
 {
-	INC(m.stale, 1);
+	INC(m.stale);
 }
 
 void

@@ -1,14 +1,7 @@
 /*
  * cache: the LMDB index, blob files, negative entries, eviction and the
- * open-time check.  See cache.h for the contract and the on-disk layout.
- *
- * Locking: every transaction holds c->resize for reading; growing the map
- * (mdb_env_set_mapsize needs no transaction active in the process) takes
- * it for writing.  Writers also hold c->wmu: a new blob is renamed into
- * blobs/ inside the transaction that first references it (a crash before
- * the commit leaves an unindexed file, removed at the next open), and a
- * blob whose last reference goes is unlinked only after the commit (a
- * crash before the unlink leaves the same), never before it.
+ * open-time check.  See cache.h for the contract and the on-disk layout,
+ * cache_int.h for the locking.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1	/* mkostemp, rwlock kinds; configure sets it too */
@@ -38,13 +31,12 @@
 #include "base/fs.h"
 #include "base/hex.h"
 #include "cache/cache.h"
+#include "cache/cache_int.h"
 #include "cache/cleanmark.h"
 #include "cache/record.h"
 
-#define DEFAULT_MAPSIZE		((size_t)256 << 20)
 #define MAX_MAPSIZE		((size_t)1 << 40)
 #define ATIME_GRANULARITY	60	/* seconds between recorded accesses */
-#define TOUCH_BUCKETS		1024
 #define TOUCH_MAX		65536	/* pending accesses kept at most */
 
 struct touch {
@@ -60,97 +52,22 @@ struct catkey {
 	unsigned char	k[RECORD_KEY_MAX];
 };
 
-struct cache {
-	MDB_env			*env;
-	MDB_dbi			 records;	/* key -> record */
-	MDB_dbi			 negs;		/* key -> {expires, misses} */
-	MDB_dbi			 blobs;		/* digest -> {refs, size} */
-	MDB_dbi			 files;		/* path -> file entry */
-	MDB_dbi			 meta;		/* "bytes" -> u64 */
-	MDB_dbi			 fileids;	/* FileID -> build-id */
-	MDB_dbi			 lru;		/* atime | key -> "" (lru_*) */
-	char			*dir;
-	uint64_t		 budget;
-	int			 readonly;
-	pthread_rwlock_t	 resize;
-
-	/* Held across a write transaction and the blob unlinks after its
-	 * commit, so no writer re-adds a blob between the two. */
-	pthread_mutex_t		 wmu;
-	unsigned char		(*gone)[32];	/* blobs to unlink on commit */
-	size_t			 ngone, cgone;
-	struct catkey		*uncat;		/* catalog entries, likewise */
-	size_t			 nuncat, cuncat;
-	int			 lockfd;
-
-	pthread_mutex_t		 touch_mu;
-	struct touch		*touch[TOUCH_BUCKETS];
-	size_t			 ntouch;
-
-	/* Leave index/clean at close (cleanmark.h): the store was checked,
-	 * or trusted through the mark, and nothing since left a file the
-	 * index does not know of (dirty). */
-	int			 markable;
-	int			 dirty;
-	int			 trusted;	/* opened through the mark */
-
-	uint64_t		 evictions, check_dropped, check_removed;
-	uint64_t		 check_quarantined, verified, verify_failed;
-	uint64_t		 check_restored, check_resorted;
-	uint64_t		 verified_bytes, verify_passes;
-	int64_t			 verify_pass_start, verify_last_pass;
-	int64_t			 verify_last_end;
-
-	/* Blobs whose bytes were hashed since open (written, verified, or
-	 * checked when first opened): the first 8 bytes of their digest,
-	 * open addressing.  Bounded: emptied when it holds VSET_MAX, which
-	 * costs a second hashing of a blob, never a wrong answer. */
-	pthread_mutex_t		 vmu;
-	uint64_t		*vset;
-	size_t			 vcap, vn;
-	uint64_t		 verify_first_max;	/* 0: none */
-	uint64_t		 first_verified, first_failed;
-	uint64_t		 quarantine_deleted;
-};
-
 #define VSET_MAX	((size_t)1 << 20)
 
 /* Writeback is started every this many bytes (see cache_blob_write). */
 #define WRITEBACK_CHUNK	((uint64_t)8 << 20)
 
-struct cache_blob {
-	struct cache	*c;
-	int		 fd;
-	uint64_t	 size;
-	uint64_t	 flushed;	/* writeback started up to here */
-	EVP_MD_CTX	*md;		/* NULL while staged */
-	int		 staged;	/* fd is a memfd, tmp[] empty */
-	char		 tmp[PATH_MAX];
-};
-
 /* A staged blob moves to a file of tmp/ when it grows past this. */
 #define STAGE_MAX	((uint64_t)8 << 20)
 
-struct neg {
-	int64_t		expires;
-	uint32_t	misses;
-	uint32_t	pad;
-};
-
-struct blobref {
-	uint64_t	refs;
-	uint64_t	size;
-};
-
-static const char META_BYTES[] = "bytes";
 /* Present once every blob record has its catalog entry. */
 static const char META_CATALOG[] = "catalog";
 /* Present once the lru table lists every evictable record. */
 static const char META_LRU[] = "lru";
 
 /* LMDB result to -errno. */
-static int
-merr(int rc)
+int
+cache_merr(int rc)
 {
 	if (rc == 0)
 		return 0;
@@ -167,8 +84,8 @@ merr(int rc)
 }
 
 /* Encode key into kb and point k at it.  @return 0 or -EINVAL. */
-static int
-keyval(const struct cache_key *key, unsigned char kb[RECORD_KEY_MAX],
+int
+cache_keyval(const struct cache_key *key, unsigned char kb[RECORD_KEY_MAX],
     MDB_val *k)
 {
 	int kl;
@@ -181,8 +98,8 @@ keyval(const struct cache_key *key, unsigned char kb[RECORD_KEY_MAX],
 }
 
 /* The negative entry at k, or a zeroed one.  @return 0 or an LMDB code. */
-static int
-neg_read(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
+int
+cache_neg_read(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
 {
 	MDB_val	v;
 	int	rc;
@@ -194,8 +111,8 @@ neg_read(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
 	return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int
-neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
+int
+cache_neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
 {
 	MDB_val v = { sizeof(*n), n };
 
@@ -203,9 +120,9 @@ neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
 }
 
 /* blobs/ab/cdef… for digest; out must hold PATH_MAX bytes. */
-static int
-blob_path(const struct cache *c, const unsigned char digest[32], char *out,
-    int dir_only)
+int
+cache_blob_path(const struct cache *c, const unsigned char digest[32],
+    char *out, int dir_only)
 {
 	char	h[65];
 	int	n;
@@ -226,9 +143,9 @@ static void	blob_unlink(struct cache *, const unsigned char [32]);
  * is found and replaced without reading it; xx is the first id byte (the
  * FileID's for mappings), for fan-out.
  */
-static int
-cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
-    char *out, int dir_only)
+int
+cache_cat_path(const struct cache *c, int type, const unsigned char *k,
+    size_t kl, char *out, int dir_only)
 {
 	char		h[2 * RECORD_KEY_MAX + 1];
 	unsigned	fan;
@@ -248,10 +165,10 @@ cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
 
 /*
  * Write e as a catalog file: a file of tmp/, fsynced, renamed over the
- * entry's name.  @return 0 or a positive errno (a wtxn() fn's code).
+ * entry's name.  @return 0 or a positive errno (a cache_wtxn() fn's code).
  */
-static int
-cat_write(struct cache *c, const struct record_cat *e)
+int
+cache_cat_write(struct cache *c, const struct record_cat *e)
 {
 	unsigned char	*buf = NULL;
 	char		 tmp[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
@@ -260,8 +177,8 @@ cat_write(struct cache *c, const struct record_cat *e)
 
 	tmp[0] = '\0';
 	if ((rc = -record_cat_encode(e, &buf, &len)) != 0 ||
-	    (rc = -cat_path(c, e->type, e->key, e->klen, dir, 1)) != 0 ||
-	    (rc = -cat_path(c, e->type, e->key, e->klen, path, 0)) != 0)
+	    (rc = -cache_cat_path(c, e->type, e->key, e->klen, dir, 1)) != 0 ||
+	    (rc = -cache_cat_path(c, e->type, e->key, e->klen, path, 0)) != 0)
 		goto out;
 	if (snprintf(tmp, sizeof(tmp), "%s/tmp/cat.XXXXXX", c->dir) >=
 	    (int)sizeof(tmp)) {
@@ -295,8 +212,8 @@ out:
 
 /* Unlink record key k's catalog entry when the running write transaction
  * commits.  @return 0 or ENOMEM (for fn). */
-static int
-uncat_add(struct cache *c, const MDB_val *k)
+int
+cache_uncat_add(struct cache *c, const MDB_val *k)
 {
 	if (k->mv_size == 0 || k->mv_size > RECORD_KEY_MAX)
 		return 0;
@@ -316,7 +233,7 @@ uncat_apply(struct cache *c)
 	size_t	i;
 
 	for (i = 0; i < c->nuncat; i++)
-		if (cat_path(c, RECORD_CAT_RECORD, c->uncat[i].k,
+		if (cache_cat_path(c, RECORD_CAT_RECORD, c->uncat[i].k,
 		    c->uncat[i].klen, path, 0) == 0)
 			unlink(path);
 	c->nuncat = 0;
@@ -331,8 +248,8 @@ adopt(struct cache *c)
 	pthread_rwlock_unlock(&c->resize);
 }
 
-static int
-rbegin(struct cache *c, MDB_txn **t)
+int
+cache_rbegin(struct cache *c, MDB_txn **t)
 {
 	int rc, tries;
 
@@ -342,13 +259,13 @@ rbegin(struct cache *c, MDB_txn **t)
 			return 0;
 		pthread_rwlock_unlock(&c->resize);
 		if (rc != MDB_MAP_RESIZED || tries >= 3)
-			return merr(rc);
+			return cache_merr(rc);
 		adopt(c);
 	}
 }
 
-static void
-rend(struct cache *c, MDB_txn *t)
+void
+cache_rend(struct cache *c, MDB_txn *t)
 {
 	mdb_txn_abort(t);
 	pthread_rwlock_unlock(&c->resize);
@@ -367,7 +284,7 @@ grow(struct cache *c)
 	else
 		rc = mdb_env_set_mapsize(c->env, info.me_mapsize * 2);
 	pthread_rwlock_unlock(&c->resize);
-	return merr(rc);
+	return cache_merr(rc);
 }
 
 /*
@@ -376,8 +293,8 @@ grow(struct cache *c)
  * last LMDB write: when the map is full the transaction is aborted, the
  * map grown, and fn run again from the start.
  */
-static int
-wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
+int
+cache_wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
     void *ctx)
 {
 	MDB_txn	*t;
@@ -413,7 +330,7 @@ wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
 		for (i = 0; i < c->ngone; i++)
 			blob_unlink(c, c->gone[i]);
 	}
-	rc = merr(rc);
+	rc = cache_merr(rc);
 out:
 	c->ngone = 0;
 	c->nuncat = 0;
@@ -423,8 +340,8 @@ out:
 
 /* Unlink this blob when the running write transaction commits.
  * @return 0 or ENOMEM (an LMDB-style code, for fn). */
-static int
-gone_add(struct cache *c, const unsigned char digest[32])
+int
+cache_gone_add(struct cache *c, const unsigned char digest[32])
 {
 	if (array_grow(&c->gone, &c->cgone, c->ngone + 1,
 	    sizeof(*c->gone)) != 0)
@@ -433,8 +350,8 @@ gone_add(struct cache *c, const unsigned char digest[32])
 	return 0;
 }
 
-static int
-get_bytes(struct cache *c, MDB_txn *t, uint64_t *bytes)
+int
+cache_get_bytes(struct cache *c, MDB_txn *t, uint64_t *bytes)
 {
 	MDB_val	k = { sizeof(META_BYTES), (void *)META_BYTES }, v;
 	int	rc;
@@ -453,7 +370,7 @@ add_bytes(struct cache *c, MDB_txn *t, int64_t delta)
 	uint64_t	bytes;
 	int		rc;
 
-	if ((rc = get_bytes(c, t, &bytes)) != 0)
+	if ((rc = cache_get_bytes(c, t, &bytes)) != 0)
 		return rc;
 	if (delta < 0 && (uint64_t)-delta > bytes)
 		bytes = 0;
@@ -469,14 +386,13 @@ add_bytes(struct cache *c, MDB_txn *t, int64_t delta)
  * budget may evict (a blob, not pinned), the key atime (8 bytes, big
  * endian, sign bit flipped) | record key, and no value: evict() takes
  * the oldest first and does work in proportion to what it evicts.  Every
- * change of a record goes through rec_put() and rec_del(), which keep
- * it; evict() mends an entry that lies (its record gone or changed).
+ * change of a record goes through cache_rec_put() and cache_rec_del(),
+ * which keep it; evict() mends an entry that lies (its record gone or changed).
  */
-#define LRU_KEY_MAX	(8 + RECORD_KEY_MAX)
 
 /* Is the encoded record v evictable?  *atime is its access time. */
-static int
-lru_evictable(const MDB_val *v, int64_t *atime)
+int
+cache_lru_evictable(const MDB_val *v, int64_t *atime)
 {
 	uint32_t	flags;
 
@@ -488,8 +404,8 @@ lru_evictable(const MDB_val *v, int64_t *atime)
 	return !(flags & (CACHE_F_EXTERNAL | CACHE_F_PINNED));
 }
 
-static void
-lru_key(const MDB_val *k, int64_t atime, unsigned char out[LRU_KEY_MAX],
+void
+cache_lru_key(const MDB_val *k, int64_t atime, unsigned char out[LRU_KEY_MAX],
     MDB_val *lk)
 {
 	uint64_t	u = (uint64_t)atime ^ (1ull << 63);
@@ -503,8 +419,8 @@ lru_key(const MDB_val *k, int64_t atime, unsigned char out[LRU_KEY_MAX],
 }
 
 /* Add (add) or remove the lru entry of the record k -> v. */
-static int
-lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
+int
+cache_lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
     int add)
 {
 	unsigned char	lb[LRU_KEY_MAX];
@@ -512,9 +428,9 @@ lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
 	int64_t		atime;
 	int		rc;
 
-	if (k->mv_size > RECORD_KEY_MAX || !lru_evictable(v, &atime))
+	if (k->mv_size > RECORD_KEY_MAX || !cache_lru_evictable(v, &atime))
 		return 0;
-	lru_key(k, atime, lb, &lk);
+	cache_lru_key(k, atime, lb, &lk);
 	if (add)
 		return mdb_put(t, c->lru, &lk, &empty, 0);
 	rc = mdb_del(t, c->lru, &lk, NULL);
@@ -522,32 +438,32 @@ lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
 }
 
 /* Store record k -> v, replacing any (and its lru entry). */
-static int
-rec_put(struct cache *c, MDB_txn *t, MDB_val *k, MDB_val *v)
+int
+cache_rec_put(struct cache *c, MDB_txn *t, MDB_val *k, MDB_val *v)
 {
 	MDB_val	old;
 	int	rc;
 
 	rc = mdb_get(t, c->records, k, &old);
 	if (rc == 0)
-		rc = lru_set(c, t, k, &old, 0);
+		rc = cache_lru_set(c, t, k, &old, 0);
 	else if (rc == MDB_NOTFOUND)
 		rc = 0;
 	if (rc != 0 || (rc = mdb_put(t, c->records, k, v, 0)) != 0)
 		return rc;
-	return lru_set(c, t, k, v, 1);
+	return cache_lru_set(c, t, k, v, 1);
 }
 
 /* Remove record k (and its lru entry).  MDB_NOTFOUND when there is
- * none.  (A cursor walk calls lru_set() then mdb_cursor_del().) */
-static int
-rec_del(struct cache *c, MDB_txn *t, MDB_val *k)
+ * none.  (A cursor walk calls cache_lru_set() then mdb_cursor_del().) */
+int
+cache_rec_del(struct cache *c, MDB_txn *t, MDB_val *k)
 {
 	MDB_val	old;
 	int	rc;
 
 	if ((rc = mdb_get(t, c->records, k, &old)) != 0 ||
-	    (rc = lru_set(c, t, k, &old, 0)) != 0)
+	    (rc = cache_lru_set(c, t, k, &old, 0)) != 0)
 		return rc;
 	return mdb_del(t, c->records, k, NULL);
 }
@@ -556,8 +472,8 @@ rec_del(struct cache *c, MDB_txn *t, MDB_val *k)
  * Drop one reference to a blob.  *unlink_it is set when this was the last
  * one: the caller removes the file after its last LMDB write.
  */
-static int
-blob_unref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
+int
+cache_blob_unref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
     int *unlink_it)
 {
 	MDB_val		k = { 32, (void *)digest }, v;
@@ -585,8 +501,8 @@ blob_unref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
 }
 
 /* Add a reference; *is_new is set when the blob was not indexed yet. */
-static int
-blob_ref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
+int
+cache_blob_ref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
     uint64_t size, int *is_new)
 {
 	MDB_val		k = { 32, (void *)digest }, v;
@@ -613,7 +529,7 @@ blob_unlink(struct cache *c, const unsigned char digest[32])
 	char path[PATH_MAX];
 
 	/* One left behind is a stray for the next open's check. */
-	if (blob_path(c, digest, path, 0) != 0 ||
+	if (cache_blob_path(c, digest, path, 0) != 0 ||
 	    (unlink(path) != 0 && errno != ENOENT))
 		c->dirty = 1;
 }
@@ -622,8 +538,8 @@ blob_unlink(struct cache *c, const unsigned char digest[32])
  * Remove the record at encoded key k, releasing its blob reference.
  * *gone receives the digest to unlink, if any.
  */
-static int
-drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
+int
+cache_drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
     int *unlink_it)
 {
 	struct cache_record	rec;
@@ -636,12 +552,12 @@ drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
 	if (record_decode(v.mv_data, v.mv_size, &rec) == 0 &&
 	    !(rec.flags & CACHE_F_EXTERNAL)) {
 		memcpy(gone, rec.digest, 32);
-		rc = blob_unref(c, t, rec.digest, unlink_it);
+		rc = cache_blob_unref(c, t, rec.digest, unlink_it);
 	}
 	cache_record_release(&rec);
 	if (rc != 0)
 		return rc;
-	return rec_del(c, t, k);
+	return cache_rec_del(c, t, k);
 }
 
 /*
@@ -667,8 +583,8 @@ vslot(const uint64_t *set, size_t cap, uint64_t k)
 	return i;
 }
 
-static int
-vset_has(struct cache *c, const unsigned char d[32])
+int
+cache_vset_has(struct cache *c, const unsigned char d[32])
 {
 	int has;
 
@@ -678,8 +594,8 @@ vset_has(struct cache *c, const unsigned char d[32])
 	return has;
 }
 
-static void
-vset_add(struct cache *c, const unsigned char d[32])
+void
+cache_vset_add(struct cache *c, const unsigned char d[32])
 {
 	uint64_t	*n, k = vkey(d);
 	size_t		 i, cap;
@@ -711,8 +627,8 @@ out:
 
 /* SHA-256 and size of what fd holds, read with pread (its offset is left
  * alone).  @return 0 or -errno. */
-static int
-hash_fd(int fd, unsigned char d[32], uint64_t *size)
+int
+cache_hash_fd(int fd, unsigned char d[32], uint64_t *size)
 {
 	unsigned char	 buf[65536];
 	EVP_MD_CTX	*md = NULL;
@@ -747,8 +663,8 @@ out:
  * The open-time check.
  */
 
-static void
-clear_tmp(struct cache *c)
+void
+cache_clear_tmp(struct cache *c)
 {
 	char		 path[PATH_MAX];
 	DIR		*d;
@@ -765,19 +681,6 @@ clear_tmp(struct cache *c)
 	}
 	closedir(d);
 }
-
-#define REBUILD_BATCH	256
-
-/* Catalog entries read, waiting to be indexed a batch at a time. */
-struct rebuildctx {
-	struct cache_rebuild_report	*rep;
-	unsigned char			*bufs[REBUILD_BATCH];
-	struct record_cat		 ents[REBUILD_BATCH];
-	char				 had[REBUILD_BATCH];
-	size_t				 n;
-	int				 repair;	/* into a live index:
-						 * a key it has is kept */
-};
 
 /* Drop records whose blob is missing or of the wrong size, and rebuild
  * the reference counts and byte total from the records that remain. */
@@ -809,11 +712,11 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
 		bad = record_decode(v.mv_data, v.mv_size, &rec) != 0;
 		if (!bad && !(rec.flags & CACHE_F_EXTERNAL)) {
-			bad = blob_path(c, rec.digest, path, 0) != 0 ||
+			bad = cache_blob_path(c, rec.digest, path, 0) != 0 ||
 			    stat(path, &st) != 0 ||
 			    (uint64_t)st.st_size != rec.size;
 			if (!bad)
-				rc = blob_ref(c, t, rec.digest, rec.size,
+				rc = cache_blob_ref(c, t, rec.digest, rec.size,
 				    &is_new);
 		}
 		cache_record_release(&rec);
@@ -823,7 +726,7 @@ check_records(struct cache *c, MDB_txn *t, void *ctx)
 			if ((rc = mdb_cursor_del(cur, 0)) != 0)
 				break;
 			(*dropped)++;
-		} else if ((rc = lru_set(c, t, &k, &v, 1)) != 0) {
+		} else if ((rc = cache_lru_set(c, t, &k, &v, 1)) != 0) {
 			break;
 		}
 	}
@@ -888,8 +791,8 @@ quarantine_file(const struct cache *c, int fromfd, const char *dir2,
 }
 
 /* The blob of hex digest h, a file of dfd (its blobs/xx/). */
-static int
-quarantine_blob(const struct cache *c, int dfd, const char h[65],
+int
+cache_quarantine_blob(const struct cache *c, int dfd, const char h[65],
     const char *why)
 {
 	char	d2[3] = { h[0], h[1], '\0' };
@@ -902,8 +805,8 @@ quarantine_blob(const struct cache *c, int dfd, const char h[65],
  * of blobs/ and catalog/), dot files left out, until fn returns non-zero.
  * @return fn's last value, or -errno when dir cannot be opened.
  */
-static int
-walk2(const char *dir, int (*fn)(void *, int, const char *, const char *),
+int
+cache_walk2(const char *dir, int (*fn)(void *, int, const char *, const char *),
     void *ctx)
 {
 	DIR		*top, *sub;
@@ -952,18 +855,18 @@ stray_one(void *ctx, int dfd, const char *sub, const char *name)
 
 /* Move blob files that no record refers to into quarantine/: the index
  * may be what is wrong, and blobs can be rebuilt from, never deleted. */
-static int
-quarantine_strays(struct cache *c)
+int
+cache_quarantine_strays(struct cache *c)
 {
 	struct strayctx	 sc = { c, NULL };
 	char		 path[PATH_MAX];
 	int		 rc;
 
 	snprintf(path, sizeof(path), "%s/blobs", c->dir);
-	if ((rc = rbegin(c, &sc.t)) < 0)
+	if ((rc = cache_rbegin(c, &sc.t)) < 0)
 		return rc;
-	rc = walk2(path, stray_one, &sc);
-	rend(c, sc.t);
+	rc = cache_walk2(path, stray_one, &sc);
+	cache_rend(c, sc.t);
 	return rc;
 }
 
@@ -1035,10 +938,6 @@ resort_fn(struct cache *c, MDB_txn *t, void *ctx)
 	return 0;
 }
 
-static int	rebuild_one(struct cache *, struct rebuildctx *, int,
-		    const char *);
-static int	rebuild_flush(struct cache *, struct rebuildctx *);
-
 /* A catalog entry the index lacks, by its place under catalog/. */
 struct catname {
 	char	sub[3];
@@ -1106,11 +1005,11 @@ catalog_repair(struct cache *c)
 	memset(&lc, 0, sizeof(lc));
 	memset(&rep, 0, sizeof(rep));
 	lc.c = c;
-	if ((rc = rbegin(c, &lc.t)) < 0)
+	if ((rc = cache_rbegin(c, &lc.t)) < 0)
 		return rc;
 	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	rc = walk2(path, lack_one, &lc);
-	rend(c, lc.t);
+	rc = cache_walk2(path, lack_one, &lc);
+	cache_rend(c, lc.t);
 	if (lc.err < 0) {
 		rc = lc.err;
 		goto out;
@@ -1131,11 +1030,11 @@ catalog_repair(struct cache *c)
 		    lc.v[i].sub) >= (int)sizeof(path) ||
 		    (dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 			continue;
-		rc = rebuild_one(c, rb, dfd, lc.v[i].name);
+		rc = cache_rebuild_one(c, rb, dfd, lc.v[i].name);
 		close(dfd);
 	}
 	if (rc == 0)
-		rc = rebuild_flush(c, rb);
+		rc = cache_rebuild_flush(c, rb);
 	while (rb->n > 0)
 		free(rb->bufs[--rb->n]);
 	if (rc == 0)
@@ -1146,20 +1045,20 @@ out:
 	return rc;
 }
 
-static int
-check(struct cache *c)
+int
+cache_open_check(struct cache *c)
 {
 	int	dead, rc;
 
 	mdb_reader_check(c->env, &dead);
-	clear_tmp(c);
-	if ((rc = wtxn(c, resort_fn, &c->check_resorted)) < 0 ||
-	    (rc = wtxn(c, check_records, &c->check_dropped)) < 0)
+	cache_clear_tmp(c);
+	if ((rc = cache_wtxn(c, resort_fn, &c->check_resorted)) < 0 ||
+	    (rc = cache_wtxn(c, check_records, &c->check_dropped)) < 0)
 		return rc;
 	if ((rc = catalog_repair(c)) < 0)
 		return rc;
 	c->check_restored = (uint64_t)rc;
-	return quarantine_strays(c);
+	return cache_quarantine_strays(c);
 }
 
 /* Create and open the LMDB environment; on failure c->env is NULL. */
@@ -1171,7 +1070,7 @@ env_open(struct cache *c, const char *path, unsigned int flags,
 
 	if ((rc = mdb_env_create(&c->env)) != 0) {
 		c->env = NULL;
-		return merr(rc);
+		return cache_merr(rc);
 	}
 	mdb_env_set_maxdbs(c->env, 8);
 	mdb_env_set_maxreaders(c->env, 512);
@@ -1180,7 +1079,7 @@ env_open(struct cache *c, const char *path, unsigned int flags,
 		mdb_env_close(c->env);
 		c->env = NULL;
 	}
-	return merr(rc);
+	return cache_merr(rc);
 }
 
 /*
@@ -1247,8 +1146,6 @@ probe_env(MDB_env **env, const char *path, uint64_t size, unsigned flags)
 	return rc;
 }
 
-static int	open_index(struct cache *, const char *, size_t);
-
 /*
  * The free list (DBI 0) is what a commit trusts most: each value is an
  * ID list, a count then that many page numbers, descending, each a page
@@ -1308,7 +1205,7 @@ probe_write(struct cache *c, MDB_env *env)
 	    (long)getpid());
 	if (mkdir(copy, 0700) != 0 || mdb_env_copy2(env, copy, 0) != 0)
 		return;		/* no room to try: the open will tell */
-	if (open_index(c, copy, DEFAULT_MAPSIZE) < 0 ||
+	if (cache_open_index(c, copy, DEFAULT_MAPSIZE) < 0 ||
 	    mdb_txn_begin(c->env, NULL, 0, &t) != 0)
 		_exit(PROBE_DAMAGED);
 	if ((rc = check_records(c, t, &dropped)) == 0 &&
@@ -1388,8 +1285,8 @@ probe_clean(const struct cache *c, pid_t pid)
 }
 
 /* @return 0 (sound, or nothing yet), -EUCLEAN (damaged), or -errno. */
-static int
-probe_index(struct cache *c, const char *path)
+int
+cache_probe_index(struct cache *c, const char *path)
 {
 	char		data[PATH_MAX];
 	struct stat	st;
@@ -1402,7 +1299,7 @@ probe_index(struct cache *c, const char *path)
 	if (stat(data, &st) != 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (st.st_size == 0)
-		return 0;	/* LMDB makes a new one: see catalog_check() */
+		return 0;	/* LMDB makes one: see cache_catalog_check() */
 	fflush(NULL);
 	if ((pid = fork()) < 0)
 		return -errno;
@@ -1418,8 +1315,8 @@ probe_index(struct cache *c, const char *path)
 	return -EUCLEAN;
 }
 
-static int
-lock_store(struct cache *c, int how)
+int
+cache_lock_store(struct cache *c, int how)
 {
 	char	path[PATH_MAX];
 	int	tries;
@@ -1444,7 +1341,7 @@ lock_store(struct cache *c, int how)
 }
 
 /* A struct cache with its locks, not opened yet. */
-static struct cache *
+struct cache *
 cache_alloc(const char *dir, const struct cache_options *opt)
 {
 	struct cache		*c;
@@ -1473,8 +1370,8 @@ cache_alloc(const char *dir, const struct cache_options *opt)
 }
 
 /* Open the environment of index/ and its databases. */
-static int
-open_index(struct cache *c, const char *path, size_t mapsize)
+int
+cache_open_index(struct cache *c, const char *path, size_t mapsize)
 {
 	MDB_txn		*t;
 	unsigned	 fl = c->readonly ? 0 : MDB_CREATE;
@@ -1488,7 +1385,7 @@ open_index(struct cache *c, const char *path, size_t mapsize)
 	if (rc < 0)
 		return rc;
 	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &t);
-	if ((rc = merr(rc)) < 0)
+	if ((rc = cache_merr(rc)) < 0)
 		return rc;
 	if ((rc = mdb_dbi_open(t, "records", fl, &c->records)) ||
 	    (rc = mdb_dbi_open(t, "negative", fl, &c->negs)) ||
@@ -1497,16 +1394,16 @@ open_index(struct cache *c, const char *path, size_t mapsize)
 	    (rc = mdb_dbi_open(t, "meta", fl, &c->meta)) ||
 	    (rc = mdb_dbi_open(t, "fileids", fl, &c->fileids))) {
 		mdb_txn_abort(t);
-		return merr(rc);
+		return cache_merr(rc);
 	}
 	/* A reader never evicts: an index from before the lru table is
 	 * read as it is. */
 	if ((rc = mdb_dbi_open(t, "lru", fl, &c->lru)) != 0 &&
 	    !(c->readonly && rc == MDB_NOTFOUND)) {
 		mdb_txn_abort(t);
-		return merr(rc);
+		return cache_merr(rc);
 	}
-	return merr(mdb_txn_commit(t));
+	return cache_merr(mdb_txn_commit(t));
 }
 
 /* Does catalog/ hold at least one entry? */
@@ -1522,11 +1419,11 @@ catalog_nonempty(const struct cache *c)
 	char	path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	return walk2(path, any_file, NULL) == 1;
+	return cache_walk2(path, any_file, NULL) == 1;
 }
 
-static int
-mark_catalog_fn(struct cache *c, MDB_txn *t, void *ctx)
+int
+cache_mark_catalog_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
 	MDB_val	k = { sizeof(META_CATALOG), (void *)META_CATALOG };
 	MDB_val	v = { 1, (void *)"1" };
@@ -1547,7 +1444,7 @@ catalog_migrate(struct cache *c)
 	MDB_val			 k, v;
 	int			 rc, wrc = 0;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
 		goto out;
@@ -1562,7 +1459,7 @@ catalog_migrate(struct cache *c)
 			e.klen = k.mv_size;
 			e.val = v.mv_data;
 			e.vlen = v.mv_size;
-			wrc = cat_write(c, &e);
+			wrc = cache_cat_write(c, &e);
 		}
 		cache_record_release(&rec);
 	}
@@ -1581,14 +1478,14 @@ catalog_migrate(struct cache *c)
 		e.klen = k.mv_size;
 		e.val = v.mv_data;
 		e.vlen = v.mv_size;
-		wrc = cat_write(c, &e);
+		wrc = cache_cat_write(c, &e);
 	}
 	mdb_cursor_close(cur);
 out:
-	rend(c, t);
+	cache_rend(c, t);
 	if (wrc != 0)
 		return -wrc;
-	return rc == MDB_NOTFOUND ? 0 : merr(rc);
+	return rc == MDB_NOTFOUND ? 0 : cache_merr(rc);
 }
 
 /*
@@ -1596,21 +1493,21 @@ out:
  * (then it gets its entries now), or lost: empty while the catalog is
  * not, as after index/ was removed or data.mdb truncated to nothing.
  */
-static int
-catalog_check(struct cache *c)
+int
+cache_catalog_check(struct cache *c)
 {
 	MDB_val		 k = { sizeof(META_CATALOG), (void *)META_CATALOG }, v;
 	MDB_stat	 ms;
 	MDB_txn		*t;
 	int		 rc, marked;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	marked = mdb_get(t, c->meta, &k, &v) == 0;
 	rc = mdb_stat(t, c->records, &ms);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc != 0)
-		return merr(rc);
+		return cache_merr(rc);
 	if (marked)
 		return 0;
 	if (ms.ms_entries == 0 && catalog_nonempty(c))
@@ -1619,7 +1516,7 @@ catalog_check(struct cache *c)
 		return 0;
 	if ((rc = catalog_migrate(c)) < 0)
 		return rc;
-	return wtxn(c, mark_catalog_fn, NULL);
+	return cache_wtxn(c, cache_mark_catalog_fn, NULL);
 }
 
 /* List every evictable record in the lru table, once, for an index
@@ -1640,7 +1537,7 @@ lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
 		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if ((rc = lru_set(c, t, &k, &v, 1)) != 0)
+		if ((rc = cache_lru_set(c, t, &k, &v, 1)) != 0)
 			break;
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
@@ -1656,8 +1553,8 @@ lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
  * @return 0, -ENOTDIR, -ENOENT (no such directory, or not a store),
  *         -EUCLEAN (catalog/ without index/data.mdb, !rebuild_too), -errno.
  */
-static int
-store_present(const char *dir, int rebuild_too)
+int
+cache_store_present(const char *dir, int rebuild_too)
 {
 	struct stat	st;
 	char		path[PATH_MAX];
@@ -1684,7 +1581,7 @@ store_present(const char *dir, int rebuild_too)
 int
 cache_present(const char *dir)
 {
-	return store_present(dir, 0);
+	return cache_store_present(dir, 0);
 }
 
 int
@@ -1715,12 +1612,12 @@ cache_open(const char *dir, const struct cache_options *opt,
 	/* A guest that finds the store open elsewhere leaves the check to
 	 * its owner; alone, it checks, then shares like everyone. */
 	if (opt != NULL && opt->guest && !c->readonly &&
-	    lock_store(c, LOCK_EX) == -EBUSY)
+	    cache_lock_store(c, LOCK_EX) == -EBUSY)
 		guest_beside = 1;
 	if (c->lockfd >= 0)
 		close(c->lockfd);
 	c->lockfd = -1;
-	if ((rc = lock_store(c, LOCK_SH)) < 0)
+	if ((rc = cache_lock_store(c, LOCK_SH)) < 0)
 		goto out;
 	/* Left as a clean close left it: no probe, no check (cleanmark.h).
 	 * A writer takes the mark away before its first write; a guest
@@ -1728,10 +1625,10 @@ cache_open(const char *dir, const struct cache_options *opt,
 	if (!guest_beside && cleanmark_valid(dir) > 0)
 		trusted = c->readonly || cleanmark_remove(dir) == 0;
 	snprintf(path, sizeof(path), "%s/index", dir);
-	if ((!trusted && (rc = probe_index(c, path)) < 0) ||
-	    (rc = open_index(c, path, opt != NULL && opt->mapsize ?
+	if ((!trusted && (rc = cache_probe_index(c, path)) < 0) ||
+	    (rc = cache_open_index(c, path, opt != NULL && opt->mapsize ?
 	    opt->mapsize : DEFAULT_MAPSIZE)) < 0 ||
-	    (rc = catalog_check(c)) < 0)
+	    (rc = cache_catalog_check(c)) < 0)
 		goto out;
 	c->trusted = trusted;
 	if (!c->readonly && !guest_beside) {
@@ -1739,13 +1636,13 @@ cache_open(const char *dir, const struct cache_options *opt,
 			int dead;
 
 			mdb_reader_check(c->env, &dead);
-			clear_tmp(c);
-		} else if ((rc = check(c)) < 0) {
+			cache_clear_tmp(c);
+		} else if ((rc = cache_open_check(c)) < 0) {
 			goto out;
 		}
 		c->markable = 1;
 	}
-	if (!c->readonly && (rc = wtxn(c, lru_fill_fn, NULL)) < 0)
+	if (!c->readonly && (rc = cache_wtxn(c, lru_fill_fn, NULL)) < 0)
 		goto out;
 	/* OpenSSL 3 loads its providers on the first digest, 1.2 ms here:
 	 * let that not be the first blob's. */
@@ -1823,20 +1720,20 @@ cache_get(struct cache *c, const struct cache_key *key, int64_t now,
 	struct neg	 n;
 	int		 rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0) {
 		rc = record_decode(v.mv_data, v.mv_size, out);
 	} else if (rc == MDB_NOTFOUND) {
-		rc = neg_read(c, t, &k, &n) == 0 && n.expires > now ?
+		rc = cache_neg_read(c, t, &k, &n) == 0 && n.expires > now ?
 		    -ENODATA : -ENOENT;
 	} else {
-		rc = merr(rc);
+		rc = cache_merr(rc);
 	}
-	rend(c, t);
+	cache_rend(c, t);
 	return rc;
 }
 
@@ -1886,15 +1783,13 @@ cache_open_external(const struct cache_record *rec, int *fdp)
 	return 0;
 }
 
-static int	drop_digest_fn(struct cache *, MDB_txn *, void *);
-
 /*
  * A blob whose bytes are not its name: to quarantine/, and every record
  * that refers to it dropped (the next request fetches it again).
  * @return 0 or -errno.
  */
-static int
-condemn(struct cache *c, const unsigned char digest[32])
+int
+cache_condemn(struct cache *c, const unsigned char digest[32])
 {
 	char	dir[PATH_MAX], h[65];
 	int	dfd, rc;
@@ -1903,12 +1798,12 @@ condemn(struct cache *c, const unsigned char digest[32])
 	if (c->readonly)
 		return 0;
 	hex_encode(digest, 32, h);
-	if (blob_path(c, digest, dir, 1) == 0 &&
+	if (cache_blob_path(c, digest, dir, 1) == 0 &&
 	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		(void)quarantine_blob(c, dfd, h, ".bad");
+		(void)cache_quarantine_blob(c, dfd, h, ".bad");
 		close(dfd);
 	}
-	if ((rc = wtxn(c, drop_digest_fn, (void *)digest)) < 0)
+	if ((rc = cache_wtxn(c, cache_drop_digest_fn, (void *)digest)) < 0)
 		c->dirty = 1;	/* records whose blob is in quarantine/ */
 	return rc;
 }
@@ -1927,15 +1822,15 @@ verify_first(struct cache *c, int fd, const struct cache_record *rec)
 	uint64_t	size;
 	int		rc;
 
-	if ((rc = hash_fd(fd, d, &size)) < 0)
+	if ((rc = cache_hash_fd(fd, d, &size)) < 0)
 		return rc;
 	__atomic_add_fetch(&c->first_verified, 1, __ATOMIC_RELAXED);
 	if (size == rec->size && memcmp(d, rec->digest, 32) == 0) {
-		vset_add(c, rec->digest);
+		cache_vset_add(c, rec->digest);
 		return 0;
 	}
 	__atomic_add_fetch(&c->first_failed, 1, __ATOMIC_RELAXED);
-	(void)condemn(c, rec->digest);
+	(void)cache_condemn(c, rec->digest);
 	return -ENOENT;
 }
 
@@ -1951,7 +1846,7 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 		return -EMEDIUMTYPE;
 	if (rec->flags & CACHE_F_EXTERNAL)
 		return cache_open_external(rec, fdp);
-	if ((rc = blob_path(c, rec->digest, path, 0)) < 0)
+	if ((rc = cache_blob_path(c, rec->digest, path, 0)) < 0)
 		return rc;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
@@ -1965,7 +1860,7 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 		return -EIO;
 	}
 	if (rec->size <= __atomic_load_n(&c->verify_first_max,
-	    __ATOMIC_RELAXED) && !vset_has(c, rec->digest) &&
+	    __ATOMIC_RELAXED) && !cache_vset_has(c, rec->digest) &&
 	    (rc = verify_first(c, fd, rec)) < 0) {
 		close(fd);
 		return rc;
@@ -2103,7 +1998,7 @@ write_atimes(struct cache *c, MDB_txn *t, struct touch **list)
 			memcpy(buf + RECORD_ATIME_OFF, &p->atime,
 			    sizeof(p->atime));
 			v.mv_data = buf;
-			rc = rec_put(c, t, &k, &v);
+			rc = cache_rec_put(c, t, &k, &v);
 			free(buf);
 			if (rc != 0)
 				return rc;
@@ -2124,7 +2019,7 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 	int64_t		 atime;
 	int		 rc, unl, evictable;
 
-	if ((rc = get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
+	if ((rc = cache_get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->lru, &cur)) != 0)
 		return rc;
@@ -2144,9 +2039,9 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 		rc = mdb_get(t, c->records, &k, &v);
 		if (rc != 0 && rc != MDB_NOTFOUND)
 			break;
-		evictable = rc == 0 && lru_evictable(&v, &atime);
+		evictable = rc == 0 && cache_lru_evictable(&v, &atime);
 		if (evictable)
-			lru_key(&k, atime, lb, &want);
+			cache_lru_key(&k, atime, lb, &want);
 		if (!evictable || want.mv_size != lk.mv_size ||
 		    memcmp(lb, lk.mv_data, lk.mv_size) != 0) {
 			if ((rc = mdb_cursor_del(cur, 0)) != 0 || (evictable &&
@@ -2154,12 +2049,12 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 				break;
 			continue;
 		}
-		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
-		    (unl && (rc = gone_add(c, gone)) != 0) ||
-		    (rc = uncat_add(c, &k)) != 0)
+		if ((rc = cache_drop_raw(c, t, &k, gone, &unl)) != 0 ||
+		    (unl && (rc = cache_gone_add(c, gone)) != 0) ||
+		    (rc = cache_uncat_add(c, &k)) != 0)
 			break;
 		fc->evicted++;
-		if ((rc = get_bytes(c, t, &bytes)) != 0)
+		if ((rc = cache_get_bytes(c, t, &bytes)) != 0)
 			break;
 	}
 	mdb_cursor_close(cur);
@@ -2196,7 +2091,7 @@ cache_flush(struct cache *c, int64_t now)
 	c->ntouch = 0;
 	pthread_mutex_unlock(&c->touch_mu);
 
-	rc = wtxn(c, flush_fn, &fc);
+	rc = cache_wtxn(c, flush_fn, &fc);
 	for (i = 0; i < TOUCH_BUCKETS; i++) {
 		struct touch *p, *n;
 
@@ -2311,8 +2206,8 @@ hash_fn(void *ctx, const void *buf, size_t len)
 }
 
 /* Move a staged blob into a file of tmp/, hashing it on the way. */
-static int
-unstage(struct cache_blob *b)
+int
+cache_blob_unstage(struct cache_blob *b)
 {
 	uint64_t	 size = b->size;
 	int		 mfd = b->fd, rc;
@@ -2333,7 +2228,8 @@ cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
 	ssize_t		 n;
 	int		 rc;
 
-	if (b->staged && b->size + len > STAGE_MAX && (rc = unstage(b)) < 0)
+	if (b->staged && b->size + len > STAGE_MAX &&
+	    (rc = cache_blob_unstage(b)) < 0)
 		return rc;
 	if (b->md != NULL && EVP_DigestUpdate(b->md, buf, len) != 1)
 		return -EIO;
@@ -2442,7 +2338,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	size_t			 vlen;
 	int			 rc, unl = 0, is_new = 0, had;
 
-	if ((rc = keyval(pc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(pc->key, kb, &k)) < 0)
 		return -rc;
 	if (pc->decide != NULL) {
 		struct cache_record	old;
@@ -2460,7 +2356,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		if (!store)
 			return ECANCELED;
 	}
-	rc = drop_raw(c, t, &k, gone, &unl);
+	rc = cache_drop_raw(c, t, &k, gone, &unl);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
 	had = rc == 0;
@@ -2468,28 +2364,29 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	if (unl && pc->tmp != NULL && memcmp(gone, pc->rec->digest, 32) == 0)
 		unl = 0;
 	if (pc->tmp != NULL &&
-	    (rc = blob_ref(c, t, pc->rec->digest, pc->rec->size, &is_new)))
+	    (rc = cache_blob_ref(c, t, pc->rec->digest, pc->rec->size,
+	    &is_new)))
 		return rc;
 	if ((rc = -record_encode(pc->rec, &val, &vlen)) != 0)
 		return rc;
 	v.mv_size = vlen;
 	v.mv_data = val;
-	if ((rc = rec_put(c, t, &k, &v)) != 0)
+	if ((rc = cache_rec_put(c, t, &k, &v)) != 0)
 		goto out;
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		goto out;
 	rc = 0;
 
-	if (unl && (rc = gone_add(c, gone)) != 0)
+	if (unl && (rc = cache_gone_add(c, gone)) != 0)
 		goto out;
 	/* A file in place replaces a blob: its entry goes with the commit. */
-	if (pc->tmp == NULL && had && (rc = uncat_add(c, &k)) != 0)
+	if (pc->tmp == NULL && had && (rc = cache_uncat_add(c, &k)) != 0)
 		goto out;
 	/* File system changes last: nothing below can fill the map. */
 	if (pc->tmp != NULL && is_new && !pc->renamed) {
-		blob_path(c, pc->rec->digest, dir, 1);
-		blob_path(c, pc->rec->digest, path, 0);
+		cache_blob_path(c, pc->rec->digest, dir, 1);
+		cache_blob_path(c, pc->rec->digest, path, 0);
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 			rc = errno;
 			goto out;
@@ -2513,7 +2410,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		e.extralen = e.extra != NULL ? strlen(e.extra) : 0;
 		e.val = val;
 		e.vlen = vlen;
-		rc = cat_write(c, &e);
+		rc = cache_cat_write(c, &e);
 	}
 out:
 	free(val);
@@ -2540,7 +2437,7 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	int			rc;
 
 	stamp(&r);
-	if (b->staged && (rc = unstage(b)) < 0)
+	if (b->staged && (rc = cache_blob_unstage(b)) < 0)
 		goto out;
 	if (fsync(b->fd) != 0) {
 		rc = -errno;
@@ -2554,12 +2451,12 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	r.flags &= ~CACHE_F_EXTERNAL;
 	r.path = NULL;
 	pc.tmp = b->tmp;
-	rc = wtxn(c, put_fn, &pc);
+	rc = cache_wtxn(c, put_fn, &pc);
 	if (rc == 0 && digest_out != NULL)
 		memcpy(digest_out, r.digest, 32);
 	/* Its bytes were hashed as they were written. */
 	if (rc == 0 && pc.renamed)
-		vset_add(c, r.digest);
+		cache_vset_add(c, r.digest);
 	/* Renamed into blobs/ by a transaction that did not commit: a
 	 * file the index does not know, for the next open's check. */
 	if (rc != 0 && pc.renamed)
@@ -2582,7 +2479,7 @@ cache_put(struct cache *c, const struct cache_key *key,
 		return -EINVAL;
 	memset(r.digest, 0, sizeof(r.digest));
 	stamp(&r);
-	return wtxn(c, put_fn, &pc);
+	return cache_wtxn(c, put_fn, &pc);
 }
 
 struct putmany {
@@ -2621,7 +2518,7 @@ cache_put_many(struct cache *c, const struct cache_key *keys,
 	for (i = 0; i < n; i++)
 		if (!(recs[i].flags & CACHE_F_EXTERNAL) || recs[i].path == NULL)
 			return -EINVAL;
-	return n == 0 ? 0 : wtxn(c, put_many_fn, &pm);
+	return n == 0 ? 0 : cache_wtxn(c, put_many_fn, &pm);
 }
 
 struct dropctx {
@@ -2636,17 +2533,17 @@ drop_fn(struct cache *c, MDB_txn *t, void *ctx)
 	MDB_val		 k;
 	int		 rc, unl;
 
-	if ((rc = keyval(dc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(dc->key, kb, &k)) < 0)
 		return -rc;
-	if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0)
+	if ((rc = cache_drop_raw(c, t, &k, gone, &unl)) != 0)
 		return rc;
 	/* A mark of cache_mark_checked() would turn into a negative entry. */
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
-	if ((rc = uncat_add(c, &k)) != 0)
+	if ((rc = cache_uncat_add(c, &k)) != 0)
 		return rc;
-	return unl ? gone_add(c, gone) : 0;
+	return unl ? cache_gone_add(c, gone) : 0;
 }
 
 int
@@ -2654,7 +2551,7 @@ cache_drop(struct cache *c, const struct cache_key *key)
 {
 	struct dropctx dc = { key };
 
-	return wtxn(c, drop_fn, &dc);
+	return cache_wtxn(c, drop_fn, &dc);
 }
 
 struct negctx {
@@ -2675,19 +2572,19 @@ neg_fn(struct cache *c, MDB_txn *t, void *ctx)
 	size_t		 i;
 	int		 rc;
 
-	if ((rc = keyval(nc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(nc->key, kb, &k)) < 0)
 		return -rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0)
 		return EEXIST;
-	if (rc != MDB_NOTFOUND || (rc = neg_read(c, t, &k, &n)) != 0)
+	if (rc != MDB_NOTFOUND || (rc = cache_neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	if (n.misses < UINT32_MAX)
 		n.misses++;
 	i = n.misses < nc->nttls ? n.misses : nc->nttls;
 	n.expires = nc->now + nc->ttls[i - 1];
 	nc->misses = n.misses;
-	return neg_write(c, t, &k, &n);
+	return cache_neg_write(c, t, &k, &n);
 }
 
 int
@@ -2699,7 +2596,7 @@ cache_put_negative(struct cache *c, const struct cache_key *key,
 
 	if (nttls == 0)
 		return -EINVAL;
-	if ((rc = wtxn(c, neg_fn, &nc)) < 0)
+	if ((rc = cache_wtxn(c, neg_fn, &nc)) < 0)
 		return rc;
 	return (int)(nc.misses > INT32_MAX ? INT32_MAX : nc.misses);
 }
@@ -2718,12 +2615,12 @@ mark_fn(struct cache *c, MDB_txn *t, void *ctx)
 	MDB_val		 k;
 	int		 rc;
 
-	if ((rc = keyval(mc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(mc->key, kb, &k)) < 0)
 		return -rc;
-	if ((rc = neg_read(c, t, &k, &n)) != 0)
+	if ((rc = cache_neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	n.expires = mc->until;
-	return neg_write(c, t, &k, &n);
+	return cache_neg_write(c, t, &k, &n);
 }
 
 int
@@ -2732,7 +2629,7 @@ cache_mark_checked(struct cache *c, const struct cache_key *key,
 {
 	struct markctx mc = { key, until };
 
-	return wtxn(c, mark_fn, &mc);
+	return cache_wtxn(c, mark_fn, &mc);
 }
 
 static int
@@ -2753,16 +2650,16 @@ cache_forget_negative(struct cache *c, const struct cache_key *key)
 	MDB_txn		*t;
 	int		rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
 	/* Most keys have none: look before taking the writer's lock. */
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	rc = mdb_get(t, c->negs, &k, &v);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc == MDB_NOTFOUND)
 		return 0;
-	return wtxn(c, unneg_fn, &k);
+	return cache_wtxn(c, unneg_fn, &k);
 }
 
 int
@@ -2774,13 +2671,13 @@ cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
 	MDB_val		 k;
 	int		 rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
-	rc = neg_read(c, t, &k, &n);
-	rend(c, t);
-	return rc != 0 ? merr(rc) : n.expires > now;
+	rc = cache_neg_read(c, t, &k, &n);
+	cache_rend(c, t);
+	return rc != 0 ? cache_merr(rc) : n.expires > now;
 }
 
 /* ---- walking the records ---- */
@@ -2806,7 +2703,7 @@ cat_extra(const struct cache *c, const unsigned char *k, size_t kl,
 	ssize_t			 n;
 	int			 fd, rc = -EIO;
 
-	if ((rc = cat_path(c, RECORD_CAT_RECORD, k, kl, path, 0)) < 0)
+	if ((rc = cache_cat_path(c, RECORD_CAT_RECORD, k, kl, path, 0)) < 0)
 		return rc;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -errno;
@@ -2838,11 +2735,11 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 	MDB_val		 k, v;
 	int		 n = 0, rc;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
+		cache_rend(c, t);
+		return cache_merr(rc);
 	}
 	/* Keys begin with their kind: a kind's records are one run. */
 	k.mv_data = lastlen ? (void *)last : &first;
@@ -2866,11 +2763,11 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 		n++;
 	}
 	mdb_cursor_close(cur);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc != 0 && rc != MDB_NOTFOUND) {
 		while (n > 0)
 			cache_record_release(&items[--n].rec);
-		return merr(rc);
+		return cache_merr(rc);
 	}
 	return n;
 }
@@ -2967,11 +2864,11 @@ cache_find_prefix(struct cache *c, enum cache_kind kind,
 	if ((kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
 	    kind != CACHE_GSYM) || plen == 0 || plen > CACHE_ID_MAX)
 		return -EINVAL;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
+		cache_rend(c, t);
+		return cache_merr(rc);
 	}
 	rc = MDB_NOTFOUND;
 	for (len = 1; len <= CACHE_ID_MAX && rc == MDB_NOTFOUND; len++) {
@@ -3000,10 +2897,10 @@ cache_find_prefix(struct cache *c, enum cache_kind kind,
 		*idlen = len;
 	}
 	mdb_cursor_close(cur);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc == MDB_NOTFOUND)
 		return -ENOENT;
-	return merr(rc);
+	return cache_merr(rc);
 }
 
 int
@@ -3015,9 +2912,9 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	int		 rc;
 
 	memset(st, 0, sizeof(*st));
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
-	if ((rc = get_bytes(c, t, &st->bytes)) == 0 &&
+	if ((rc = cache_get_bytes(c, t, &st->bytes)) == 0 &&
 	    (rc = mdb_stat(t, c->records, &ms)) == 0) {
 		st->records = ms.ms_entries;
 		if ((rc = mdb_stat(t, c->blobs, &ms)) == 0)
@@ -3026,7 +2923,7 @@ cache_stats(struct cache *c, struct cache_stats *st)
 			st->negatives = ms.ms_entries;
 	}
 	mdb_env_info(c->env, &info);
-	rend(c, t);
+	cache_rend(c, t);
 	st->mapsize = info.me_mapsize;
 	st->evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED);
 	st->check_dropped = c->check_dropped;
@@ -3047,7 +2944,7 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->first_failed = LOAD(first_failed);
 	st->quarantine_deleted = LOAD(quarantine_deleted);
 #undef LOAD
-	return merr(rc);
+	return cache_merr(rc);
 }
 
 /*
@@ -3071,7 +2968,7 @@ fileid_fn(struct cache *c, MDB_txn *t, void *ctx)
 
 	if ((rc = mdb_put(t, c->fileids, &k, &v, 0)) != 0)
 		return rc;
-	return cat_write(c, &e);
+	return cache_cat_write(c, &e);
 }
 
 int
@@ -3082,7 +2979,7 @@ cache_fileid_put(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
 
 	if (idlen == 0 || idlen > CACHE_ID_MAX)
 		return -EINVAL;
-	return wtxn(c, fileid_fn, &fc);
+	return cache_wtxn(c, fileid_fn, &fc);
 }
 
 int
@@ -3093,7 +2990,7 @@ cache_fileid_get(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
 	MDB_val	 k = { CACHE_FILEID_LEN, (void *)fid }, v;
 	int	 rc;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_get(t, c->fileids, &k, &v)) == 0) {
 		if (v.mv_size == 0 || v.mv_size > CACHE_ID_MAX) {
@@ -3103,8 +3000,8 @@ cache_fileid_get(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
 			*idlen = v.mv_size;
 		}
 	}
-	rend(c, t);
-	return merr(rc);
+	cache_rend(c, t);
+	return cache_merr(rc);
 }
 
 struct fidpair {
@@ -3123,7 +3020,7 @@ cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx)
 	size_t		 n = 0, cap = 0, i;
 	int		 rc;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->fileids, &cur)) == 0) {
 		for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
@@ -3132,7 +3029,7 @@ cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx)
 			    d.mv_size > CACHE_ID_MAX)
 				continue;	/* not ours: passed over */
 			if (array_grow(&v, &cap, n + 1, sizeof(*v)) != 0) {
-				rc = ENOMEM;	/* merr passes it on */
+				rc = ENOMEM;	/* cache_merr passes it on */
 				break;
 			}
 			memcpy(v[n].fid, k.mv_data, CACHE_FILEID_LEN);
@@ -3144,8 +3041,8 @@ cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx)
 			rc = 0;
 		mdb_cursor_close(cur);
 	}
-	rend(c, t);
-	rc = merr(rc);		/* from here on, fn's results */
+	cache_rend(c, t);
+	rc = cache_merr(rc);		/* from here on, fn's results */
 	for (i = 0; rc == 0 && i < n; i++)
 		rc = fn(ctx, v[i].fid, v[i].id, v[i].idlen);
 	free(v);
@@ -3215,7 +3112,7 @@ cache_file_invalidate(struct cache *c, const struct cache_key *key)
 	if ((kl = record_key(key, ic.kb)) < 0)
 		return kl;
 	ic.klen = (size_t)kl;
-	if ((rc = wtxn(c, invalidate_fn, &ic)) < 0)
+	if ((rc = cache_wtxn(c, invalidate_fn, &ic)) < 0)
 		return rc;
 	return ic.marked;
 }
@@ -3232,7 +3129,7 @@ cache_file_get(struct cache *c, const char *path, struct cache_file *out)
 
 	k.mv_size = record_file_key(path, kb, &kp);
 	k.mv_data = (void *)kp;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_get(t, c->files, &k, &v)) == 0) {
 		if (record_file_decode(v.mv_data, v.mv_size, &f) < 0)
@@ -3240,8 +3137,8 @@ cache_file_get(struct cache *c, const char *path, struct cache_file *out)
 		else
 			*out = f.id;
 	}
-	rend(c, t);
-	return merr(rc);
+	cache_rend(c, t);
+	return cache_merr(rc);
 }
 
 /* Drop the record at encoded key kb if it is an external one for path. */
@@ -3256,7 +3153,7 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 	if ((rc = mdb_get(t, c->records, &k, &v)) != 0)
 		return rc == MDB_NOTFOUND ? 0 : rc;
 	if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
-		return rec_del(c, t, &k);
+		return cache_rec_del(c, t, &k);
 	/* A source record refers to the source file, not to the ELF file
 	 * that named it; the ELF file's key list is what ties them. */
 	/* A member extracted from an archive is the archive's too (a blob:
@@ -3275,12 +3172,12 @@ drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
 		unsigned char	gone[32];
 		int		unl;
 
-		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
-		    (unl && (rc = gone_add(c, gone)) != 0))
+		if ((rc = cache_drop_raw(c, t, &k, gone, &unl)) != 0 ||
+		    (unl && (rc = cache_gone_add(c, gone)) != 0))
 			return rc;
-		return uncat_add(c, &k);
+		return cache_uncat_add(c, &k);
 	}
-	return own ? rec_del(c, t, &k) : 0;
+	return own ? cache_rec_del(c, t, &k) : 0;
 }
 
 struct filectx {
@@ -3346,7 +3243,7 @@ cache_file_set(struct cache *c, const char *path, const struct cache_file *f,
 {
 	struct filectx fc = { path, f, keys, nkeys };
 
-	return wtxn(c, file_set_fn, &fc);
+	return cache_wtxn(c, file_set_fn, &fc);
 }
 
 struct sweepctx {
@@ -3409,11 +3306,11 @@ cache_file_sweep(struct cache *c, const char *prefix,
 
 	/* Collect the paths under a read transaction, ask keep() with no
 	 * transaction open (it does I/O), then forget in one write. */
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->files, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
+		cache_rend(c, t);
+		return cache_merr(rc);
 	}
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -3431,9 +3328,9 @@ cache_file_sweep(struct cache *c, const char *prefix,
 		nall++;
 	}
 	mdb_cursor_close(cur);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc != MDB_NOTFOUND) {
-		rc = merr(rc);
+		rc = cache_merr(rc);
 		goto out;
 	}
 	if ((sc.paths = calloc(nall ? nall : 1, sizeof(*sc.paths))) == NULL) {
@@ -3443,7 +3340,7 @@ cache_file_sweep(struct cache *c, const char *prefix,
 	for (i = 0; i < nall; i++)
 		if (!keep(ctx, all[i]))
 			sc.paths[sc.n++] = all[i];
-	rc = sc.n ? wtxn(c, forget_fn, &sc) : 0;
+	rc = sc.n ? cache_wtxn(c, forget_fn, &sc) : 0;
 	if (rc == 0)
 		rc = sc.forgotten;
 out:
@@ -3467,7 +3364,7 @@ hash_file(int dfd, const char *name, unsigned char d[32], uint64_t *size)
 	*size = 0;
 	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -errno;
-	rc = hash_fd(fd, d, size);
+	rc = cache_hash_fd(fd, d, size);
 	close(fd);
 	return rc;
 }
@@ -3484,8 +3381,8 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 	int		 dfd, ok;
 
 	hex_encode(digest, 32, h);
-	if (blob_path(c, digest, dir, 1) != 0 ||
-	    blob_path(c, digest, path, 0) != 0)
+	if (cache_blob_path(c, digest, dir, 1) != 0 ||
+	    cache_blob_path(c, digest, path, 0) != 0)
 		return -ENOENT;
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		ok = hash_file(dfd, h + 2, d, &n) == 0 && n == size &&
@@ -3504,7 +3401,7 @@ blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
 		return -ENOENT;
 	/* Whatever sits under the blob's name now is wrong: keep it aside. */
 	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		(void)quarantine_blob(c, dfd, h, ".bad");
+		(void)cache_quarantine_blob(c, dfd, h, ".bad");
 		close(dfd);
 	}
 	if (snprintf(q, sizeof(q), "%s/quarantine/%s", c->dir, h) >=
@@ -3543,23 +3440,24 @@ rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
 		}
 		if (record_decode(e->val, e->vlen, &rec) != 0)
 			continue;
-		if ((rc = blob_ref(c, t, rec.digest, rec.size, &is_new)) == 0)
-			rc = rec_put(c, t, &k, &v);
+		if ((rc = cache_blob_ref(c, t, rec.digest, rec.size,
+		    &is_new)) == 0)
+			rc = cache_rec_put(c, t, &k, &v);
 		cache_record_release(&rec);
 	}
 	return rc;
 }
 
 /* Index the batch, and count it once it is committed. */
-static int
-rebuild_flush(struct cache *c, struct rebuildctx *rb)
+int
+cache_rebuild_flush(struct cache *c, struct rebuildctx *rb)
 {
 	size_t	i;
 	int	rc;
 
 	if (rb->n == 0)
 		return 0;
-	rc = wtxn(c, rebuild_fn, rb);
+	rc = cache_wtxn(c, rebuild_fn, rb);
 	for (i = 0; i < rb->n; i++) {
 		if (rc != 0 || rb->had[i])
 			;
@@ -3574,8 +3472,8 @@ rebuild_flush(struct cache *c, struct rebuildctx *rb)
 }
 
 /* Read one catalog file; queue it if it decodes and its blob is intact. */
-static int
-rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
+int
+cache_rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
     const char *name)
 {
 	struct cache_record	 rec;
@@ -3615,7 +3513,7 @@ rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
 		rb->rep->restored += rc == 1;
 	}
 	rb->bufs[rb->n++] = buf;
-	return rb->n == REBUILD_BATCH ? rebuild_flush(c, rb) : 0;
+	return rb->n == REBUILD_BATCH ? cache_rebuild_flush(c, rb) : 0;
 }
 
 struct rebuildwalk {
@@ -3628,7 +3526,7 @@ rebuild_file(void *ctx, int dfd, const char *sub, const char *name)
 {
 	struct rebuildwalk *w = ctx;
 
-	return rebuild_one(w->c, w->rb, dfd, name);
+	return cache_rebuild_one(w->c, w->rb, dfd, name);
 }
 
 static int
@@ -3642,11 +3540,11 @@ rebuild_all(struct cache *c, struct cache_rebuild_report *rep)
 		return -ENOMEM;
 	w.rb->rep = rep;
 	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	rc = walk2(path, rebuild_file, &w);
+	rc = cache_walk2(path, rebuild_file, &w);
 	if (rc == -ENOENT)
 		rc = 0;
 	if (rc == 0)
-		rc = rebuild_flush(c, w.rb);
+		rc = cache_rebuild_flush(c, w.rb);
 	while (w.rb->n > 0)
 		free(w.rb->bufs[--w.rb->n]);
 	free(w.rb);
@@ -3663,7 +3561,7 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 	int			 rc, n;
 
 	memset(rep, 0, sizeof(*rep));
-	if ((rc = store_present(dir, 1)) < 0)
+	if ((rc = cache_store_present(dir, 1)) < 0)
 		return rc;
 	if ((c = cache_alloc(dir, NULL)) == NULL)
 		return -ENOMEM;
@@ -3672,9 +3570,9 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 		if ((rc = fs_mkdir_p(path, 0)) < 0)
 			goto out;
 	}
-	if ((rc = lock_store(c, LOCK_EX)) < 0)
+	if ((rc = cache_lock_store(c, LOCK_EX)) < 0)
 		goto out;
-	clear_tmp(c);
+	cache_clear_tmp(c);
 	snprintf(path, sizeof(path), "%s/index", dir);
 	if (access(path, F_OK) == 0) {
 		for (i = 0; ; i++) {
@@ -3697,10 +3595,10 @@ cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
 		}
 	}
 	if ((rc = fs_mkdir_p(path, 0)) < 0 ||
-	    (rc = open_index(c, path, DEFAULT_MAPSIZE)) < 0 ||
+	    (rc = cache_open_index(c, path, DEFAULT_MAPSIZE)) < 0 ||
 	    (rc = rebuild_all(c, rep)) < 0 ||
-	    (rc = wtxn(c, mark_catalog_fn, NULL)) < 0 ||
-	    (rc = quarantine_strays(c)) < 0)
+	    (rc = cache_wtxn(c, cache_mark_catalog_fn, NULL)) < 0 ||
+	    (rc = cache_quarantine_strays(c)) < 0)
 		goto out;
 	rep->quarantined = c->check_quarantined;
 	c->markable = 1;	/* as checked as a check leaves it */
@@ -3740,8 +3638,8 @@ cache_quarantine_collect(struct cache *c, int64_t before)
 }
 
 /* Drop every record that refers to digest. */
-static int
-drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
+int
+cache_drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
 {
 	const unsigned char	*digest = ctx;
 	struct cache_record	 rec;
@@ -3761,9 +3659,9 @@ drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
 		cache_record_release(&rec);
 		if (!match)
 			continue;
-		if ((rc = lru_set(c, t, &k, &v, 0)) != 0 ||
-		    (rc = blob_unref(c, t, digest, &unl)) != 0 ||
-		    (rc = uncat_add(c, &k)) != 0 ||
+		if ((rc = cache_lru_set(c, t, &k, &v, 0)) != 0 ||
+		    (rc = cache_blob_unref(c, t, digest, &unl)) != 0 ||
+		    (rc = cache_uncat_add(c, &k)) != 0 ||
 		    (rc = mdb_cursor_del(cur, 0)) != 0)
 			break;
 	}
@@ -3822,7 +3720,7 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		goto out;
 	}
 	/* Pick the next blobs after the cursor, up to max_bytes. */
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		goto out;
 	k.mv_size = 32;
 	k.mv_data = cursor;
@@ -3842,9 +3740,9 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		}
 		mdb_cursor_close(cur);
 	}
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc != 0 && rc != MDB_NOTFOUND) {
-		rc = merr(rc);
+		rc = cache_merr(rc);
 		goto out;
 	}
 	if (n == 0) {
@@ -3859,7 +3757,7 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		/* Gone, unreadable or different: bad.  Out of fds: not the
 		 * blob's fault, try it next pass. */
 		bad = 0;
-		if (blob_path(c, ds[i], dir, 1) != 0)
+		if (cache_blob_path(c, ds[i], dir, 1) != 0)
 			continue;
 		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			bad = errno == ENOENT;
@@ -3873,12 +3771,12 @@ cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
 		__atomic_add_fetch(&c->verified, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&c->verified_bytes, size, __ATOMIC_RELAXED);
 		if (!bad) {
-			vset_add(c, ds[i]);
+			cache_vset_add(c, ds[i]);
 			continue;
 		}
 		if (failed != NULL)
 			(*failed)++;
-		if ((rc = condemn(c, ds[i])) < 0)
+		if ((rc = cache_condemn(c, ds[i])) < 0)
 			goto out;
 	}
 	memcpy(cursor, ds[n - 1], 32);

@@ -1,25 +1,23 @@
 /*
- * cache: the LMDB index, blob files, negative entries, eviction and the
- * open-time check.  See cache.h for the contract and the on-disk layout,
- * cache_int.h for the locking.
+ * cache: opening and closing a store, get/put/drop, negative entries,
+ * access times and eviction, and walking the records.  See cache.h for
+ * the contract and the on-disk layout, cache_int.h for the locking and
+ * the other files of the store (core.c, check.c, blob.c, files.c,
+ * rebuild.c).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1	/* mkostemp, rwlock kinds; configure sets it too */
+#define _GNU_SOURCE 1	/* rwlock kinds; configure sets it too */
 #endif
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +25,6 @@
 #include <lmdb.h>
 #include <openssl/evp.h>
 
-#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hex.h"
 #include "cache/cache.h"

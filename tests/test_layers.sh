@@ -11,11 +11,14 @@
 #   src/symhub/   the CLI                 uses all of the above
 #
 # 1. Every #include "DIR/..." names a folder the including one may use
-#    (a header of its own folder is included without one).
+#    (a header of its own folder is included without one), and
+#    cache/cache_int.h, the store's private header, is included by no
+#    file outside cache/.
 # 2. No undefined symbol of a layer's library is defined by a layer it may
 #    not use, and no layer but the daemon refers to libmicrohttpd or
 #    json-c, no layer but the daemon, the CLI and s3/ to libcurl, none
 #    but s3/ to expat, none below the programs to LMDB except cache/.
+#    No layer but cache/ refers to a function cache_int.h declares.
 # 3. The programs need only their libraries: the CLI needs no
 #    libmicrohttpd and no json-c; the tests of the GSYM library and of
 #    the S3 client's parsers link no daemon library.
@@ -73,6 +76,16 @@ for l in $LAYERS; do
 	fi
 done
 
+# The store's private header: its files share it, nobody else.
+bad=$(grep -rlE '^#include "(cache/)?cache_int\.h"' \
+    --include='*.[ch]' --include='*.cc' "$top_srcdir" 2>/dev/null |
+    grep -v "^$top_srcdir/cache/[^/]*$" | sed "s|^$top_srcdir/||")
+if [ -z "$bad" ]; then
+	pass "cache/cache_int.h is included only inside cache/"
+else
+	fail "cache/cache_int.h is included only inside cache/" "$bad"
+fi
+
 section 'symbols'
 for l in $LAYERS; do
 	nm -g --defined-only "$(lib "$l")" 2>/dev/null |
@@ -115,6 +128,23 @@ for l in $LAYERS; do
 		fail "$l refers to nothing above it" "$bad"
 	fi
 done
+
+# What cache_int.h declares is the store's own: no layer above calls it.
+sed -n 's/^[a-z].*[[:space:]*]\(cache_[a-z0-9_]*\)(.*/\1/p' \
+    "$top_srcdir/cache/cache_int.h" | sort -u >"$tmp/int.cache"
+bad=
+for l in $LAYERS; do
+	[ "$l" = cache ] && continue
+	b=$(comm -12 "$tmp/und.$l" "$tmp/int.cache" | head -5 | tr '\n' ' ')
+	[ -z "$b" ] || bad+="$l: $b"$'\n'
+done
+if [ ! -s "$tmp/int.cache" ]; then
+	fail "only cache/ calls the functions of cache_int.h" "no declarations read"
+elif [ -n "$bad" ]; then
+	fail "only cache/ calls the functions of cache_int.h" "$bad"
+else
+	pass "only cache/ calls the $(wc -l <"$tmp/int.cache") functions of cache_int.h"
+fi
 
 section 'programs'
 needed() {

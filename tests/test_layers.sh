@@ -4,7 +4,7 @@
 #
 #   src/base/     errors, hex, clock, buf uses nothing else
 #   cache/        the storage engine      uses base/
-#   src/common/   vocabulary, ELF, tokens uses base/, cache/ (its kinds)
+#   src/common/   vocabulary, ELF, tokens uses base/
 #   src/gsym/     GSYM library            uses base/, common/
 #   src/s3/       S3 client               uses base/
 #   src/symhubd/  the daemon              uses all of the above
@@ -35,7 +35,7 @@ may() {
 	case $1 in
 	base) echo base ;;
 	cache) echo cache base ;;
-	common) echo common cache base ;;
+	common) echo common base ;;
 	gsym) echo gsym common base ;;
 	s3) echo s3 base ;;
 	symhubd) echo symhubd common gsym s3 cache base ;;

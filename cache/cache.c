@@ -1,32 +1,23 @@
 /*
- * cache: the LMDB index, blob files, negative entries, eviction and the
- * open-time check.  See cache.h for the contract and the on-disk layout.
- *
- * Locking: every transaction holds c->resize for reading; growing the map
- * (mdb_env_set_mapsize needs no transaction active in the process) takes
- * it for writing.  Writers also hold c->wmu: a new blob is renamed into
- * blobs/ inside the transaction that first references it (a crash before
- * the commit leaves an unindexed file, removed at the next open), and a
- * blob whose last reference goes is unlinked only after the commit (a
- * crash before the unlink leaves the same), never before it.
+ * cache: opening and closing a store, get/put/drop, negative entries,
+ * access times and eviction, and walking the records.  See cache.h for
+ * the contract and the on-disk layout, cache_int.h for the locking and
+ * the other files of the store (core.c, check.c, blob.c, files.c,
+ * rebuild.c).
  */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1	/* mkostemp, rwlock kinds; configure sets it too */
+#define _GNU_SOURCE 1	/* rwlock kinds; configure sets it too */
 #endif
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/file.h>
-#include <sys/wait.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,17 +25,14 @@
 #include <lmdb.h>
 #include <openssl/evp.h>
 
-#include "base/buf.h"
 #include "base/fs.h"
 #include "base/hex.h"
 #include "cache/cache.h"
+#include "cache/cache_int.h"
 #include "cache/cleanmark.h"
 #include "cache/record.h"
 
-#define DEFAULT_MAPSIZE		((size_t)256 << 20)
-#define MAX_MAPSIZE		((size_t)1 << 40)
 #define ATIME_GRANULARITY	60	/* seconds between recorded accesses */
-#define TOUCH_BUCKETS		1024
 #define TOUCH_MAX		65536	/* pending accesses kept at most */
 
 struct touch {
@@ -54,1372 +42,11 @@ struct touch {
 	unsigned char	 k[RECORD_KEY_MAX];
 };
 
-/* A catalog entry to unlink once the write transaction commits. */
-struct catkey {
-	size_t		klen;
-	unsigned char	k[RECORD_KEY_MAX];
-};
-
-struct cache {
-	MDB_env			*env;
-	MDB_dbi			 records;	/* key -> record */
-	MDB_dbi			 negs;		/* key -> {expires, misses} */
-	MDB_dbi			 blobs;		/* digest -> {refs, size} */
-	MDB_dbi			 files;		/* path -> file entry */
-	MDB_dbi			 meta;		/* "bytes" -> u64 */
-	MDB_dbi			 fileids;	/* FileID -> build-id */
-	MDB_dbi			 lru;		/* atime | key -> "" (lru_*) */
-	char			*dir;
-	uint64_t		 budget;
-	int			 readonly;
-	pthread_rwlock_t	 resize;
-
-	/* Held across a write transaction and the blob unlinks after its
-	 * commit, so no writer re-adds a blob between the two. */
-	pthread_mutex_t		 wmu;
-	unsigned char		(*gone)[32];	/* blobs to unlink on commit */
-	size_t			 ngone, cgone;
-	struct catkey		*uncat;		/* catalog entries, likewise */
-	size_t			 nuncat, cuncat;
-	int			 lockfd;
-
-	pthread_mutex_t		 touch_mu;
-	struct touch		*touch[TOUCH_BUCKETS];
-	size_t			 ntouch;
-
-	/* Leave index/clean at close (cleanmark.h): the store was checked,
-	 * or trusted through the mark, and nothing since left a file the
-	 * index does not know of (dirty). */
-	int			 markable;
-	int			 dirty;
-	int			 trusted;	/* opened through the mark */
-
-	uint64_t		 evictions, check_dropped, check_removed;
-	uint64_t		 check_quarantined, verified, verify_failed;
-	uint64_t		 check_restored, check_resorted;
-	uint64_t		 verified_bytes, verify_passes;
-	int64_t			 verify_pass_start, verify_last_pass;
-	int64_t			 verify_last_end;
-
-	/* Blobs whose bytes were hashed since open (written, verified, or
-	 * checked when first opened): the first 8 bytes of their digest,
-	 * open addressing.  Bounded: emptied when it holds VSET_MAX, which
-	 * costs a second hashing of a blob, never a wrong answer. */
-	pthread_mutex_t		 vmu;
-	uint64_t		*vset;
-	size_t			 vcap, vn;
-	uint64_t		 verify_first_max;	/* 0: none */
-	uint64_t		 first_verified, first_failed;
-	uint64_t		 quarantine_deleted;
-};
-
-#define VSET_MAX	((size_t)1 << 20)
-
-/* Writeback is started every this many bytes (see cache_blob_write). */
-#define WRITEBACK_CHUNK	((uint64_t)8 << 20)
-
-struct cache_blob {
-	struct cache	*c;
-	int		 fd;
-	uint64_t	 size;
-	uint64_t	 flushed;	/* writeback started up to here */
-	EVP_MD_CTX	*md;		/* NULL while staged */
-	int		 staged;	/* fd is a memfd, tmp[] empty */
-	char		 tmp[PATH_MAX];
-};
-
-/* A staged blob moves to a file of tmp/ when it grows past this. */
-#define STAGE_MAX	((uint64_t)8 << 20)
-
-struct neg {
-	int64_t		expires;
-	uint32_t	misses;
-	uint32_t	pad;
-};
-
-struct blobref {
-	uint64_t	refs;
-	uint64_t	size;
-};
-
-static const char META_BYTES[] = "bytes";
-/* Present once every blob record has its catalog entry. */
-static const char META_CATALOG[] = "catalog";
 /* Present once the lru table lists every evictable record. */
 static const char META_LRU[] = "lru";
 
-/* LMDB result to -errno. */
-static int
-merr(int rc)
-{
-	if (rc == 0)
-		return 0;
-	if (rc == MDB_NOTFOUND)
-		return -ENOENT;
-	if (rc == MDB_MAP_FULL)
-		return -ENOSPC;
-	if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH ||
-	    rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND)
-		return -EUCLEAN;
-	if (rc > 0)
-		return -rc;
-	return -EIO;
-}
-
-/* Encode key into kb and point k at it.  @return 0 or -EINVAL. */
-static int
-keyval(const struct cache_key *key, unsigned char kb[RECORD_KEY_MAX],
-    MDB_val *k)
-{
-	int kl;
-
-	if ((kl = record_key(key, kb)) < 0)
-		return kl;
-	k->mv_size = (size_t)kl;
-	k->mv_data = kb;
-	return 0;
-}
-
-/* The negative entry at k, or a zeroed one.  @return 0 or an LMDB code. */
-static int
-neg_read(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
-{
-	MDB_val	v;
-	int	rc;
-
-	memset(n, 0, sizeof(*n));
-	rc = mdb_get(t, c->negs, k, &v);
-	if (rc == 0 && v.mv_size == sizeof(*n))
-		memcpy(n, v.mv_data, sizeof(*n));
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-static int
-neg_write(struct cache *c, MDB_txn *t, MDB_val *k, struct neg *n)
-{
-	MDB_val v = { sizeof(*n), n };
-
-	return mdb_put(t, c->negs, k, &v, 0);
-}
-
-/* blobs/ab/cdef… for digest; out must hold PATH_MAX bytes. */
-static int
-blob_path(const struct cache *c, const unsigned char digest[32], char *out,
-    int dir_only)
-{
-	char	h[65];
-	int	n;
-
-	hex_encode(digest, 32, h);
-	if (dir_only)
-		n = snprintf(out, PATH_MAX, "%s/blobs/%.2s", c->dir, h);
-	else
-		n = snprintf(out, PATH_MAX, "%s/blobs/%.2s/%s", c->dir, h,
-		    h + 2);
-	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-static void	blob_unlink(struct cache *, const unsigned char [32]);
-
-/*
- * catalog/<xx>/<r|f><hex key>: the name spells the LMDB key, so an entry
- * is found and replaced without reading it; xx is the first id byte (the
- * FileID's for mappings), for fan-out.
- */
-static int
-cat_path(const struct cache *c, int type, const unsigned char *k, size_t kl,
-    char *out, int dir_only)
-{
-	char		h[2 * RECORD_KEY_MAX + 1];
-	unsigned	fan;
-	int		n;
-
-	if (kl == 0 || kl > RECORD_KEY_MAX)
-		return -EINVAL;
-	fan = type == RECORD_CAT_RECORD ? (kl > 2 ? k[2] : 0) : k[0];
-	hex_encode(k, kl, h);
-	if (dir_only)
-		n = snprintf(out, PATH_MAX, "%s/catalog/%02x", c->dir, fan);
-	else
-		n = snprintf(out, PATH_MAX, "%s/catalog/%02x/%c%s", c->dir,
-		    fan, type == RECORD_CAT_RECORD ? 'r' : 'f', h);
-	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
-}
-
-/*
- * Write e as a catalog file: a file of tmp/, fsynced, renamed over the
- * entry's name.  @return 0 or a positive errno (a wtxn() fn's code).
- */
-static int
-cat_write(struct cache *c, const struct record_cat *e)
-{
-	unsigned char	*buf = NULL;
-	char		 tmp[PATH_MAX], dir[PATH_MAX], path[PATH_MAX];
-	size_t		 len;
-	int		 fd = -1, rc;
-
-	tmp[0] = '\0';
-	if ((rc = -record_cat_encode(e, &buf, &len)) != 0 ||
-	    (rc = -cat_path(c, e->type, e->key, e->klen, dir, 1)) != 0 ||
-	    (rc = -cat_path(c, e->type, e->key, e->klen, path, 0)) != 0)
-		goto out;
-	if (snprintf(tmp, sizeof(tmp), "%s/tmp/cat.XXXXXX", c->dir) >=
-	    (int)sizeof(tmp)) {
-		tmp[0] = '\0';
-		rc = ENAMETOOLONG;
-		goto out;
-	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		tmp[0] = '\0';
-		rc = errno;
-		goto out;
-	}
-	(void)fchmod(fd, 0644);
-	if ((rc = -fs_write_all(fd, buf, len)) != 0)
-		goto out;
-	if (fsync(fd) != 0 || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
-	    rename(tmp, path) != 0) {
-		rc = errno;
-		goto out;
-	}
-	tmp[0] = '\0';
-	rc = -fs_fsync_dir(dir);
-out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp[0] != '\0')
-		unlink(tmp);
-	free(buf);
-	return rc;
-}
-
-/* Unlink record key k's catalog entry when the running write transaction
- * commits.  @return 0 or ENOMEM (for fn). */
-static int
-uncat_add(struct cache *c, const MDB_val *k)
-{
-	if (k->mv_size == 0 || k->mv_size > RECORD_KEY_MAX)
-		return 0;
-	if (array_grow(&c->uncat, &c->cuncat, c->nuncat + 1,
-	    sizeof(*c->uncat)) != 0)
-		return ENOMEM;
-	c->uncat[c->nuncat].klen = k->mv_size;
-	memcpy(c->uncat[c->nuncat].k, k->mv_data, k->mv_size);
-	c->nuncat++;
-	return 0;
-}
-
-static void
-uncat_apply(struct cache *c)
-{
-	char	path[PATH_MAX];
-	size_t	i;
-
-	for (i = 0; i < c->nuncat; i++)
-		if (cat_path(c, RECORD_CAT_RECORD, c->uncat[i].k,
-		    c->uncat[i].klen, path, 0) == 0)
-			unlink(path);
-	c->nuncat = 0;
-}
-
-/* Another process grew the map: adopt its size. */
-static void
-adopt(struct cache *c)
-{
-	pthread_rwlock_wrlock(&c->resize);
-	mdb_env_set_mapsize(c->env, 0);
-	pthread_rwlock_unlock(&c->resize);
-}
-
-static int
-rbegin(struct cache *c, MDB_txn **t)
-{
-	int rc, tries;
-
-	for (tries = 0; ; tries++) {
-		pthread_rwlock_rdlock(&c->resize);
-		if ((rc = mdb_txn_begin(c->env, NULL, MDB_RDONLY, t)) == 0)
-			return 0;
-		pthread_rwlock_unlock(&c->resize);
-		if (rc != MDB_MAP_RESIZED || tries >= 3)
-			return merr(rc);
-		adopt(c);
-	}
-}
-
-static void
-rend(struct cache *c, MDB_txn *t)
-{
-	mdb_txn_abort(t);
-	pthread_rwlock_unlock(&c->resize);
-}
-
-static int
-grow(struct cache *c)
-{
-	MDB_envinfo	info;
-	int		rc;
-
-	pthread_rwlock_wrlock(&c->resize);
-	mdb_env_info(c->env, &info);
-	if (info.me_mapsize >= MAX_MAPSIZE)
-		rc = ENOSPC;
-	else
-		rc = mdb_env_set_mapsize(c->env, info.me_mapsize * 2);
-	pthread_rwlock_unlock(&c->resize);
-	return merr(rc);
-}
-
-/*
- * Run fn inside a write transaction and commit.  fn returns 0, a positive
- * errno or an LMDB code, and must do its file system changes after its
- * last LMDB write: when the map is full the transaction is aborted, the
- * map grown, and fn run again from the start.
- */
-static int
-wtxn(struct cache *c, int (*fn)(struct cache *, MDB_txn *, void *),
-    void *ctx)
-{
-	MDB_txn	*t;
-	size_t	 i;
-	int	 rc, tries;
-
-	if (c->readonly)
-		return -EROFS;
-	pthread_mutex_lock(&c->wmu);
-	for (tries = 0; ; tries++) {
-		c->ngone = 0;
-		c->nuncat = 0;
-		pthread_rwlock_rdlock(&c->resize);
-		rc = mdb_txn_begin(c->env, NULL, 0, &t);
-		if (rc == 0) {
-			if ((rc = fn(c, t, ctx)) == 0)
-				rc = mdb_txn_commit(t);
-			else
-				mdb_txn_abort(t);
-		}
-		pthread_rwlock_unlock(&c->resize);
-		if (rc == MDB_MAP_RESIZED && tries < 24) {
-			adopt(c);
-			continue;
-		}
-		if (rc != MDB_MAP_FULL || tries >= 24)
-			break;
-		if ((rc = grow(c)) < 0)
-			goto out;
-	}
-	if (rc == 0) {
-		uncat_apply(c);
-		for (i = 0; i < c->ngone; i++)
-			blob_unlink(c, c->gone[i]);
-	}
-	rc = merr(rc);
-out:
-	c->ngone = 0;
-	c->nuncat = 0;
-	pthread_mutex_unlock(&c->wmu);
-	return rc;
-}
-
-/* Unlink this blob when the running write transaction commits.
- * @return 0 or ENOMEM (an LMDB-style code, for fn). */
-static int
-gone_add(struct cache *c, const unsigned char digest[32])
-{
-	if (array_grow(&c->gone, &c->cgone, c->ngone + 1,
-	    sizeof(*c->gone)) != 0)
-		return ENOMEM;
-	memcpy(c->gone[c->ngone++], digest, 32);
-	return 0;
-}
-
-static int
-get_bytes(struct cache *c, MDB_txn *t, uint64_t *bytes)
-{
-	MDB_val	k = { sizeof(META_BYTES), (void *)META_BYTES }, v;
-	int	rc;
-
-	*bytes = 0;
-	rc = mdb_get(t, c->meta, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(*bytes))
-		memcpy(bytes, v.mv_data, sizeof(*bytes));
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-static int
-add_bytes(struct cache *c, MDB_txn *t, int64_t delta)
-{
-	MDB_val		k = { sizeof(META_BYTES), (void *)META_BYTES }, v;
-	uint64_t	bytes;
-	int		rc;
-
-	if ((rc = get_bytes(c, t, &bytes)) != 0)
-		return rc;
-	if (delta < 0 && (uint64_t)-delta > bytes)
-		bytes = 0;
-	else
-		bytes += (uint64_t)delta;
-	v.mv_size = sizeof(bytes);
-	v.mv_data = &bytes;
-	return mdb_put(t, c->meta, &k, &v, 0);
-}
-
-/*
- * The eviction order.  The lru table holds, for every record the byte
- * budget may evict (a blob, not pinned), the key atime (8 bytes, big
- * endian, sign bit flipped) | record key, and no value: evict() takes
- * the oldest first and does work in proportion to what it evicts.  Every
- * change of a record goes through rec_put() and rec_del(), which keep
- * it; evict() mends an entry that lies (its record gone or changed).
- */
-#define LRU_KEY_MAX	(8 + RECORD_KEY_MAX)
-
-/* Is the encoded record v evictable?  *atime is its access time. */
-static int
-lru_evictable(const MDB_val *v, int64_t *atime)
-{
-	uint32_t	flags;
-
-	if (v->mv_size < RECORD_FIXED)
-		return 0;
-	memcpy(&flags, (const char *)v->mv_data + 4, sizeof(flags));
-	memcpy(atime, (const char *)v->mv_data + RECORD_ATIME_OFF,
-	    sizeof(*atime));
-	return !(flags & (CACHE_F_EXTERNAL | CACHE_F_PINNED));
-}
-
-static void
-lru_key(const MDB_val *k, int64_t atime, unsigned char out[LRU_KEY_MAX],
-    MDB_val *lk)
-{
-	uint64_t	u = (uint64_t)atime ^ (1ull << 63);
-	int		i;
-
-	for (i = 0; i < 8; i++)
-		out[i] = (unsigned char)(u >> (56 - 8 * i));
-	memcpy(out + 8, k->mv_data, k->mv_size);
-	lk->mv_size = 8 + k->mv_size;
-	lk->mv_data = out;
-}
-
-/* Add (add) or remove the lru entry of the record k -> v. */
-static int
-lru_set(struct cache *c, MDB_txn *t, const MDB_val *k, const MDB_val *v,
-    int add)
-{
-	unsigned char	lb[LRU_KEY_MAX];
-	MDB_val		lk, empty = { 0, NULL };
-	int64_t		atime;
-	int		rc;
-
-	if (k->mv_size > RECORD_KEY_MAX || !lru_evictable(v, &atime))
-		return 0;
-	lru_key(k, atime, lb, &lk);
-	if (add)
-		return mdb_put(t, c->lru, &lk, &empty, 0);
-	rc = mdb_del(t, c->lru, &lk, NULL);
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* Store record k -> v, replacing any (and its lru entry). */
-static int
-rec_put(struct cache *c, MDB_txn *t, MDB_val *k, MDB_val *v)
-{
-	MDB_val	old;
-	int	rc;
-
-	rc = mdb_get(t, c->records, k, &old);
-	if (rc == 0)
-		rc = lru_set(c, t, k, &old, 0);
-	else if (rc == MDB_NOTFOUND)
-		rc = 0;
-	if (rc != 0 || (rc = mdb_put(t, c->records, k, v, 0)) != 0)
-		return rc;
-	return lru_set(c, t, k, v, 1);
-}
-
-/* Remove record k (and its lru entry).  MDB_NOTFOUND when there is
- * none.  (A cursor walk calls lru_set() then mdb_cursor_del().) */
-static int
-rec_del(struct cache *c, MDB_txn *t, MDB_val *k)
-{
-	MDB_val	old;
-	int	rc;
-
-	if ((rc = mdb_get(t, c->records, k, &old)) != 0 ||
-	    (rc = lru_set(c, t, k, &old, 0)) != 0)
-		return rc;
-	return mdb_del(t, c->records, k, NULL);
-}
-
-/*
- * Drop one reference to a blob.  *unlink_it is set when this was the last
- * one: the caller removes the file after its last LMDB write.
- */
-static int
-blob_unref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
-    int *unlink_it)
-{
-	MDB_val		k = { 32, (void *)digest }, v;
-	struct blobref	r;
-	int		rc;
-
-	*unlink_it = 0;
-	if ((rc = mdb_get(t, c->blobs, &k, &v)) == MDB_NOTFOUND)
-		return 0;
-	if (rc != 0)
-		return rc;
-	if (v.mv_size != sizeof(r))
-		return mdb_del(t, c->blobs, &k, NULL);
-	memcpy(&r, v.mv_data, sizeof(r));
-	if (r.refs > 1) {
-		r.refs--;
-		v.mv_size = sizeof(r);
-		v.mv_data = &r;
-		return mdb_put(t, c->blobs, &k, &v, 0);
-	}
-	if ((rc = mdb_del(t, c->blobs, &k, NULL)) != 0)
-		return rc;
-	*unlink_it = 1;
-	return add_bytes(c, t, -(int64_t)r.size);
-}
-
-/* Add a reference; *is_new is set when the blob was not indexed yet. */
-static int
-blob_ref(struct cache *c, MDB_txn *t, const unsigned char digest[32],
-    uint64_t size, int *is_new)
-{
-	MDB_val		k = { 32, (void *)digest }, v;
-	struct blobref	r = { 0, size };
-	int		rc;
-
-	rc = mdb_get(t, c->blobs, &k, &v);
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		return rc;
-	*is_new = rc == MDB_NOTFOUND;
-	if (!*is_new && v.mv_size == sizeof(r))
-		memcpy(&r, v.mv_data, sizeof(r));
-	r.refs++;
-	v.mv_size = sizeof(r);
-	v.mv_data = &r;
-	if ((rc = mdb_put(t, c->blobs, &k, &v, 0)) != 0)
-		return rc;
-	return *is_new ? add_bytes(c, t, (int64_t)size) : 0;
-}
-
-static void
-blob_unlink(struct cache *c, const unsigned char digest[32])
-{
-	char path[PATH_MAX];
-
-	/* One left behind is a stray for the next open's check. */
-	if (blob_path(c, digest, path, 0) != 0 ||
-	    (unlink(path) != 0 && errno != ENOENT))
-		c->dirty = 1;
-}
-
-/*
- * Remove the record at encoded key k, releasing its blob reference.
- * *gone receives the digest to unlink, if any.
- */
-static int
-drop_raw(struct cache *c, MDB_txn *t, MDB_val *k, unsigned char gone[32],
-    int *unlink_it)
-{
-	struct cache_record	rec;
-	MDB_val			v;
-	int			rc;
-
-	*unlink_it = 0;
-	if ((rc = mdb_get(t, c->records, k, &v)) != 0)
-		return rc;
-	if (record_decode(v.mv_data, v.mv_size, &rec) == 0 &&
-	    !(rec.flags & CACHE_F_EXTERNAL)) {
-		memcpy(gone, rec.digest, 32);
-		rc = blob_unref(c, t, rec.digest, unlink_it);
-	}
-	cache_record_release(&rec);
-	if (rc != 0)
-		return rc;
-	return rec_del(c, t, k);
-}
-
-/*
- * Blobs hashed since open.
- */
-
-static uint64_t
-vkey(const unsigned char d[32])
-{
-	uint64_t k;
-
-	memcpy(&k, d, sizeof(k));
-	return k != 0 ? k : 1;		/* 0 marks a free slot */
-}
-
-static size_t
-vslot(const uint64_t *set, size_t cap, uint64_t k)
-{
-	size_t i = (size_t)(k ^ (k >> 29)) & (cap - 1);
-
-	while (set[i] != 0 && set[i] != k)
-		i = (i + 1) & (cap - 1);
-	return i;
-}
-
-static int
-vset_has(struct cache *c, const unsigned char d[32])
-{
-	int has;
-
-	pthread_mutex_lock(&c->vmu);
-	has = c->vcap > 0 && c->vset[vslot(c->vset, c->vcap, vkey(d))] != 0;
-	pthread_mutex_unlock(&c->vmu);
-	return has;
-}
-
-static void
-vset_add(struct cache *c, const unsigned char d[32])
-{
-	uint64_t	*n, k = vkey(d);
-	size_t		 i, cap;
-
-	pthread_mutex_lock(&c->vmu);
-	if (c->vn >= VSET_MAX) {
-		memset(c->vset, 0, c->vcap * sizeof(*c->vset));
-		c->vn = 0;
-	}
-	if (2 * (c->vn + 1) > c->vcap) {
-		cap = c->vcap ? 2 * c->vcap : 1024;
-		if ((n = calloc(cap, sizeof(*n))) == NULL)
-			goto out;	/* hashed again next time */
-		for (i = 0; i < c->vcap; i++)
-			if (c->vset[i] != 0)
-				n[vslot(n, cap, c->vset[i])] = c->vset[i];
-		free(c->vset);
-		c->vset = n;
-		c->vcap = cap;
-	}
-	i = vslot(c->vset, c->vcap, k);
-	if (c->vset[i] == 0) {
-		c->vset[i] = k;
-		c->vn++;
-	}
-out:
-	pthread_mutex_unlock(&c->vmu);
-}
-
-/* SHA-256 and size of what fd holds, read with pread (its offset is left
- * alone).  @return 0 or -errno. */
-static int
-hash_fd(int fd, unsigned char d[32], uint64_t *size)
-{
-	unsigned char	 buf[65536];
-	EVP_MD_CTX	*md = NULL;
-	unsigned int	 dlen;
-	ssize_t		 n = 0;
-	int		 rc = -EIO;
-
-	*size = 0;
-	if ((md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-		goto out;
-	for (;;) {
-		if ((n = pread(fd, buf, sizeof(buf), (off_t)*size)) < 0 &&
-		    errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (EVP_DigestUpdate(md, buf, (size_t)n) != 1)
-			goto out;
-		*size += (uint64_t)n;
-	}
-	if (n < 0)
-		rc = -errno;
-	else if (EVP_DigestFinal_ex(md, d, &dlen) == 1)
-		rc = 0;
-out:
-	EVP_MD_CTX_free(md);
-	return rc;
-}
-
-/*
- * The open-time check.
- */
-
-static void
-clear_tmp(struct cache *c)
-{
-	char		 path[PATH_MAX];
-	DIR		*d;
-	struct dirent	*e;
-
-	snprintf(path, sizeof(path), "%s/tmp", c->dir);
-	if ((d = opendir(path)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
-			c->check_removed++;
-	}
-	closedir(d);
-}
-
-#define REBUILD_BATCH	256
-
-/* Catalog entries read, waiting to be indexed a batch at a time. */
-struct rebuildctx {
-	struct cache_rebuild_report	*rep;
-	unsigned char			*bufs[REBUILD_BATCH];
-	struct record_cat		 ents[REBUILD_BATCH];
-	char				 had[REBUILD_BATCH];
-	size_t				 n;
-	int				 repair;	/* into a live index:
-						 * a key it has is kept */
-};
-
-/* Drop records whose blob is missing or of the wrong size, and rebuild
- * the reference counts and byte total from the records that remain. */
-static int
-check_records(struct cache *c, MDB_txn *t, void *ctx)
-{
-	MDB_cursor		*cur;
-	MDB_val			 k, v, mk, mv;
-	struct cache_record	 rec;
-	struct stat		 st;
-	char			 path[PATH_MAX];
-	uint64_t		 bytes = 0, *dropped = ctx;
-	int			 rc, is_new, bad;
-
-	*dropped = 0;
-	mk.mv_size = sizeof(META_BYTES);
-	mk.mv_data = (void *)META_BYTES;
-	mv.mv_size = sizeof(bytes);
-	mv.mv_data = &bytes;
-	/* The eviction order is rebuilt too: an index written meanwhile by a
-	 * binary from before the table has records it does not list. */
-	if ((rc = mdb_drop(t, c->blobs, 0)) != 0 ||
-	    (rc = mdb_drop(t, c->lru, 0)) != 0 ||
-	    (rc = mdb_put(t, c->meta, &mk, &mv, 0)) != 0)
-		return rc;
-	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		bad = record_decode(v.mv_data, v.mv_size, &rec) != 0;
-		if (!bad && !(rec.flags & CACHE_F_EXTERNAL)) {
-			bad = blob_path(c, rec.digest, path, 0) != 0 ||
-			    stat(path, &st) != 0 ||
-			    (uint64_t)st.st_size != rec.size;
-			if (!bad)
-				rc = blob_ref(c, t, rec.digest, rec.size,
-				    &is_new);
-		}
-		cache_record_release(&rec);
-		if (rc != 0)
-			break;
-		if (bad) {
-			if ((rc = mdb_cursor_del(cur, 0)) != 0)
-				break;
-			(*dropped)++;
-		} else if ((rc = lru_set(c, t, &k, &v, 1)) != 0) {
-			break;
-		}
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* Parse blobs/<xx>/<62 hex> back into a digest. */
-static int
-parse_blob_name(const char *dir2, const char *name, unsigned char d[32])
-{
-	char	h[65];
-
-	if (strlen(dir2) != 2 || strlen(name) != 62)
-		return -1;
-	memcpy(h, dir2, 2);
-	memcpy(h + 2, name, 63);
-	return hex_decode(h, 64, d) == 32 ? 0 : -1;
-}
-
-/*
- * Move a file of blobs/<dir2>/ to quarantine/<dir2><name>, never over
- * another file there (a suffix .1, .2, ... when the name is taken).
- * @return 0 or -errno.
- */
-static int
-quarantine_file(const struct cache *c, int fromfd, const char *dir2,
-    const char *name, const char *why)
-{
-	char	q[PATH_MAX], dst[NAME_MAX + 1];
-	int	qfd, rc = 0, i;
-
-	if (snprintf(q, sizeof(q), "%s/quarantine", c->dir) >= (int)sizeof(q))
-		return -ENAMETOOLONG;
-	if (mkdir(q, 0755) != 0 && errno != EEXIST)
-		return -errno;
-	if ((qfd = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
-	for (i = 0; i < 1000; i++) {
-		if ((i == 0 ? snprintf(dst, sizeof(dst), "%s%s%s", dir2, name,
-		    why) : snprintf(dst, sizeof(dst), "%s%s%s.%d", dir2, name,
-		    why, i)) >= (int)sizeof(dst)) {
-			rc = -ENAMETOOLONG;
-			break;
-		}
-		if (renameat2(fromfd, name, qfd, dst, RENAME_NOREPLACE) == 0) {
-			/* A blob keeps the time it was written: stamp the
-			 * move, which cache_quarantine_collect() counts
-			 * its grace from. */
-			(void)utimensat(qfd, dst, NULL, 0);
-			rc = 0;
-			break;
-		}
-		rc = -errno;
-		if (errno != EEXIST)
-			break;
-	}
-	if (rc == 0 && fsync(qfd) != 0)
-		rc = -errno;
-	close(qfd);
-	return rc;
-}
-
-/* The blob of hex digest h, a file of dfd (its blobs/xx/). */
-static int
-quarantine_blob(const struct cache *c, int dfd, const char h[65],
-    const char *why)
-{
-	char	d2[3] = { h[0], h[1], '\0' };
-
-	return quarantine_file(c, dfd, d2, h + 2, why);
-}
-
-/*
- * Call fn(ctx, dirfd, sub, name) for every file of dir/<sub>/ (the layout
- * of blobs/ and catalog/), dot files left out, until fn returns non-zero.
- * @return fn's last value, or -errno when dir cannot be opened.
- */
-static int
-walk2(const char *dir, int (*fn)(void *, int, const char *, const char *),
-    void *ctx)
-{
-	DIR		*top, *sub;
-	struct dirent	*e, *f;
-	int		 fd, rc = 0;
-
-	if ((top = opendir(dir)) == NULL)
-		return -errno;
-	while (rc == 0 && (e = readdir(top)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		fd = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY);
-		if (fd < 0 || (sub = fdopendir(fd)) == NULL) {
-			if (fd >= 0)
-				close(fd);
-			continue;
-		}
-		while (rc == 0 && (f = readdir(sub)) != NULL)
-			if (f->d_name[0] != '.')
-				rc = fn(ctx, dirfd(sub), e->d_name, f->d_name);
-		closedir(sub);
-	}
-	closedir(top);
-	return rc;
-}
-
-struct strayctx {
-	struct cache	*c;
-	MDB_txn		*t;
-};
-
-static int
-stray_one(void *ctx, int dfd, const char *sub, const char *name)
-{
-	struct strayctx	*sc = ctx;
-	unsigned char	 d[32];
-	MDB_val		 k = { 32, d }, v;
-
-	if (parse_blob_name(sub, name, d) == 0 &&
-	    mdb_get(sc->t, sc->c->blobs, &k, &v) == 0)
-		return 0;
-	if (quarantine_file(sc->c, dfd, sub, name, "") == 0)
-		sc->c->check_quarantined++;
-	return 0;
-}
-
-/* Move blob files that no record refers to into quarantine/: the index
- * may be what is wrong, and blobs can be rebuilt from, never deleted. */
-static int
-quarantine_strays(struct cache *c)
-{
-	struct strayctx	 sc = { c, NULL };
-	char		 path[PATH_MAX];
-	int		 rc;
-
-	snprintf(path, sizeof(path), "%s/blobs", c->dir);
-	if ((rc = rbegin(c, &sc.t)) < 0)
-		return rc;
-	rc = walk2(path, stray_one, &sc);
-	rend(c, sc.t);
-	return rc;
-}
-
-/*
- * A key whose bytes flipped in data.mdb breaks the order LMDB searches
- * by: the record under it is no longer found, nor may its neighbours be,
- * and an insert lands beside it wherever the search ends.  A walk by
- * cursor sees every entry whatever the order: copy each table found out
- * of order into a spare one and back, sorted.  *done is incremented when
- * dbi was.  @return 0 or an LMDB code.
- */
-static int
-resort_table(MDB_txn *t, MDB_dbi dbi, uint64_t *done)
-{
-	MDB_cursor	*cur;
-	MDB_dbi		 spare;
-	MDB_val		 k, v, prev = { 0, NULL };
-	int		 rc, ordered = 1;
-
-	if ((rc = mdb_cursor_open(t, dbi, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && ordered;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (prev.mv_data != NULL && mdb_cmp(t, dbi, &prev, &k) >= 0)
-			ordered = 0;
-		prev = k;
-	}
-	mdb_cursor_close(cur);
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		return rc;
-	if (ordered)
-		return 0;
-	(*done)++;
-	if ((rc = mdb_dbi_open(t, "resort", MDB_CREATE, &spare)) != 0 ||
-	    (rc = mdb_drop(t, spare, 0)) != 0 ||
-	    (rc = mdb_cursor_open(t, dbi, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if ((rc = mdb_put(t, spare, &k, &v, 0)) != 0)
-			break;
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND || (rc = mdb_drop(t, dbi, 0)) != 0 ||
-	    (rc = mdb_cursor_open(t, spare, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if ((rc = mdb_put(t, dbi, &k, &v, MDB_APPEND)) != 0)
-			break;
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return rc;
-	return mdb_drop(t, spare, 1);
-}
-
-static int
-resort_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	MDB_dbi		dbis[4] = { c->records, c->negs, c->files,
-			    c->fileids };
-	uint64_t	*resorted = ctx;
-	size_t		 i;
-	int		 rc;
-
-	*resorted = 0;
-	for (i = 0; i < 4; i++)
-		if ((rc = resort_table(t, dbis[i], resorted)) != 0)
-			return rc;
-	return 0;
-}
-
-static int	rebuild_one(struct cache *, struct rebuildctx *, int,
-		    const char *);
-static int	rebuild_flush(struct cache *, struct rebuildctx *);
-
-/* A catalog entry the index lacks, by its place under catalog/. */
-struct catname {
-	char	sub[3];
-	char	name[NAME_MAX + 1];
-};
-
-struct lackctx {
-	struct cache	*c;
-	MDB_txn		*t;
-	struct catname	*v;
-	size_t		 n, cap;
-	int		 err;
-};
-
-static int
-lack_one(void *ctx, int dfd, const char *sub, const char *name)
-{
-	struct lackctx	*lc = ctx;
-	unsigned char	 kb[RECORD_KEY_MAX];
-	size_t		 hl = strlen(name + 1);
-	MDB_val		 k, v;
-
-	(void)dfd;
-	/* Not an entry's name (a leftover of ours, or a stranger's): for
-	 * cache_rebuild() to judge, as it reads every file. */
-	if ((name[0] != 'r' && name[0] != 'f') || strlen(sub) != 2 ||
-	    hl == 0 || hl > 2 * RECORD_KEY_MAX ||
-	    hex_decode(name + 1, hl, kb) < 0)
-		return 0;
-	k.mv_size = hl / 2;
-	k.mv_data = kb;
-	if (mdb_get(lc->t, name[0] == 'r' ? lc->c->records : lc->c->fileids,
-	    &k, &v) == 0)
-		return 0;
-	if (array_grow(&lc->v, &lc->cap, lc->n + 1, sizeof(*lc->v)) != 0) {
-		lc->err = -ENOMEM;
-		return 1;
-	}
-	memcpy(lc->v[lc->n].sub, sub, 3);
-	snprintf(lc->v[lc->n].name, sizeof(lc->v[lc->n].name), "%s", name);
-	lc->n++;
-	return 0;
-}
-
-/*
- * Take back into the index every catalog entry it lacks, whose blob is
- * intact (a FileID mapping needs none): the entry is written before the
- * record is committed, so the index lacking one means either a crash
- * between a drop's commit and the entry's removal (the record comes back;
- * it is evicted or dropped again) or a damaged index, which would answer
- * 404 for what it holds (a pinned upload stays pinned: its entry says so).
- * Costs a look-up per entry, no read of it.  @return the number taken
- * back, or -errno.
- */
-static int
-catalog_repair(struct cache *c)
-{
-	struct lackctx		 lc;
-	struct rebuildctx	*rb = NULL;
-	struct cache_rebuild_report rep;
-	char			 path[PATH_MAX];
-	size_t			 i;
-	int			 rc, dfd;
-
-	memset(&lc, 0, sizeof(lc));
-	memset(&rep, 0, sizeof(rep));
-	lc.c = c;
-	if ((rc = rbegin(c, &lc.t)) < 0)
-		return rc;
-	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	rc = walk2(path, lack_one, &lc);
-	rend(c, lc.t);
-	if (lc.err < 0) {
-		rc = lc.err;
-		goto out;
-	}
-	if (rc < 0 && rc != -ENOENT)
-		goto out;
-	rc = 0;
-	if (lc.n == 0)
-		goto out;
-	if ((rb = calloc(1, sizeof(*rb))) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rb->rep = &rep;
-	rb->repair = 1;
-	for (i = 0; i < lc.n && rc == 0; i++) {
-		if (snprintf(path, sizeof(path), "%s/catalog/%s", c->dir,
-		    lc.v[i].sub) >= (int)sizeof(path) ||
-		    (dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-			continue;
-		rc = rebuild_one(c, rb, dfd, lc.v[i].name);
-		close(dfd);
-	}
-	if (rc == 0)
-		rc = rebuild_flush(c, rb);
-	while (rb->n > 0)
-		free(rb->bufs[--rb->n]);
-	if (rc == 0)
-		rc = (int)(rep.records + rep.fileids);
-out:
-	free(rb);
-	free(lc.v);
-	return rc;
-}
-
-static int
-check(struct cache *c)
-{
-	int	dead, rc;
-
-	mdb_reader_check(c->env, &dead);
-	clear_tmp(c);
-	if ((rc = wtxn(c, resort_fn, &c->check_resorted)) < 0 ||
-	    (rc = wtxn(c, check_records, &c->check_dropped)) < 0)
-		return rc;
-	if ((rc = catalog_repair(c)) < 0)
-		return rc;
-	c->check_restored = (uint64_t)rc;
-	return quarantine_strays(c);
-}
-
-/* Create and open the LMDB environment; on failure c->env is NULL. */
-static int
-env_open(struct cache *c, const char *path, unsigned int flags,
-    size_t mapsize)
-{
-	int rc;
-
-	if ((rc = mdb_env_create(&c->env)) != 0) {
-		c->env = NULL;
-		return merr(rc);
-	}
-	mdb_env_set_maxdbs(c->env, 8);
-	mdb_env_set_maxreaders(c->env, 512);
-	mdb_env_set_mapsize(c->env, mapsize);
-	if ((rc = mdb_env_open(c->env, path, flags, 0644)) != 0) {
-		mdb_env_close(c->env);
-		c->env = NULL;
-	}
-	return merr(rc);
-}
-
-/*
- * Damage that would crash this process.  LMDB maps data.mdb and trusts its
- * pages: a truncated file is a SIGBUS, flipped bits a SIGSEGV or an
- * assertion.  So a child walks every page (the free list, every database,
- * every value's bytes) first; if it dies, the index is damaged.
- */
-#define PROBE_OK	0
-#define PROBE_DAMAGED	1
-#define PROBE_CANNOT	2	/* could not even try (EACCES...): let the
-				 * real open report it */
-
-static int
-probe_walk(MDB_txn *t, MDB_dbi dbi, uint64_t *left)
-{
-	MDB_cursor		*cur;
-	MDB_val			 k, v;
-	volatile unsigned char	 sink = 0;
-	size_t			 i;
-	int			 rc;
-
-	if (mdb_cursor_open(t, dbi, &cur) != 0)
-		return -1;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		/* A cycle in the tree cannot list more entries than the
-		 * file has bytes. */
-		if ((*left)-- == 0)
-			break;
-		for (i = 0; i < k.mv_size; i += 512)
-			sink ^= ((unsigned char *)k.mv_data)[i];
-		for (i = 0; i < v.mv_size; i += 512)
-			sink ^= ((unsigned char *)v.mv_data)[i];
-		if (v.mv_size > 0)
-			sink ^= ((unsigned char *)v.mv_data)[v.mv_size - 1];
-	}
-	(void)sink;
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : -1;
-}
-
-static void
-probe_crashed(int sig)
-{
-	(void)sig;
-	_exit(PROBE_DAMAGED);
-}
-
-static int
-probe_env(MDB_env **env, const char *path, uint64_t size, unsigned flags)
-{
-	int	rc;
-
-	if ((rc = mdb_env_create(env)) != 0)
-		return rc;
-	mdb_env_set_maxdbs(*env, 8);
-	mdb_env_set_maxreaders(*env, 512);
-	mdb_env_set_mapsize(*env, size);
-	if ((rc = mdb_env_open(*env, path, flags, 0644)) != 0) {
-		mdb_env_close(*env);	/* a failed env is not reused */
-		*env = NULL;
-	}
-	return rc;
-}
-
-static int	open_index(struct cache *, const char *, size_t);
-
-/*
- * The free list (DBI 0) is what a commit trusts most: each value is an
- * ID list, a count then that many page numbers, descending, each a page
- * past the two metas and within the file.
- */
-static int
-probe_freelist(MDB_env *env, MDB_txn *t)
-{
-	MDB_envinfo	 info;
-	MDB_cursor	*cur;
-	MDB_val		 k, v;
-	size_t		 n, i, pg[2];
-	int		 rc;
-
-	if (mdb_env_info(env, &info) != 0 || mdb_cursor_open(t, 0, &cur) != 0)
-		return -1;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != sizeof(size_t) || v.mv_size < sizeof(size_t) ||
-		    v.mv_size % sizeof(size_t) != 0)
-			break;
-		memcpy(&n, v.mv_data, sizeof(n));
-		if (n != v.mv_size / sizeof(size_t) - 1)
-			break;
-		for (i = 1; i <= n; i++) {
-			memcpy(&pg[i & 1], (char *)v.mv_data + i * sizeof(size_t),
-			    sizeof(size_t));
-			if (pg[i & 1] < 2 || pg[i & 1] > info.me_last_pgno ||
-			    (i > 1 && pg[i & 1] >= pg[(i - 1) & 1]))
-				break;
-		}
-		if (i <= n)
-			break;
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : -1;
-}
-
-/*
- * Pages that read well can still crash a writer (a page header that lies
- * about its free space, a free list a commit trips on): run the open
- * check's writes, a large allocation and the commit on a copy of the
- * index in tmp/, which the parent removes.
- */
-static void
-probe_write(struct cache *c, MDB_env *env)
-{
-	static unsigned char	 big[256 * 1024];
-	MDB_val			 k = { 5, (void *)"probe" }, v = { sizeof(big),
-				    big };
-	MDB_txn			*t;
-	char			 copy[PATH_MAX];
-	uint64_t		 dropped;
-	int			 rc;
-
-	snprintf(copy, sizeof(copy), "%s/tmp/probe-%ld", c->dir,
-	    (long)getpid());
-	if (mkdir(copy, 0700) != 0 || mdb_env_copy2(env, copy, 0) != 0)
-		return;		/* no room to try: the open will tell */
-	if (open_index(c, copy, DEFAULT_MAPSIZE) < 0 ||
-	    mdb_txn_begin(c->env, NULL, 0, &t) != 0)
-		_exit(PROBE_DAMAGED);
-	if ((rc = check_records(c, t, &dropped)) == 0 &&
-	    (rc = mdb_put(t, c->meta, &k, &v, 0)) == 0)
-		rc = mdb_txn_commit(t);
-	else
-		mdb_txn_abort(t);
-	if (rc != 0 && rc != MDB_MAP_FULL)
-		_exit(PROBE_DAMAGED);
-}
-
-static int __attribute__((noreturn))
-probe_child(struct cache *c, const char *path, uint64_t size)
-{
-	MDB_env		*env;
-	MDB_txn		*t;
-	MDB_cursor	*cur;
-	MDB_val		 k, v;
-	MDB_dbi		 dbi;
-	char		 name[256];
-	struct sigaction sa;
-	uint64_t	 left = size;
-	int		 rc;
-
-	/* A crash is the answer we probe for: no core, no report. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = probe_crashed;
-	sigaction(SIGBUS, &sa, NULL);
-	sigaction(SIGSEGV, &sa, NULL);
-	sigaction(SIGFPE, &sa, NULL);
-	sigaction(SIGILL, &sa, NULL);
-	alarm(3600);	/* a last resort: a loop we did not foresee */
-	if ((rc = probe_env(&env, path, size, MDB_RDONLY)) == EACCES ||
-	    rc == EROFS)
-		rc = probe_env(&env, path, size, MDB_RDONLY | MDB_NOLOCK);
-	if (rc == EACCES || rc == EROFS || rc == ENOMEM || rc == EAGAIN)
-		_exit(PROBE_CANNOT);
-	if (rc != 0 || mdb_txn_begin(env, NULL, MDB_RDONLY, &t) != 0)
-		_exit(PROBE_DAMAGED);
-	if (probe_walk(t, 0, &left) != 0 || probe_freelist(env, t) != 0 ||
-	    mdb_cursor_open(t, 1, &cur) != 0)		/* the main DB */
-		_exit(PROBE_DAMAGED);
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size == 0 || k.mv_size >= sizeof(name))
-			_exit(PROBE_DAMAGED);
-		memcpy(name, k.mv_data, k.mv_size);
-		name[k.mv_size] = '\0';
-		if (mdb_dbi_open(t, name, 0, &dbi) != 0 ||
-		    probe_walk(t, dbi, &left) != 0)
-			_exit(PROBE_DAMAGED);
-		if (left == 0)
-			break;
-	}
-	if ((rc != 0 && rc != MDB_NOTFOUND) || left == 0)
-		_exit(PROBE_DAMAGED);
-	mdb_txn_abort(t);
-	if (!c->readonly)
-		probe_write(c, env);
-	_exit(PROBE_OK);
-}
-
-static void
-probe_clean(const struct cache *c, pid_t pid)
-{
-	static const char	*files[] = { "data.mdb", "lock.mdb" };
-	char			 path[PATH_MAX];
-	size_t			 i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/tmp/probe-%ld/%s", c->dir,
-		    (long)pid, files[i]);
-		unlink(path);
-	}
-	snprintf(path, sizeof(path), "%s/tmp/probe-%ld", c->dir, (long)pid);
-	rmdir(path);
-}
-
-/* @return 0 (sound, or nothing yet), -EUCLEAN (damaged), or -errno. */
-static int
-probe_index(struct cache *c, const char *path)
-{
-	char		data[PATH_MAX];
-	struct stat	st;
-	pid_t		pid;
-	int		status;
-
-	if (snprintf(data, sizeof(data), "%s/data.mdb", path) >=
-	    (int)sizeof(data))
-		return -ENAMETOOLONG;
-	if (stat(data, &st) != 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (st.st_size == 0)
-		return 0;	/* LMDB makes a new one: see catalog_check() */
-	fflush(NULL);
-	if ((pid = fork()) < 0)
-		return -errno;
-	if (pid == 0)
-		probe_child(c, path, (uint64_t)st.st_size);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	probe_clean(c, pid);
-	if (WIFEXITED(status) && (WEXITSTATUS(status) == PROBE_OK ||
-	    WEXITSTATUS(status) == PROBE_CANNOT))
-		return 0;
-	return -EUCLEAN;
-}
-
-static int
-lock_store(struct cache *c, int how)
+int
+cache_lock_store(struct cache *c, int how)
 {
 	char	path[PATH_MAX];
 	int	tries;
@@ -1444,7 +71,7 @@ lock_store(struct cache *c, int how)
 }
 
 /* A struct cache with its locks, not opened yet. */
-static struct cache *
+struct cache *
 cache_alloc(const char *dir, const struct cache_options *opt)
 {
 	struct cache		*c;
@@ -1472,156 +99,6 @@ cache_alloc(const char *dir, const struct cache_options *opt)
 	return c;
 }
 
-/* Open the environment of index/ and its databases. */
-static int
-open_index(struct cache *c, const char *path, size_t mapsize)
-{
-	MDB_txn		*t;
-	unsigned	 fl = c->readonly ? 0 : MDB_CREATE;
-	int		 rc;
-
-	rc = env_open(c, path, c->readonly ? MDB_RDONLY : 0, mapsize);
-	/* A store we may not write to at all cannot take LMDB's lock file
-	 * either; read it without locking (nobody can write it anyway). */
-	if (c->readonly && (rc == -EACCES || rc == -EROFS))
-		rc = env_open(c, path, MDB_RDONLY | MDB_NOLOCK, mapsize);
-	if (rc < 0)
-		return rc;
-	rc = mdb_txn_begin(c->env, NULL, c->readonly ? MDB_RDONLY : 0, &t);
-	if ((rc = merr(rc)) < 0)
-		return rc;
-	if ((rc = mdb_dbi_open(t, "records", fl, &c->records)) ||
-	    (rc = mdb_dbi_open(t, "negative", fl, &c->negs)) ||
-	    (rc = mdb_dbi_open(t, "blobs", fl, &c->blobs)) ||
-	    (rc = mdb_dbi_open(t, "files", fl, &c->files)) ||
-	    (rc = mdb_dbi_open(t, "meta", fl, &c->meta)) ||
-	    (rc = mdb_dbi_open(t, "fileids", fl, &c->fileids))) {
-		mdb_txn_abort(t);
-		return merr(rc);
-	}
-	/* A reader never evicts: an index from before the lru table is
-	 * read as it is. */
-	if ((rc = mdb_dbi_open(t, "lru", fl, &c->lru)) != 0 &&
-	    !(c->readonly && rc == MDB_NOTFOUND)) {
-		mdb_txn_abort(t);
-		return merr(rc);
-	}
-	return merr(mdb_txn_commit(t));
-}
-
-/* Does catalog/ hold at least one entry? */
-static int
-any_file(void *ctx, int dfd, const char *sub, const char *name)
-{
-	return 1;
-}
-
-static int
-catalog_nonempty(const struct cache *c)
-{
-	char	path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	return walk2(path, any_file, NULL) == 1;
-}
-
-static int
-mark_catalog_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	MDB_val	k = { sizeof(META_CATALOG), (void *)META_CATALOG };
-	MDB_val	v = { 1, (void *)"1" };
-
-	(void)ctx;
-	return mdb_put(t, c->meta, &k, &v, 0);
-}
-
-/* Write the catalog entry of every blob record and FileID mapping: once,
- * for a store made before the catalog. */
-static int
-catalog_migrate(struct cache *c)
-{
-	struct record_cat	 e;
-	struct cache_record	 rec;
-	MDB_cursor		*cur = NULL;
-	MDB_txn			*t;
-	MDB_val			 k, v;
-	int			 rc, wrc = 0;
-
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
-		goto out;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && wrc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
-			continue;
-		if (!(rec.flags & CACHE_F_EXTERNAL)) {
-			memset(&e, 0, sizeof(e));
-			e.type = RECORD_CAT_RECORD;
-			e.key = k.mv_data;
-			e.klen = k.mv_size;
-			e.val = v.mv_data;
-			e.vlen = v.mv_size;
-			wrc = cat_write(c, &e);
-		}
-		cache_record_release(&rec);
-	}
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND || wrc != 0 ||
-	    (rc = mdb_cursor_open(t, c->fileids, &cur)) != 0)
-		goto out;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && wrc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (k.mv_size != CACHE_FILEID_LEN || v.mv_size == 0 ||
-		    v.mv_size > CACHE_ID_MAX)
-			continue;
-		memset(&e, 0, sizeof(e));
-		e.type = RECORD_CAT_FILEID;
-		e.key = k.mv_data;
-		e.klen = k.mv_size;
-		e.val = v.mv_data;
-		e.vlen = v.mv_size;
-		wrc = cat_write(c, &e);
-	}
-	mdb_cursor_close(cur);
-out:
-	rend(c, t);
-	if (wrc != 0)
-		return -wrc;
-	return rc == MDB_NOTFOUND ? 0 : merr(rc);
-}
-
-/*
- * An index without the catalog marker is new, or from before the catalog
- * (then it gets its entries now), or lost: empty while the catalog is
- * not, as after index/ was removed or data.mdb truncated to nothing.
- */
-static int
-catalog_check(struct cache *c)
-{
-	MDB_val		 k = { sizeof(META_CATALOG), (void *)META_CATALOG }, v;
-	MDB_stat	 ms;
-	MDB_txn		*t;
-	int		 rc, marked;
-
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	marked = mdb_get(t, c->meta, &k, &v) == 0;
-	rc = mdb_stat(t, c->records, &ms);
-	rend(c, t);
-	if (rc != 0)
-		return merr(rc);
-	if (marked)
-		return 0;
-	if (ms.ms_entries == 0 && catalog_nonempty(c))
-		return -EUCLEAN;
-	if (c->readonly)
-		return 0;
-	if ((rc = catalog_migrate(c)) < 0)
-		return rc;
-	return wtxn(c, mark_catalog_fn, NULL);
-}
-
 /* List every evictable record in the lru table, once, for an index
  * made before it. */
 static int
@@ -1640,7 +117,7 @@ lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
 		return rc;
 	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
 	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if ((rc = lru_set(c, t, &k, &v, 1)) != 0)
+		if ((rc = cache_lru_set(c, t, &k, &v, 1)) != 0)
 			break;
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
@@ -1656,8 +133,8 @@ lru_fill_fn(struct cache *c, MDB_txn *t, void *ctx)
  * @return 0, -ENOTDIR, -ENOENT (no such directory, or not a store),
  *         -EUCLEAN (catalog/ without index/data.mdb, !rebuild_too), -errno.
  */
-static int
-store_present(const char *dir, int rebuild_too)
+int
+cache_store_present(const char *dir, int rebuild_too)
 {
 	struct stat	st;
 	char		path[PATH_MAX];
@@ -1684,7 +161,7 @@ store_present(const char *dir, int rebuild_too)
 int
 cache_present(const char *dir)
 {
-	return store_present(dir, 0);
+	return cache_store_present(dir, 0);
 }
 
 int
@@ -1715,12 +192,12 @@ cache_open(const char *dir, const struct cache_options *opt,
 	/* A guest that finds the store open elsewhere leaves the check to
 	 * its owner; alone, it checks, then shares like everyone. */
 	if (opt != NULL && opt->guest && !c->readonly &&
-	    lock_store(c, LOCK_EX) == -EBUSY)
+	    cache_lock_store(c, LOCK_EX) == -EBUSY)
 		guest_beside = 1;
 	if (c->lockfd >= 0)
 		close(c->lockfd);
 	c->lockfd = -1;
-	if ((rc = lock_store(c, LOCK_SH)) < 0)
+	if ((rc = cache_lock_store(c, LOCK_SH)) < 0)
 		goto out;
 	/* Left as a clean close left it: no probe, no check (cleanmark.h).
 	 * A writer takes the mark away before its first write; a guest
@@ -1728,10 +205,10 @@ cache_open(const char *dir, const struct cache_options *opt,
 	if (!guest_beside && cleanmark_valid(dir) > 0)
 		trusted = c->readonly || cleanmark_remove(dir) == 0;
 	snprintf(path, sizeof(path), "%s/index", dir);
-	if ((!trusted && (rc = probe_index(c, path)) < 0) ||
-	    (rc = open_index(c, path, opt != NULL && opt->mapsize ?
+	if ((!trusted && (rc = cache_probe_index(c, path)) < 0) ||
+	    (rc = cache_open_index(c, path, opt != NULL && opt->mapsize ?
 	    opt->mapsize : DEFAULT_MAPSIZE)) < 0 ||
-	    (rc = catalog_check(c)) < 0)
+	    (rc = cache_catalog_check(c)) < 0)
 		goto out;
 	c->trusted = trusted;
 	if (!c->readonly && !guest_beside) {
@@ -1739,13 +216,13 @@ cache_open(const char *dir, const struct cache_options *opt,
 			int dead;
 
 			mdb_reader_check(c->env, &dead);
-			clear_tmp(c);
-		} else if ((rc = check(c)) < 0) {
+			cache_clear_tmp(c);
+		} else if ((rc = cache_open_check(c)) < 0) {
 			goto out;
 		}
 		c->markable = 1;
 	}
-	if (!c->readonly && (rc = wtxn(c, lru_fill_fn, NULL)) < 0)
+	if (!c->readonly && (rc = cache_wtxn(c, lru_fill_fn, NULL)) < 0)
 		goto out;
 	/* OpenSSL 3 loads its providers on the first digest, 1.2 ms here:
 	 * let that not be the first blob's. */
@@ -1823,20 +300,20 @@ cache_get(struct cache *c, const struct cache_key *key, int64_t now,
 	struct neg	 n;
 	int		 rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0) {
 		rc = record_decode(v.mv_data, v.mv_size, out);
 	} else if (rc == MDB_NOTFOUND) {
-		rc = neg_read(c, t, &k, &n) == 0 && n.expires > now ?
+		rc = cache_neg_read(c, t, &k, &n) == 0 && n.expires > now ?
 		    -ENODATA : -ENOENT;
 	} else {
-		rc = merr(rc);
+		rc = cache_merr(rc);
 	}
-	rend(c, t);
+	cache_rend(c, t);
 	return rc;
 }
 
@@ -1886,15 +363,13 @@ cache_open_external(const struct cache_record *rec, int *fdp)
 	return 0;
 }
 
-static int	drop_digest_fn(struct cache *, MDB_txn *, void *);
-
 /*
  * A blob whose bytes are not its name: to quarantine/, and every record
  * that refers to it dropped (the next request fetches it again).
  * @return 0 or -errno.
  */
-static int
-condemn(struct cache *c, const unsigned char digest[32])
+int
+cache_condemn(struct cache *c, const unsigned char digest[32])
 {
 	char	dir[PATH_MAX], h[65];
 	int	dfd, rc;
@@ -1903,12 +378,12 @@ condemn(struct cache *c, const unsigned char digest[32])
 	if (c->readonly)
 		return 0;
 	hex_encode(digest, 32, h);
-	if (blob_path(c, digest, dir, 1) == 0 &&
+	if (cache_blob_path(c, digest, dir, 1) == 0 &&
 	    (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		(void)quarantine_blob(c, dfd, h, ".bad");
+		(void)cache_quarantine_blob(c, dfd, h, ".bad");
 		close(dfd);
 	}
-	if ((rc = wtxn(c, drop_digest_fn, (void *)digest)) < 0)
+	if ((rc = cache_wtxn(c, cache_drop_digest_fn, (void *)digest)) < 0)
 		c->dirty = 1;	/* records whose blob is in quarantine/ */
 	return rc;
 }
@@ -1927,15 +402,15 @@ verify_first(struct cache *c, int fd, const struct cache_record *rec)
 	uint64_t	size;
 	int		rc;
 
-	if ((rc = hash_fd(fd, d, &size)) < 0)
+	if ((rc = cache_hash_fd(fd, d, &size)) < 0)
 		return rc;
 	__atomic_add_fetch(&c->first_verified, 1, __ATOMIC_RELAXED);
 	if (size == rec->size && memcmp(d, rec->digest, 32) == 0) {
-		vset_add(c, rec->digest);
+		cache_vset_add(c, rec->digest);
 		return 0;
 	}
 	__atomic_add_fetch(&c->first_failed, 1, __ATOMIC_RELAXED);
-	(void)condemn(c, rec->digest);
+	(void)cache_condemn(c, rec->digest);
 	return -ENOENT;
 }
 
@@ -1951,7 +426,7 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 		return -EMEDIUMTYPE;
 	if (rec->flags & CACHE_F_EXTERNAL)
 		return cache_open_external(rec, fdp);
-	if ((rc = blob_path(c, rec->digest, path, 0)) < 0)
+	if ((rc = cache_blob_path(c, rec->digest, path, 0)) < 0)
 		return rc;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
@@ -1965,7 +440,7 @@ cache_open_data(struct cache *c, const struct cache_record *rec, int *fdp)
 		return -EIO;
 	}
 	if (rec->size <= __atomic_load_n(&c->verify_first_max,
-	    __ATOMIC_RELAXED) && !vset_has(c, rec->digest) &&
+	    __ATOMIC_RELAXED) && !cache_vset_has(c, rec->digest) &&
 	    (rc = verify_first(c, fd, rec)) < 0) {
 		close(fd);
 		return rc;
@@ -2103,7 +578,7 @@ write_atimes(struct cache *c, MDB_txn *t, struct touch **list)
 			memcpy(buf + RECORD_ATIME_OFF, &p->atime,
 			    sizeof(p->atime));
 			v.mv_data = buf;
-			rc = rec_put(c, t, &k, &v);
+			rc = cache_rec_put(c, t, &k, &v);
 			free(buf);
 			if (rc != 0)
 				return rc;
@@ -2124,7 +599,7 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 	int64_t		 atime;
 	int		 rc, unl, evictable;
 
-	if ((rc = get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
+	if ((rc = cache_get_bytes(c, t, &bytes)) != 0 || bytes <= c->budget)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->lru, &cur)) != 0)
 		return rc;
@@ -2144,9 +619,9 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 		rc = mdb_get(t, c->records, &k, &v);
 		if (rc != 0 && rc != MDB_NOTFOUND)
 			break;
-		evictable = rc == 0 && lru_evictable(&v, &atime);
+		evictable = rc == 0 && cache_lru_evictable(&v, &atime);
 		if (evictable)
-			lru_key(&k, atime, lb, &want);
+			cache_lru_key(&k, atime, lb, &want);
 		if (!evictable || want.mv_size != lk.mv_size ||
 		    memcmp(lb, lk.mv_data, lk.mv_size) != 0) {
 			if ((rc = mdb_cursor_del(cur, 0)) != 0 || (evictable &&
@@ -2154,12 +629,12 @@ evict(struct cache *c, MDB_txn *t, struct flushctx *fc)
 				break;
 			continue;
 		}
-		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
-		    (unl && (rc = gone_add(c, gone)) != 0) ||
-		    (rc = uncat_add(c, &k)) != 0)
+		if ((rc = cache_drop_raw(c, t, &k, gone, &unl)) != 0 ||
+		    (unl && (rc = cache_gone_add(c, gone)) != 0) ||
+		    (rc = cache_uncat_add(c, &k)) != 0)
 			break;
 		fc->evicted++;
-		if ((rc = get_bytes(c, t, &bytes)) != 0)
+		if ((rc = cache_get_bytes(c, t, &bytes)) != 0)
 			break;
 	}
 	mdb_cursor_close(cur);
@@ -2196,7 +671,7 @@ cache_flush(struct cache *c, int64_t now)
 	c->ntouch = 0;
 	pthread_mutex_unlock(&c->touch_mu);
 
-	rc = wtxn(c, flush_fn, &fc);
+	rc = cache_wtxn(c, flush_fn, &fc);
 	for (i = 0; i < TOUCH_BUCKETS; i++) {
 		struct touch *p, *n;
 
@@ -2210,204 +685,6 @@ cache_flush(struct cache *c, int64_t now)
 	__atomic_add_fetch(&c->evictions, (uint64_t)fc.evicted,
 	    __ATOMIC_RELAXED);
 	return fc.evicted;
-}
-
-/* Give b a file of tmp/ and a digest to update. */
-static int
-blob_open(struct cache *c, struct cache_blob *b)
-{
-	if (snprintf(b->tmp, sizeof(b->tmp), "%s/tmp/blob.XXXXXX", c->dir) >=
-	    (int)sizeof(b->tmp)) {
-		b->tmp[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	if ((b->fd = mkostemp(b->tmp, O_CLOEXEC)) < 0) {
-		b->tmp[0] = '\0';
-		return -errno;
-	}
-	/* Blobs are public artifacts: readable by whoever reads the store. */
-	(void)fchmod(b->fd, 0644);
-	if ((b->md = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(b->md, EVP_sha256(), NULL) != 1)
-		return -ENOMEM;
-	return 0;
-}
-
-int
-cache_blob_create(struct cache *c, struct cache_blob **out)
-{
-	struct cache_blob	*b;
-	int			 rc;
-
-	*out = NULL;
-	if (c->readonly)
-		return -EROFS;
-	if ((b = calloc(1, sizeof(*b))) == NULL)
-		return -ENOMEM;
-	b->c = c;
-	b->fd = -1;
-	if ((rc = blob_open(c, b)) < 0) {
-		cache_blob_abort(b);
-		return rc;
-	}
-	*out = b;
-	return 0;
-}
-
-int
-cache_blob_create_staged(struct cache *c, struct cache_blob **out)
-{
-	struct cache_blob	*b;
-
-	*out = NULL;
-	if (c->readonly)
-		return -EROFS;
-	if ((b = calloc(1, sizeof(*b))) == NULL)
-		return -ENOMEM;
-	b->c = c;
-	if ((b->fd = memfd_create("symhub-blob", MFD_CLOEXEC)) < 0) {
-		free(b);
-		return cache_blob_create(c, out);
-	}
-	b->staged = 1;
-	*out = b;
-	return 0;
-}
-
-/* Hand the first size bytes of fd to fn, 64 KiB at a time.
- * @return 0, fn's value, or -errno. */
-static int
-read_out(int fd, uint64_t size, int (*fn)(void *, const void *, size_t),
-    void *ctx)
-{
-	unsigned char	 buf[65536];
-	uint64_t	 off = 0;
-	ssize_t		 n;
-	int		 rc = 0;
-
-	while (rc == 0 && off < size) {
-		n = pread(fd, buf, size - off < sizeof(buf) ?
-		    (size_t)(size - off) : sizeof(buf), (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			rc = n < 0 ? -errno : -EIO;
-		else if ((rc = fn(ctx, buf, (size_t)n)) == 0)
-			off += (uint64_t)n;
-	}
-	return rc;
-}
-
-static int
-write_fn(void *ctx, const void *buf, size_t len)
-{
-	return cache_blob_write(ctx, buf, len);
-}
-
-static int
-hash_fn(void *ctx, const void *buf, size_t len)
-{
-	return EVP_DigestUpdate(ctx, buf, len) == 1 ? 0 : -EIO;
-}
-
-/* Move a staged blob into a file of tmp/, hashing it on the way. */
-static int
-unstage(struct cache_blob *b)
-{
-	uint64_t	 size = b->size;
-	int		 mfd = b->fd, rc;
-
-	b->fd = -1;
-	b->size = b->flushed = 0;
-	b->staged = 0;
-	if ((rc = blob_open(b->c, b)) == 0)
-		rc = read_out(mfd, size, write_fn, b);
-	close(mfd);
-	return rc;
-}
-
-int
-cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
-{
-	const char	*p = buf;
-	ssize_t		 n;
-	int		 rc;
-
-	if (b->staged && b->size + len > STAGE_MAX && (rc = unstage(b)) < 0)
-		return rc;
-	if (b->md != NULL && EVP_DigestUpdate(b->md, buf, len) != 1)
-		return -EIO;
-	while (len > 0) {
-		if ((n = write(b->fd, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		b->size += (uint64_t)n;
-	}
-	if (b->staged)
-		return 0;
-	/*
-	 * Start writing back what is complete, without waiting: the disk
-	 * works while the rest arrives, so the fsync at the end has little
-	 * left to do (a 1 GiB upload otherwise waits ~1 s there), and dirty
-	 * pages stay bounded.  Advisory: errors show up at fsync.
-	 */
-	if (b->size - b->flushed >= WRITEBACK_CHUNK) {
-		(void)sync_file_range(b->fd, (off_t)b->flushed,
-		    (off_t)(b->size - b->flushed), SYNC_FILE_RANGE_WRITE);
-		b->flushed = b->size;
-	}
-	return 0;
-}
-
-uint64_t
-cache_blob_size(const struct cache_blob *b)
-{
-	return b->size;
-}
-
-int
-cache_blob_fd(const struct cache_blob *b)
-{
-	return b->fd;
-}
-
-int
-cache_blob_digest(const struct cache_blob *b, unsigned char out[32])
-{
-	EVP_MD_CTX	*copy;
-	unsigned int	 len;
-	int		 rc = -EIO;
-
-	if ((copy = EVP_MD_CTX_new()) == NULL)
-		return -ENOMEM;
-	if (!b->staged) {
-		if (EVP_MD_CTX_copy_ex(copy, b->md) == 1 &&
-		    EVP_DigestFinal_ex(copy, out, &len) == 1)
-			rc = 0;
-	} else if (EVP_DigestInit_ex(copy, EVP_sha256(), NULL) == 1 &&
-	    read_out(b->fd, b->size, hash_fn, copy) == 0 &&
-	    EVP_DigestFinal_ex(copy, out, &len) == 1) {
-		rc = 0;		/* staged: hashed from the bytes read back */
-	}
-	EVP_MD_CTX_free(copy);
-	return rc;
-}
-
-void
-cache_blob_abort(struct cache_blob *b)
-{
-	if (b == NULL)
-		return;
-	if (b->fd >= 0)
-		close(b->fd);
-	if (b->tmp[0] != '\0')
-		unlink(b->tmp);
-	EVP_MD_CTX_free(b->md);
-	free(b);
 }
 
 struct putctx {
@@ -2442,7 +719,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	size_t			 vlen;
 	int			 rc, unl = 0, is_new = 0, had;
 
-	if ((rc = keyval(pc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(pc->key, kb, &k)) < 0)
 		return -rc;
 	if (pc->decide != NULL) {
 		struct cache_record	old;
@@ -2460,7 +737,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		if (!store)
 			return ECANCELED;
 	}
-	rc = drop_raw(c, t, &k, gone, &unl);
+	rc = cache_drop_raw(c, t, &k, gone, &unl);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
 	had = rc == 0;
@@ -2468,28 +745,29 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 	if (unl && pc->tmp != NULL && memcmp(gone, pc->rec->digest, 32) == 0)
 		unl = 0;
 	if (pc->tmp != NULL &&
-	    (rc = blob_ref(c, t, pc->rec->digest, pc->rec->size, &is_new)))
+	    (rc = cache_blob_ref(c, t, pc->rec->digest, pc->rec->size,
+	    &is_new)))
 		return rc;
 	if ((rc = -record_encode(pc->rec, &val, &vlen)) != 0)
 		return rc;
 	v.mv_size = vlen;
 	v.mv_data = val;
-	if ((rc = rec_put(c, t, &k, &v)) != 0)
+	if ((rc = cache_rec_put(c, t, &k, &v)) != 0)
 		goto out;
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		goto out;
 	rc = 0;
 
-	if (unl && (rc = gone_add(c, gone)) != 0)
+	if (unl && (rc = cache_gone_add(c, gone)) != 0)
 		goto out;
 	/* A file in place replaces a blob: its entry goes with the commit. */
-	if (pc->tmp == NULL && had && (rc = uncat_add(c, &k)) != 0)
+	if (pc->tmp == NULL && had && (rc = cache_uncat_add(c, &k)) != 0)
 		goto out;
 	/* File system changes last: nothing below can fill the map. */
 	if (pc->tmp != NULL && is_new && !pc->renamed) {
-		blob_path(c, pc->rec->digest, dir, 1);
-		blob_path(c, pc->rec->digest, path, 0);
+		cache_blob_path(c, pc->rec->digest, dir, 1);
+		cache_blob_path(c, pc->rec->digest, path, 0);
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 			rc = errno;
 			goto out;
@@ -2513,7 +791,7 @@ put_fn(struct cache *c, MDB_txn *t, void *ctx)
 		e.extralen = e.extra != NULL ? strlen(e.extra) : 0;
 		e.val = val;
 		e.vlen = vlen;
-		rc = cat_write(c, &e);
+		rc = cache_cat_write(c, &e);
 	}
 out:
 	free(val);
@@ -2540,7 +818,7 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	int			rc;
 
 	stamp(&r);
-	if (b->staged && (rc = unstage(b)) < 0)
+	if (b->staged && (rc = cache_blob_unstage(b)) < 0)
 		goto out;
 	if (fsync(b->fd) != 0) {
 		rc = -errno;
@@ -2554,12 +832,12 @@ cache_put_blob_if(struct cache *c, struct cache_blob *b,
 	r.flags &= ~CACHE_F_EXTERNAL;
 	r.path = NULL;
 	pc.tmp = b->tmp;
-	rc = wtxn(c, put_fn, &pc);
+	rc = cache_wtxn(c, put_fn, &pc);
 	if (rc == 0 && digest_out != NULL)
 		memcpy(digest_out, r.digest, 32);
 	/* Its bytes were hashed as they were written. */
 	if (rc == 0 && pc.renamed)
-		vset_add(c, r.digest);
+		cache_vset_add(c, r.digest);
 	/* Renamed into blobs/ by a transaction that did not commit: a
 	 * file the index does not know, for the next open's check. */
 	if (rc != 0 && pc.renamed)
@@ -2582,7 +860,7 @@ cache_put(struct cache *c, const struct cache_key *key,
 		return -EINVAL;
 	memset(r.digest, 0, sizeof(r.digest));
 	stamp(&r);
-	return wtxn(c, put_fn, &pc);
+	return cache_wtxn(c, put_fn, &pc);
 }
 
 struct putmany {
@@ -2621,7 +899,7 @@ cache_put_many(struct cache *c, const struct cache_key *keys,
 	for (i = 0; i < n; i++)
 		if (!(recs[i].flags & CACHE_F_EXTERNAL) || recs[i].path == NULL)
 			return -EINVAL;
-	return n == 0 ? 0 : wtxn(c, put_many_fn, &pm);
+	return n == 0 ? 0 : cache_wtxn(c, put_many_fn, &pm);
 }
 
 struct dropctx {
@@ -2636,17 +914,17 @@ drop_fn(struct cache *c, MDB_txn *t, void *ctx)
 	MDB_val		 k;
 	int		 rc, unl;
 
-	if ((rc = keyval(dc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(dc->key, kb, &k)) < 0)
 		return -rc;
-	if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0)
+	if ((rc = cache_drop_raw(c, t, &k, gone, &unl)) != 0)
 		return rc;
 	/* A mark of cache_mark_checked() would turn into a negative entry. */
 	rc = mdb_del(t, c->negs, &k, NULL);
 	if (rc != 0 && rc != MDB_NOTFOUND)
 		return rc;
-	if ((rc = uncat_add(c, &k)) != 0)
+	if ((rc = cache_uncat_add(c, &k)) != 0)
 		return rc;
-	return unl ? gone_add(c, gone) : 0;
+	return unl ? cache_gone_add(c, gone) : 0;
 }
 
 int
@@ -2654,7 +932,7 @@ cache_drop(struct cache *c, const struct cache_key *key)
 {
 	struct dropctx dc = { key };
 
-	return wtxn(c, drop_fn, &dc);
+	return cache_wtxn(c, drop_fn, &dc);
 }
 
 struct negctx {
@@ -2675,19 +953,19 @@ neg_fn(struct cache *c, MDB_txn *t, void *ctx)
 	size_t		 i;
 	int		 rc;
 
-	if ((rc = keyval(nc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(nc->key, kb, &k)) < 0)
 		return -rc;
 	rc = mdb_get(t, c->records, &k, &v);
 	if (rc == 0)
 		return EEXIST;
-	if (rc != MDB_NOTFOUND || (rc = neg_read(c, t, &k, &n)) != 0)
+	if (rc != MDB_NOTFOUND || (rc = cache_neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	if (n.misses < UINT32_MAX)
 		n.misses++;
 	i = n.misses < nc->nttls ? n.misses : nc->nttls;
 	n.expires = nc->now + nc->ttls[i - 1];
 	nc->misses = n.misses;
-	return neg_write(c, t, &k, &n);
+	return cache_neg_write(c, t, &k, &n);
 }
 
 int
@@ -2699,7 +977,7 @@ cache_put_negative(struct cache *c, const struct cache_key *key,
 
 	if (nttls == 0)
 		return -EINVAL;
-	if ((rc = wtxn(c, neg_fn, &nc)) < 0)
+	if ((rc = cache_wtxn(c, neg_fn, &nc)) < 0)
 		return rc;
 	return (int)(nc.misses > INT32_MAX ? INT32_MAX : nc.misses);
 }
@@ -2718,12 +996,12 @@ mark_fn(struct cache *c, MDB_txn *t, void *ctx)
 	MDB_val		 k;
 	int		 rc;
 
-	if ((rc = keyval(mc->key, kb, &k)) < 0)
+	if ((rc = cache_keyval(mc->key, kb, &k)) < 0)
 		return -rc;
-	if ((rc = neg_read(c, t, &k, &n)) != 0)
+	if ((rc = cache_neg_read(c, t, &k, &n)) != 0)
 		return rc;
 	n.expires = mc->until;
-	return neg_write(c, t, &k, &n);
+	return cache_neg_write(c, t, &k, &n);
 }
 
 int
@@ -2732,7 +1010,7 @@ cache_mark_checked(struct cache *c, const struct cache_key *key,
 {
 	struct markctx mc = { key, until };
 
-	return wtxn(c, mark_fn, &mc);
+	return cache_wtxn(c, mark_fn, &mc);
 }
 
 static int
@@ -2753,16 +1031,16 @@ cache_forget_negative(struct cache *c, const struct cache_key *key)
 	MDB_txn		*t;
 	int		rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
 	/* Most keys have none: look before taking the writer's lock. */
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	rc = mdb_get(t, c->negs, &k, &v);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc == MDB_NOTFOUND)
 		return 0;
-	return wtxn(c, unneg_fn, &k);
+	return cache_wtxn(c, unneg_fn, &k);
 }
 
 int
@@ -2774,13 +1052,13 @@ cache_checked(struct cache *c, const struct cache_key *key, int64_t now)
 	MDB_val		 k;
 	int		 rc;
 
-	if ((rc = keyval(key, kb, &k)) < 0)
+	if ((rc = cache_keyval(key, kb, &k)) < 0)
 		return rc;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
-	rc = neg_read(c, t, &k, &n);
-	rend(c, t);
-	return rc != 0 ? merr(rc) : n.expires > now;
+	rc = cache_neg_read(c, t, &k, &n);
+	cache_rend(c, t);
+	return rc != 0 ? cache_merr(rc) : n.expires > now;
 }
 
 /* ---- walking the records ---- */
@@ -2806,7 +1084,7 @@ cat_extra(const struct cache *c, const unsigned char *k, size_t kl,
 	ssize_t			 n;
 	int			 fd, rc = -EIO;
 
-	if ((rc = cat_path(c, RECORD_CAT_RECORD, k, kl, path, 0)) < 0)
+	if ((rc = cache_cat_path(c, RECORD_CAT_RECORD, k, kl, path, 0)) < 0)
 		return rc;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -errno;
@@ -2838,11 +1116,11 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 	MDB_val		 k, v;
 	int		 n = 0, rc;
 
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
+		cache_rend(c, t);
+		return cache_merr(rc);
 	}
 	/* Keys begin with their kind: a kind's records are one run. */
 	k.mv_data = lastlen ? (void *)last : &first;
@@ -2866,11 +1144,11 @@ fe_batch(struct cache *c, const unsigned char *last, size_t lastlen,
 		n++;
 	}
 	mdb_cursor_close(cur);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc != 0 && rc != MDB_NOTFOUND) {
 		while (n > 0)
 			cache_record_release(&items[--n].rec);
-		return merr(rc);
+		return cache_merr(rc);
 	}
 	return n;
 }
@@ -2967,11 +1245,11 @@ cache_find_prefix(struct cache *c, enum cache_kind kind,
 	if ((kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
 	    kind != CACHE_GSYM) || plen == 0 || plen > CACHE_ID_MAX)
 		return -EINVAL;
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
 	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
+		cache_rend(c, t);
+		return cache_merr(rc);
 	}
 	rc = MDB_NOTFOUND;
 	for (len = 1; len <= CACHE_ID_MAX && rc == MDB_NOTFOUND; len++) {
@@ -3000,10 +1278,10 @@ cache_find_prefix(struct cache *c, enum cache_kind kind,
 		*idlen = len;
 	}
 	mdb_cursor_close(cur);
-	rend(c, t);
+	cache_rend(c, t);
 	if (rc == MDB_NOTFOUND)
 		return -ENOENT;
-	return merr(rc);
+	return cache_merr(rc);
 }
 
 int
@@ -3015,9 +1293,9 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	int		 rc;
 
 	memset(st, 0, sizeof(*st));
-	if ((rc = rbegin(c, &t)) < 0)
+	if ((rc = cache_rbegin(c, &t)) < 0)
 		return rc;
-	if ((rc = get_bytes(c, t, &st->bytes)) == 0 &&
+	if ((rc = cache_get_bytes(c, t, &st->bytes)) == 0 &&
 	    (rc = mdb_stat(t, c->records, &ms)) == 0) {
 		st->records = ms.ms_entries;
 		if ((rc = mdb_stat(t, c->blobs, &ms)) == 0)
@@ -3026,7 +1304,7 @@ cache_stats(struct cache *c, struct cache_stats *st)
 			st->negatives = ms.ms_entries;
 	}
 	mdb_env_info(c->env, &info);
-	rend(c, t);
+	cache_rend(c, t);
 	st->mapsize = info.me_mapsize;
 	st->evictions = __atomic_load_n(&c->evictions, __ATOMIC_RELAXED);
 	st->check_dropped = c->check_dropped;
@@ -3047,844 +1325,5 @@ cache_stats(struct cache *c, struct cache_stats *st)
 	st->first_failed = LOAD(first_failed);
 	st->quarantine_deleted = LOAD(quarantine_deleted);
 #undef LOAD
-	return merr(rc);
-}
-
-/*
- * The FileID map.
- */
-
-struct fidctx {
-	const unsigned char	*fid, *id;
-	size_t			 idlen;
-};
-
-static int
-fileid_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	struct fidctx	*fc = ctx;
-	MDB_val		 k = { CACHE_FILEID_LEN, (void *)fc->fid };
-	MDB_val		 v = { fc->idlen, (void *)fc->id };
-	struct record_cat e = { RECORD_CAT_FILEID, fc->fid, CACHE_FILEID_LEN,
-			    NULL, 0, fc->id, fc->idlen };
-	int		 rc;
-
-	if ((rc = mdb_put(t, c->fileids, &k, &v, 0)) != 0)
-		return rc;
-	return cat_write(c, &e);
-}
-
-int
-cache_fileid_put(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
-    const unsigned char *id, size_t idlen)
-{
-	struct fidctx fc = { fid, id, idlen };
-
-	if (idlen == 0 || idlen > CACHE_ID_MAX)
-		return -EINVAL;
-	return wtxn(c, fileid_fn, &fc);
-}
-
-int
-cache_fileid_get(struct cache *c, const unsigned char fid[CACHE_FILEID_LEN],
-    unsigned char id[CACHE_ID_MAX], size_t *idlen)
-{
-	MDB_txn	*t;
-	MDB_val	 k = { CACHE_FILEID_LEN, (void *)fid }, v;
-	int	 rc;
-
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	if ((rc = mdb_get(t, c->fileids, &k, &v)) == 0) {
-		if (v.mv_size == 0 || v.mv_size > CACHE_ID_MAX) {
-			rc = EINVAL;
-		} else {
-			memcpy(id, v.mv_data, v.mv_size);
-			*idlen = v.mv_size;
-		}
-	}
-	rend(c, t);
-	return merr(rc);
-}
-
-struct fidpair {
-	unsigned char	fid[CACHE_FILEID_LEN];
-	unsigned char	id[CACHE_ID_MAX];
-	size_t		idlen;
-};
-
-int
-cache_fileid_foreach(struct cache *c, cache_fileid_fn fn, void *ctx)
-{
-	struct fidpair	*v = NULL;
-	MDB_cursor	*cur = NULL;
-	MDB_txn		*t;
-	MDB_val		 k, d;
-	size_t		 n = 0, cap = 0, i;
-	int		 rc;
-
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	if ((rc = mdb_cursor_open(t, c->fileids, &cur)) == 0) {
-		for (rc = mdb_cursor_get(cur, &k, &d, MDB_FIRST); rc == 0;
-		    rc = mdb_cursor_get(cur, &k, &d, MDB_NEXT)) {
-			if (k.mv_size != CACHE_FILEID_LEN || d.mv_size == 0 ||
-			    d.mv_size > CACHE_ID_MAX)
-				continue;	/* not ours: passed over */
-			if (array_grow(&v, &cap, n + 1, sizeof(*v)) != 0) {
-				rc = ENOMEM;	/* merr passes it on */
-				break;
-			}
-			memcpy(v[n].fid, k.mv_data, CACHE_FILEID_LEN);
-			memcpy(v[n].id, d.mv_data, d.mv_size);
-			v[n].idlen = d.mv_size;
-			n++;
-		}
-		if (rc == MDB_NOTFOUND)
-			rc = 0;
-		mdb_cursor_close(cur);
-	}
-	rend(c, t);
-	rc = merr(rc);		/* from here on, fn's results */
-	for (i = 0; rc == 0 && i < n; i++)
-		rc = fn(ctx, v[i].fid, v[i].id, v[i].idlen);
-	free(v);
-	return rc;
-}
-
-/*
- * The files table.
- */
-
-struct invctx {
-	unsigned char	kb[RECORD_KEY_MAX];
-	size_t		klen;
-	int		marked;
-};
-
-static int
-invalidate_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	struct invctx		*ic = ctx;
-	struct record_file	 f;
-	const unsigned char	*ok;
-	MDB_cursor		*cur;
-	MDB_val			 k, v, nv;
-	unsigned char		*copy;
-	size_t			 pos, okl;
-	int64_t			 stale = -1;
-	int			 rc, hit;
-
-	ic->marked = 0;
-	if ((rc = mdb_cursor_open(t, c->files, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (record_file_decode(v.mv_data, v.mv_size, &f) < 0)
-			continue;
-		for (hit = 0, pos = 0; !hit &&
-		    record_file_next_key(&f, &pos, &ok, &okl) == 1; )
-			hit = okl == ic->klen && memcmp(ok, ic->kb, okl) == 0;
-		if (!hit)
-			continue;
-		/* An impossible mtime: the next pass sees a changed file. */
-		if ((copy = malloc(v.mv_size)) == NULL) {
-			rc = ENOMEM;
-			break;
-		}
-		memcpy(copy, v.mv_data, v.mv_size);
-		memcpy(copy + RECORD_FILE_MTIME_OFF, &stale, sizeof(stale));
-		nv.mv_size = v.mv_size;
-		nv.mv_data = copy;
-		rc = mdb_cursor_put(cur, &k, &nv, MDB_CURRENT);
-		free(copy);
-		if (rc != 0)
-			break;
-		ic->marked++;
-	}
-	mdb_cursor_close(cur);
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-int
-cache_file_invalidate(struct cache *c, const struct cache_key *key)
-{
-	struct invctx	ic;
-	int		kl, rc;
-
-	if ((kl = record_key(key, ic.kb)) < 0)
-		return kl;
-	ic.klen = (size_t)kl;
-	if ((rc = wtxn(c, invalidate_fn, &ic)) < 0)
-		return rc;
-	return ic.marked;
-}
-
-int
-cache_file_get(struct cache *c, const char *path, struct cache_file *out)
-{
-	unsigned char		 kb[RECORD_KEY_MAX];
-	const unsigned char	*kp;
-	struct record_file	 f;
-	MDB_txn			*t;
-	MDB_val			 k, v;
-	int			 rc;
-
-	k.mv_size = record_file_key(path, kb, &kp);
-	k.mv_data = (void *)kp;
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	if ((rc = mdb_get(t, c->files, &k, &v)) == 0) {
-		if (record_file_decode(v.mv_data, v.mv_size, &f) < 0)
-			rc = EINVAL;
-		else
-			*out = f.id;
-	}
-	rend(c, t);
-	return merr(rc);
-}
-
-/* Drop the record at encoded key kb if it is an external one for path. */
-static int
-drop_if_owned(struct cache *c, MDB_txn *t, const unsigned char *kb,
-    size_t kl, const char *path, size_t plen)
-{
-	struct cache_record	 rec;
-	MDB_val			 k = { kl, (void *)kb }, v;
-	int			 rc, own;
-
-	if ((rc = mdb_get(t, c->records, &k, &v)) != 0)
-		return rc == MDB_NOTFOUND ? 0 : rc;
-	if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
-		return rec_del(c, t, &k);
-	/* A source record refers to the source file, not to the ELF file
-	 * that named it; the ELF file's key list is what ties them. */
-	/* A member extracted from an archive is the archive's too (a blob:
-	 * its xarchive names it). */
-	if (kb[0] == CACHE_MEMBER)
-		own = rec.xarchive != NULL && strlen(rec.xarchive) == plen &&
-		    memcmp(rec.xarchive, path, plen) == 0;
-	else
-		own = (rec.flags & CACHE_F_EXTERNAL) &&
-		    (kb[0] == CACHE_SOURCE || (rec.path != NULL &&
-		    strlen(rec.path) == plen &&
-		    memcmp(rec.path, path, plen) == 0));
-	cache_record_release(&rec);
-	if (own && kb[0] == CACHE_MEMBER) {
-		/* A blob: its reference released, its catalog entry too. */
-		unsigned char	gone[32];
-		int		unl;
-
-		if ((rc = drop_raw(c, t, &k, gone, &unl)) != 0 ||
-		    (unl && (rc = gone_add(c, gone)) != 0))
-			return rc;
-		return uncat_add(c, &k);
-	}
-	return own ? rec_del(c, t, &k) : 0;
-}
-
-struct filectx {
-	const char		*path;
-	const struct cache_file	*f;
-	const struct cache_key	*keys;
-	size_t			 nkeys;
-};
-
-static int
-file_set_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	struct filectx		*fc = ctx;
-	unsigned char		 kb[RECORD_KEY_MAX], nk[RECORD_KEY_MAX];
-	unsigned char		*val;
-	const unsigned char	*kp, *ok;
-	struct record_file	 old;
-	MDB_val			 k, v;
-	size_t			 vlen, pos = 0, okl, i, plen;
-	int			 rc, found, kl;
-
-	plen = strlen(fc->path);
-	k.mv_size = record_file_key(fc->path, kb, &kp);
-	k.mv_data = (void *)kp;
-	rc = mdb_get(t, c->files, &k, &v);
-	if (rc == 0 && record_file_decode(v.mv_data, v.mv_size, &old) >= 0) {
-		/* v's memory is valid until the next write: copy it. */
-		if ((val = malloc(v.mv_size)) == NULL)
-			return ENOMEM;
-		memcpy(val, v.mv_data, v.mv_size);
-		record_file_decode(val, v.mv_size, &old);
-		while ((rc = record_file_next_key(&old, &pos, &ok, &okl)) == 1) {
-			for (found = 0, i = 0; i < fc->nkeys && !found; i++) {
-				kl = record_key(&fc->keys[i], nk);
-				found = kl == (int)okl &&
-				    memcmp(nk, ok, okl) == 0;
-			}
-			if (!found && (rc = drop_if_owned(c, t, ok, okl,
-			    fc->path, plen)) != 0)
-				break;
-		}
-		free(val);
-		if (rc < 0)
-			rc = EINVAL;
-		if (rc != 0)
-			return rc;
-	} else if (rc != 0 && rc != MDB_NOTFOUND) {
-		return rc;
-	}
-	if ((rc = -record_file_encode(fc->path, fc->f, fc->keys, fc->nkeys,
-	    &val, &vlen)) != 0)
-		return rc;
-	v.mv_size = vlen;
-	v.mv_data = val;
-	rc = mdb_put(t, c->files, &k, &v, 0);
-	free(val);
-	return rc;
-}
-
-int
-cache_file_set(struct cache *c, const char *path, const struct cache_file *f,
-    const struct cache_key *keys, size_t nkeys)
-{
-	struct filectx fc = { path, f, keys, nkeys };
-
-	return wtxn(c, file_set_fn, &fc);
-}
-
-struct sweepctx {
-	char	**paths;
-	size_t	  n;
-	int	  forgotten;
-};
-
-static int
-forget_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	struct sweepctx		*sc = ctx;
-	unsigned char		 kb[RECORD_KEY_MAX];
-	const unsigned char	*kp, *ok;
-	struct record_file	 f;
-	MDB_val			 k, v;
-	size_t			 i, pos, okl;
-	unsigned char		*copy;
-	int			 rc;
-
-	sc->forgotten = 0;
-	for (i = 0; i < sc->n; i++) {
-		k.mv_size = record_file_key(sc->paths[i], kb, &kp);
-		k.mv_data = (void *)kp;
-		if ((rc = mdb_get(t, c->files, &k, &v)) == MDB_NOTFOUND)
-			continue;
-		if (rc != 0)
-			return rc;
-		if ((copy = malloc(v.mv_size)) == NULL)
-			return ENOMEM;
-		memcpy(copy, v.mv_data, v.mv_size);
-		pos = 0;
-		rc = 0;
-		if (record_file_decode(copy, v.mv_size, &f) >= 0) {
-			while (record_file_next_key(&f, &pos, &ok, &okl) == 1)
-				if ((rc = drop_if_owned(c, t, ok, okl,
-				    sc->paths[i], strlen(sc->paths[i]))) != 0)
-					break;
-		}
-		free(copy);
-		if (rc != 0 || (rc = mdb_del(t, c->files, &k, NULL)) != 0)
-			return rc;
-		sc->forgotten++;
-	}
-	return 0;
-}
-
-int
-cache_file_sweep(struct cache *c, const char *prefix,
-    int (*keep)(void *ctx, const char *path), void *ctx)
-{
-	struct sweepctx	 sc = { NULL, 0, 0 };
-	struct record_file f;
-	MDB_cursor	*cur;
-	MDB_txn		*t;
-	MDB_val		 k, v;
-	char		**all = NULL;
-	size_t		 nall = 0, cap = 0, i, plen = strlen(prefix);
-	int		 rc, pl;
-
-	/* Collect the paths under a read transaction, ask keep() with no
-	 * transaction open (it does I/O), then forget in one write. */
-	if ((rc = rbegin(c, &t)) < 0)
-		return rc;
-	if ((rc = mdb_cursor_open(t, c->files, &cur)) != 0) {
-		rend(c, t);
-		return merr(rc);
-	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if ((pl = record_file_decode(v.mv_data, v.mv_size, &f)) < 0 ||
-		    (size_t)pl < plen || memcmp(f.path, prefix, plen) != 0)
-			continue;
-		if (array_grow(&all, &cap, nall + 1, sizeof(*all)) != 0) {
-			rc = ENOMEM;
-			break;
-		}
-		if ((all[nall] = strndup(f.path, (size_t)pl)) == NULL) {
-			rc = ENOMEM;
-			break;
-		}
-		nall++;
-	}
-	mdb_cursor_close(cur);
-	rend(c, t);
-	if (rc != MDB_NOTFOUND) {
-		rc = merr(rc);
-		goto out;
-	}
-	if ((sc.paths = calloc(nall ? nall : 1, sizeof(*sc.paths))) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < nall; i++)
-		if (!keep(ctx, all[i]))
-			sc.paths[sc.n++] = all[i];
-	rc = sc.n ? wtxn(c, forget_fn, &sc) : 0;
-	if (rc == 0)
-		rc = sc.forgotten;
-out:
-	for (i = 0; i < nall; i++)
-		free(all[i]);
-	free(all);
-	free(sc.paths);
-	return rc;
-}
-
-/*
- * Rebuilding the index from the catalog, and verifying blobs.
- */
-
-/* SHA-256 and size of the file at dfd/name.  @return 0 or -errno. */
-static int
-hash_file(int dfd, const char *name, unsigned char d[32], uint64_t *size)
-{
-	int fd, rc;
-
-	*size = 0;
-	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		return -errno;
-	rc = hash_fd(fd, d, size);
-	close(fd);
-	return rc;
-}
-
-/* Is the blob digest (size bytes) intact under blobs/?  If not, and an
- * intact copy sits in quarantine/, move it back.  @return 1 restored,
- * 0 intact, -ENOENT neither. */
-static int
-blob_find(struct cache *c, const unsigned char digest[32], uint64_t size)
-{
-	char		 h[65], dir[PATH_MAX], q[PATH_MAX], path[PATH_MAX];
-	unsigned char	 d[32];
-	uint64_t	 n;
-	int		 dfd, ok;
-
-	hex_encode(digest, 32, h);
-	if (blob_path(c, digest, dir, 1) != 0 ||
-	    blob_path(c, digest, path, 0) != 0)
-		return -ENOENT;
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		ok = hash_file(dfd, h + 2, d, &n) == 0 && n == size &&
-		    memcmp(d, digest, 32) == 0;
-		close(dfd);
-		if (ok)
-			return 0;
-	}
-	if (snprintf(q, sizeof(q), "%s/quarantine", c->dir) >= (int)sizeof(q) ||
-	    (dfd = open(q, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -ENOENT;
-	ok = hash_file(dfd, h, d, &n) == 0 && n == size &&
-	    memcmp(d, digest, 32) == 0;
-	close(dfd);
-	if (!ok)
-		return -ENOENT;
-	/* Whatever sits under the blob's name now is wrong: keep it aside. */
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		(void)quarantine_blob(c, dfd, h, ".bad");
-		close(dfd);
-	}
-	if (snprintf(q, sizeof(q), "%s/quarantine/%s", c->dir, h) >=
-	    (int)sizeof(q) || (mkdir(dir, 0755) != 0 && errno != EEXIST) ||
-	    rename(q, path) != 0 || fs_fsync_dir(dir) != 0)
-		return -ENOENT;
-	return 1;
-}
-
-
-static int
-rebuild_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	struct rebuildctx	*rb = ctx;
-	struct cache_record	 rec;
-	struct record_cat	*e;
-	MDB_val			 k, v;
-	size_t			 i;
-	int			 rc = 0, is_new;
-
-	for (i = 0; i < rb->n && rc == 0; i++) {
-		e = &rb->ents[i];
-		k.mv_size = e->klen;
-		k.mv_data = (void *)e->key;
-		/* A key the live index has after all (found once the table
-		 * was sorted again) keeps its record and reference count. */
-		rb->had[i] = rb->repair && mdb_get(t, e->type ==
-		    RECORD_CAT_FILEID ? c->fileids : c->records, &k, &v) == 0;
-		if (rb->had[i])
-			continue;
-		v.mv_size = e->vlen;
-		v.mv_data = (void *)e->val;
-		if (e->type == RECORD_CAT_FILEID) {
-			rc = mdb_put(t, c->fileids, &k, &v, 0);
-			continue;
-		}
-		if (record_decode(e->val, e->vlen, &rec) != 0)
-			continue;
-		if ((rc = blob_ref(c, t, rec.digest, rec.size, &is_new)) == 0)
-			rc = rec_put(c, t, &k, &v);
-		cache_record_release(&rec);
-	}
-	return rc;
-}
-
-/* Index the batch, and count it once it is committed. */
-static int
-rebuild_flush(struct cache *c, struct rebuildctx *rb)
-{
-	size_t	i;
-	int	rc;
-
-	if (rb->n == 0)
-		return 0;
-	rc = wtxn(c, rebuild_fn, rb);
-	for (i = 0; i < rb->n; i++) {
-		if (rc != 0 || rb->had[i])
-			;
-		else if (rb->ents[i].type == RECORD_CAT_FILEID)
-			rb->rep->fileids++;
-		else
-			rb->rep->records++;
-		free(rb->bufs[i]);
-	}
-	rb->n = 0;
-	return rc;
-}
-
-/* Read one catalog file; queue it if it decodes and its blob is intact. */
-static int
-rebuild_one(struct cache *c, struct rebuildctx *rb, int dfd,
-    const char *name)
-{
-	struct cache_record	 rec;
-	struct record_cat	*e = &rb->ents[rb->n];
-	struct stat		 st;
-	unsigned char		*buf = NULL;
-	ssize_t			 n;
-	int			 fd, rc;
-
-	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-		return 0;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size > (2 << 20) ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL ||
-	    (n = pread(fd, buf, (size_t)st.st_size, 0)) != st.st_size ||
-	    record_cat_decode(buf, (size_t)n, e) != 0) {
-		close(fd);
-		free(buf);
-		rb->rep->bad_entries++;
-		return 0;
-	}
-	close(fd);
-	if (e->type == RECORD_CAT_RECORD) {
-		if (record_decode(e->val, e->vlen, &rec) != 0) {
-			rb->rep->bad_entries++;
-			free(buf);
-			return 0;
-		}
-		rc = rec.flags & CACHE_F_EXTERNAL ? -ENOENT :
-		    blob_find(c, rec.digest, rec.size);
-		cache_record_release(&rec);
-		if (rc < 0) {
-			rb->rep->missing++;
-			free(buf);
-			return 0;
-		}
-		rb->rep->restored += rc == 1;
-	}
-	rb->bufs[rb->n++] = buf;
-	return rb->n == REBUILD_BATCH ? rebuild_flush(c, rb) : 0;
-}
-
-struct rebuildwalk {
-	struct cache		*c;
-	struct rebuildctx	*rb;
-};
-
-static int
-rebuild_file(void *ctx, int dfd, const char *sub, const char *name)
-{
-	struct rebuildwalk *w = ctx;
-
-	return rebuild_one(w->c, w->rb, dfd, name);
-}
-
-static int
-rebuild_all(struct cache *c, struct cache_rebuild_report *rep)
-{
-	struct rebuildwalk	 w = { c, NULL };
-	char			 path[PATH_MAX];
-	int			 rc;
-
-	if ((w.rb = calloc(1, sizeof(*w.rb))) == NULL)
-		return -ENOMEM;
-	w.rb->rep = rep;
-	snprintf(path, sizeof(path), "%s/catalog", c->dir);
-	rc = walk2(path, rebuild_file, &w);
-	if (rc == -ENOENT)
-		rc = 0;
-	if (rc == 0)
-		rc = rebuild_flush(c, w.rb);
-	while (w.rb->n > 0)
-		free(w.rb->bufs[--w.rb->n]);
-	free(w.rb);
-	return rc;
-}
-
-int
-cache_rebuild(const char *dir, struct cache_rebuild_report *rep)
-{
-	static const char	*subdirs[] = { "blobs", "catalog", "tmp" };
-	struct cache		*c;
-	char			 path[PATH_MAX], old[PATH_MAX];
-	size_t			 i;
-	int			 rc, n;
-
-	memset(rep, 0, sizeof(*rep));
-	if ((rc = store_present(dir, 1)) < 0)
-		return rc;
-	if ((c = cache_alloc(dir, NULL)) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, subdirs[i]);
-		if ((rc = fs_mkdir_p(path, 0)) < 0)
-			goto out;
-	}
-	if ((rc = lock_store(c, LOCK_EX)) < 0)
-		goto out;
-	clear_tmp(c);
-	snprintf(path, sizeof(path), "%s/index", dir);
-	if (access(path, F_OK) == 0) {
-		for (i = 0; ; i++) {
-			n = snprintf(rep->moved, sizeof(rep->moved),
-			    i ? "index.old-%lld.%zu" : "index.old-%lld",
-			    (long long)time(NULL), i);
-			if (n < 0 || n >= (int)sizeof(rep->moved) ||
-			    snprintf(old, sizeof(old), "%s/%s", dir,
-			    rep->moved) >= (int)sizeof(old)) {
-				rc = -ENAMETOOLONG;
-				goto out;
-			}
-			if (renameat2(AT_FDCWD, path, AT_FDCWD, old,
-			    RENAME_NOREPLACE) == 0)
-				break;
-			if (errno != EEXIST || i >= 100) {
-				rc = -errno;
-				goto out;
-			}
-		}
-	}
-	if ((rc = fs_mkdir_p(path, 0)) < 0 ||
-	    (rc = open_index(c, path, DEFAULT_MAPSIZE)) < 0 ||
-	    (rc = rebuild_all(c, rep)) < 0 ||
-	    (rc = wtxn(c, mark_catalog_fn, NULL)) < 0 ||
-	    (rc = quarantine_strays(c)) < 0)
-		goto out;
-	rep->quarantined = c->check_quarantined;
-	c->markable = 1;	/* as checked as a check leaves it */
-out:
-	cache_close(c);
-	return rc;
-}
-
-int
-cache_quarantine_collect(struct cache *c, int64_t before)
-{
-	char		 path[PATH_MAX];
-	struct stat	 st;
-	struct dirent	*e;
-	DIR		*d;
-	int		 n = 0;
-
-	if (c->readonly)
-		return -EROFS;
-	if (snprintf(path, sizeof(path), "%s/quarantine", c->dir) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	if ((d = opendir(path)) == NULL)
-		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' ||
-		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    !S_ISREG(st.st_mode) || (int64_t)st.st_mtime >= before)
-			continue;
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0 && n < INT_MAX)
-			n++;
-	}
-	closedir(d);
-	__atomic_add_fetch(&c->quarantine_deleted, (uint64_t)n,
-	    __ATOMIC_RELAXED);
-	return n;
-}
-
-/* Drop every record that refers to digest. */
-static int
-drop_digest_fn(struct cache *c, MDB_txn *t, void *ctx)
-{
-	const unsigned char	*digest = ctx;
-	struct cache_record	 rec;
-	MDB_cursor		*cur;
-	MDB_val			 k, v;
-	unsigned char		 gone[32];
-	int			 rc, match, unl;
-
-	if ((rc = mdb_cursor_open(t, c->records, &cur)) != 0)
-		return rc;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (record_decode(v.mv_data, v.mv_size, &rec) != 0)
-			continue;
-		match = !(rec.flags & CACHE_F_EXTERNAL) &&
-		    memcmp(rec.digest, digest, 32) == 0;
-		cache_record_release(&rec);
-		if (!match)
-			continue;
-		if ((rc = lru_set(c, t, &k, &v, 0)) != 0 ||
-		    (rc = blob_unref(c, t, digest, &unl)) != 0 ||
-		    (rc = uncat_add(c, &k)) != 0 ||
-		    (rc = mdb_cursor_del(cur, 0)) != 0)
-			break;
-	}
-	mdb_cursor_close(cur);
-	(void)gone;
-	return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* A pass starts at the zero cursor and ends when cache_verify() finds no
- * blob after it.  One verifier at a time (the maintenance thread, or
- * symhub store verify) keeps these; readers take them as they are. */
-static void
-pass_begin(struct cache *c, const unsigned char cursor[32])
-{
-	static const unsigned char zero[32];
-
-	if (memcmp(cursor, zero, 32) == 0 && c->verify_pass_start == 0)
-		__atomic_store_n(&c->verify_pass_start, (int64_t)time(NULL),
-		    __ATOMIC_RELAXED);
-}
-
-static void
-pass_end(struct cache *c)
-{
-	int64_t now = (int64_t)time(NULL);
-
-	if (c->verify_pass_start == 0)
-		return;
-	__atomic_store_n(&c->verify_last_pass, now - c->verify_pass_start,
-	    __ATOMIC_RELAXED);
-	__atomic_store_n(&c->verify_last_end, now, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&c->verify_passes, 1, __ATOMIC_RELAXED);
-	c->verify_pass_start = 0;
-}
-
-int
-cache_verify(struct cache *c, unsigned char cursor[32], uint64_t max_bytes,
-    uint64_t *failed)
-{
-	unsigned char	 (*ds)[32] = NULL;
-	uint64_t	  *sizes = NULL, bytes = 0, size;
-	struct blobref	   r;
-	unsigned char	   d[32];
-	char		   dir[PATH_MAX], h[65];
-	MDB_cursor	  *cur = NULL;
-	MDB_txn		  *t;
-	MDB_val		   k, v;
-	size_t		   n = 0, i;
-	int		   rc, dfd, bad;
-
-	if (c->readonly)
-		return -EROFS;
-	if ((ds = malloc(REBUILD_BATCH * 32)) == NULL ||
-	    (sizes = malloc(REBUILD_BATCH * sizeof(*sizes))) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Pick the next blobs after the cursor, up to max_bytes. */
-	if ((rc = rbegin(c, &t)) < 0)
-		goto out;
-	k.mv_size = 32;
-	k.mv_data = cursor;
-	if ((rc = mdb_cursor_open(t, c->blobs, &cur)) == 0) {
-		rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-		if (rc == 0 && memcmp(k.mv_data, cursor, 32) == 0)
-			rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-		for (; rc == 0 && n < REBUILD_BATCH && (n == 0 ||
-		    bytes < max_bytes);
-		    rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-			if (k.mv_size != 32 || v.mv_size != sizeof(r))
-				continue;
-			memcpy(&r, v.mv_data, sizeof(r));
-			memcpy(ds[n], k.mv_data, 32);
-			sizes[n++] = r.size;
-			bytes += r.size;
-		}
-		mdb_cursor_close(cur);
-	}
-	rend(c, t);
-	if (rc != 0 && rc != MDB_NOTFOUND) {
-		rc = merr(rc);
-		goto out;
-	}
-	if (n == 0) {
-		memset(cursor, 0, 32);
-		pass_end(c);
-		rc = 0;
-		goto out;
-	}
-	pass_begin(c, cursor);
-	for (i = 0; i < n; i++) {
-		hex_encode(ds[i], 32, h);
-		/* Gone, unreadable or different: bad.  Out of fds: not the
-		 * blob's fault, try it next pass. */
-		bad = 0;
-		if (blob_path(c, ds[i], dir, 1) != 0)
-			continue;
-		if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-			bad = errno == ENOENT;
-			size = 0;
-		} else {
-			rc = hash_file(dfd, h + 2, d, &size);
-			bad = rc == -ENOENT || rc == -EIO || (rc == 0 &&
-			    (size != sizes[i] || memcmp(d, ds[i], 32) != 0));
-			close(dfd);
-		}
-		__atomic_add_fetch(&c->verified, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->verified_bytes, size, __ATOMIC_RELAXED);
-		if (!bad) {
-			vset_add(c, ds[i]);
-			continue;
-		}
-		if (failed != NULL)
-			(*failed)++;
-		if ((rc = condemn(c, ds[i])) < 0)
-			goto out;
-	}
-	memcpy(cursor, ds[n - 1], 32);
-	rc = (int)n;
-out:
-	free(ds);
-	free(sizes);
-	return rc;
+	return cache_merr(rc);
 }

@@ -35,23 +35,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The kinds (enum cache_kind), CACHE_ID_MAX and CACHE_FILEID_LEN. */
+#include "base/artifact.h"
+
 struct cache;		/* opaque */
 struct cache_blob;	/* opaque: a blob being written */
-
-enum cache_kind {
-	CACHE_DEBUGINFO = 1,
-	CACHE_EXECUTABLE = 2,
-	CACHE_SOURCE = 3,	/* extra: canonical absolute source path */
-	CACHE_SECTION = 4,	/* extra: section name */
-	CACHE_GSYM = 5,		/* derived from the debuginfo */
-	CACHE_MEMBER = 6,	/* extra: "KIND:MEMBER": an archive member's
-				 * bytes, extracted (derived, evictable) */
-	CACHE_ENCODED = 7	/* extra: "ENCODING:KIND": a debuginfo's or
-				 * executable's bytes compressed (derived,
-				 * evictable) */
-};
-
-#define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */
 
 struct cache_key {
 	enum cache_kind		 kind;
@@ -463,9 +451,9 @@ int	cache_find_prefix(struct cache *c, enum cache_kind kind,
 /*
  * The FileID map (doc/protocol.md, "Keys"): the FileID of a deployed binary to
  * the build-id its artifacts are stored under.  A binary without a
- * build-id maps to its own FileID.
+ * build-id maps to its own FileID.  A FileID is CACHE_FILEID_LEN bytes
+ * (base/artifact.h).
  */
-#define CACHE_FILEID_LEN	16
 
 /* @return 0 or -errno. */
 int	cache_fileid_put(struct cache *c,

@@ -2,7 +2,7 @@
  * cleanmark: what a clean close left, so the next open can skip the
  * check.  Private to cache/ and its unit tests.
  *
- * The open-time check (cache.c) walks every page of the index and every
+ * The open-time check (check.c) walks every page of the index and every
  * record, and lists every blob: work proportional to the store.  It is
  * there for what a crash or a hand may leave: a damaged index, a blob
  * renamed in but never indexed, a blob removed behind the engine's back.

@@ -4,18 +4,21 @@
 #
 #   src/base/     errors, hex, clock, buf uses nothing else
 #   cache/        the storage engine      uses base/
-#   src/common/   vocabulary, ELF, tokens uses base/, cache/ (its kinds)
+#   src/common/   vocabulary, ELF, tokens uses base/
 #   src/gsym/     GSYM library            uses base/, common/
 #   src/s3/       S3 client               uses base/
 #   src/symhubd/  the daemon              uses all of the above
 #   src/symhub/   the CLI                 uses all of the above
 #
 # 1. Every #include "DIR/..." names a folder the including one may use
-#    (a header of its own folder is included without one).
+#    (a header of its own folder is included without one), and
+#    cache/cache_int.h, the store's private header, is included by no
+#    file outside cache/.
 # 2. No undefined symbol of a layer's library is defined by a layer it may
 #    not use, and no layer but the daemon refers to libmicrohttpd or
 #    json-c, no layer but the daemon, the CLI and s3/ to libcurl, none
 #    but s3/ to expat, none below the programs to LMDB except cache/.
+#    No layer but cache/ refers to a function cache_int.h declares.
 # 3. symjson, the JSON of the symbolize routes, does no I/O and no
 #    lookup: its objects refer to memory, strings, base/, common/ and yajl.
 # 4. The fetch engine calls no upstream kind's functions (upstream.h's
@@ -36,7 +39,7 @@ may() {
 	case $1 in
 	base) echo base ;;
 	cache) echo cache base ;;
-	common) echo common cache base ;;
+	common) echo common base ;;
 	gsym) echo gsym common base ;;
 	s3) echo s3 base ;;
 	symhubd) echo symhubd common gsym s3 cache base ;;
@@ -76,6 +79,16 @@ for l in $LAYERS; do
 		fail "$l includes only from: $(may "$l")" "$bad"
 	fi
 done
+
+# The store's private header: its files share it, nobody else.
+bad=$(grep -rlE '^#include "(cache/)?cache_int\.h"' \
+    --include='*.[ch]' --include='*.cc' "$top_srcdir" 2>/dev/null |
+    grep -v "^$top_srcdir/cache/[^/]*$" | sed "s|^$top_srcdir/||")
+if [ -z "$bad" ]; then
+	pass "cache/cache_int.h is included only inside cache/"
+else
+	fail "cache/cache_int.h is included only inside cache/" "$bad"
+fi
 
 section 'symbols'
 for l in $LAYERS; do
@@ -119,6 +132,23 @@ for l in $LAYERS; do
 		fail "$l refers to nothing above it" "$bad"
 	fi
 done
+
+# What cache_int.h declares is the store's own: no layer above calls it.
+sed -n 's/^[a-z].*[[:space:]*]\(cache_[a-z0-9_]*\)(.*/\1/p' \
+    "$top_srcdir/cache/cache_int.h" | sort -u >"$tmp/int.cache"
+bad=
+for l in $LAYERS; do
+	[ "$l" = cache ] && continue
+	b=$(comm -12 "$tmp/und.$l" "$tmp/int.cache" | head -5 | tr '\n' ' ')
+	[ -z "$b" ] || bad+="$l: $b"$'\n'
+done
+if [ ! -s "$tmp/int.cache" ]; then
+	fail "only cache/ calls the functions of cache_int.h" "no declarations read"
+elif [ -n "$bad" ]; then
+	fail "only cache/ calls the functions of cache_int.h" "$bad"
+else
+	pass "only cache/ calls the $(wc -l <"$tmp/int.cache") functions of cache_int.h"
+fi
 
 section 'modules without I/O'
 # symjson reads the symbolize requests and writes their answers; the

@@ -1,14 +1,14 @@
 /*
  * kind: the one spelling of each artifact kind, as the protocol's URLs,
  * the configuration, the logs and the CLI write it.  The values are the
- * store's (enum cache_kind, cache/cache.h): they are on disk.
+ * store's (enum cache_kind, base/artifact.h): they are on disk.
  */
 #ifndef SYMHUB_KIND_H
 #define SYMHUB_KIND_H
 
 #include <stddef.h>
 
-#include "cache/cache.h"
+#include "base/artifact.h"
 
 /* "debuginfo", "executable", "source", "section" or "gsym"; "?" for a
  * value out of range.  The string is static. */

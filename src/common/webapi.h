@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache/cache.h"
+#include "base/artifact.h"
 
 /* Longest id a client may send, in hex characters (libdebuginfod's limit). */
 #define WEBAPI_ID_HEX_MAX	128

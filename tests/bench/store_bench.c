@@ -81,7 +81,7 @@ die(const char *what, int rc)
 	exit(1);
 }
 
-/* The tables as cache.c keeps them (cache.c: struct cache, lru_key()):
+/* The tables as cache/ keeps them (cache_int.h, core.c: cache_lru_key()):
  * records, blobs {refs, size}, lru (atime big-endian, sign flipped |
  * key), meta "bytes", "catalog", "lru".  Every key is written in order,
  * with MDB_APPEND. */

@@ -262,7 +262,8 @@ void		req_peer(const struct req *r, char *buf, size_t len);
 /* route_artifact.c: /buildid/ID/KIND and /fileid/ID/KIND. */
 enum MHD_Result	route_artifact(struct http *h, struct req *r);
 
-/*
+/* route_ask.c: asking upstreams, then answering.
+ *
  * Ask upstreams for key and suspend until they answer (phase FETCH).
  * @return 1 when suspended, 0 when there is nothing to ask.
  */
@@ -272,6 +273,13 @@ int		route_ask_upstream(struct http *h, struct req *r,
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);
+
+/*
+ * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
+ * "Keys"): r->w names the build-id from then on.  @return 1, or 0 when
+ * the FileID is unknown.
+ */
+int		route_map_fileid(struct http *h, struct req *r);
 
 /* route_section.c: .../section/NAME. */
 enum MHD_Result	route_section(struct http *h, struct req *r,

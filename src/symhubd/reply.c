@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +112,7 @@ reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
 		    replies[what].cache_control);
 	if (what == REPLY_METHOD)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-		    r->parse_rc == 0 && (r->w.symbolize ||
-		    r->w.route == WEBAPI_BATCH ||
-		    r->w.route == WEBAPI_TECKEN) ? "POST" : "GET, HEAD");
+		    route_allow(r->rt));
 	if (what == REPLY_BUSY || what == REPLY_TRANSIENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (r->cors != NULL)
@@ -145,6 +144,19 @@ reply_text(struct req *r, enum reply what, const char *msg, const char *how)
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "text/plain");
 	return reply_response(r, what, resp, (uint64_t)n, how);
+}
+
+enum MHD_Result
+reply_textf(struct req *r, enum reply what, const char *how,
+    const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return reply_text(r, what, msg, how);
 }
 
 struct MHD_Response *

@@ -1,7 +1,7 @@
 /*
- * route_artifact: GET /buildid/ID/KIND and /fileid/FILEID/KIND, from the
- * store or, on a miss, from the upstreams (fetch.h); sections and GSYM
- * go on to their own routes.
+ * route_artifact: GET /buildid/ID/KIND and /fileid/FILEID/KIND of a
+ * debuginfo, an executable or a source file, from the store or, on a
+ * miss, from the upstreams (fetch.h, route_ask.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -20,7 +20,21 @@ encoded(void *ctx, int rc)
 
 	(void)rc;	/* a copy the store refused: sent as it is */
 	r->encoded = 1;
-	MHD_resume_connection(r->conn);
+	route_resume(r);
+}
+
+/* What encoded() waits for. */
+struct encoding {
+	const struct cache_key	*key;
+	unsigned		 coding;
+};
+
+static int
+start_encode(struct http *h, struct req *r, void *arg)
+{
+	struct encoding *e = arg;
+
+	return encode_request(h->enc, e->key, e->coding, encoded, r);
 }
 
 /* The coding to send rec (key's) in: one the client accepts and the hub
@@ -64,13 +78,12 @@ serve_coded(struct http *h, struct req *r, const struct cache_key *key,
 	/* Made once, by the first GET that wants it. */
 	if (rc == -ENOENT && !r->encoded &&
 	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
-		r->phase = PHASE_ENCODE;
-		MHD_suspend_connection(r->conn);
-		if (encode_request(h->enc, key, coding, encoded, r) == 0) {
+		struct encoding e = { key, coding };
+
+		if (route_wait(h, r, PHASE_ENCODE, start_encode, &e) == 0) {
 			close(fd);
 			return MHD_YES;
 		}
-		MHD_resume_connection(r->conn);
 	}
 	ret = reply_fd(h, r, key, rec, fd);
 	if (r->status == 200)
@@ -107,47 +120,34 @@ serve_hot(struct http *h, struct req *r, const struct cache_key *key,
 	return 1;
 }
 
-/* may_map: a miss may still be a FileID sent as a build-id. */
-static enum MHD_Result
-serve(struct http *h, struct req *r, int may_map)
+enum MHD_Result
+route_artifact(struct http *h, struct req *r)
 {
 	struct cache_record	 rec;
 	struct cache_key	 key;
 	enum MHD_Result		 ret;
 	unsigned		 coding;
-	int			 fd, rc;
+	int			 fd, rc, may_map;
 
-	/* A hub that finds itself in the chain is asked by itself. */
-	if (h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via"),
-	    req_header(r, MHD_HTTP_HEADER_USER_AGENT)))
-		return reply_text(r, REPLY_NOT_FOUND,
-		    "federation loop: this hub asked for this itself", "loop");
-
-	key.kind = r->w.kind;
-	key.id = r->w.id;
-	key.idlen = r->w.idlen;
-	key.extra = r->w.extra;
-	if (r->sfd >= 0) {
-		/* The bytes an upstream just sent, being stored meanwhile. */
-		fd = r->sfd;
-		r->sfd = -1;
-		return reply_fd(h, r, &key, &r->srec, fd);
-	}
-	if (key.kind == CACHE_SECTION)
-		return route_section(h, r, &key);
-	if (key.kind == CACHE_GSYM)
-		return route_gsym(h, r, &key);
-
-	/* One look-up: for the bytes kept in memory, else to open. */
-	if ((rc = cache_get(h->c, &key, clock_wall_s(), &rec)) == 0) {
-		if (serve_hot(h, r, &key, &rec, &ret)) {
-			cache_record_release(&rec);
-			return ret;
+	/* A build-id's miss may still be a FileID sent as a build-id. */
+	may_map = !r->w.by_fileid;
+	if (route_key(h, r, &key, &ret))
+		return ret;
+	for (;;) {
+		/* One look-up: for the bytes kept in memory, else to open. */
+		if ((rc = cache_get(h->c, &key, clock_wall_s(), &rec)) == 0) {
+			if (serve_hot(h, r, &key, &rec, &ret)) {
+				cache_record_release(&rec);
+				return ret;
+			}
+			rc = records_open_got(h->c, h->s, &key, &rec, &fd);
 		}
-		rc = records_open_got(h->c, h->s, &key, &rec, &fd);
+		if (rc != -ENOENT || !may_map || r->fetches > 0 ||
+		    !route_map_fileid(h, r))
+			break;
+		may_map = 0;	/* r->w names the build-id now */
+		key.idlen = r->w.idlen;
 	}
-	if (rc == -ENOENT && may_map && r->fetches == 0 && route_map_fileid(h, r))
-		return serve(h, r, 0);
 	if (rc == -ENODATA && r->fetches > 0)
 		return reply_text(r, REPLY_NOT_FOUND, "not found",
 		    "upstream 404");
@@ -180,18 +180,4 @@ serve(struct http *h, struct req *r, int may_map)
 		ret = reply_fd(h, r, &key, &rec, fd);
 	cache_record_release(&rec);
 	return ret;
-}
-
-enum MHD_Result
-route_artifact(struct http *h, struct req *r)
-{
-	r->type = METRICS_T_BUILDID;
-	if (r->w.by_fileid) {
-		/* Mapped on the first round; r->w names the build-id after. */
-		if (!route_map_fileid(h, r))
-			return reply_text(r, REPLY_NOT_FOUND, "unknown FileID",
-			    "fileid");
-		return serve(h, r, 0);
-	}
-	return serve(h, r, 1);
 }

@@ -1,7 +1,8 @@
 /*
- * route_ask: what the routes under /buildid and /fileid share to ask the
- * upstreams (fetch.h) for what the store lacks, and to answer once they
- * had their say; and the FileID map that uploads fill.
+ * route_ask: what the routes share to ask others and wait for them: any
+ * worker (route_wait()), and the upstreams (fetch.h) for what the store
+ * lacks, with the federation's checks and headers; and the first steps
+ * of every route under /buildid and /fileid (route_key()).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -69,7 +70,13 @@ fetched(void *ctx, enum fetch_result res, const char *from,
 		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
 	else
 		snprintf(r->how_buf, sizeof(r->how_buf), "%s", why[res]);
-	MHD_resume_connection(r->conn);
+	route_resume(r);
+}
+
+static int
+start_fetch(struct http *h, struct req *r, void *arg)
+{
+	return fetch_request(h->f, arg, fetched, r);
 }
 
 int
@@ -77,35 +84,26 @@ route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
     const char *raw_extra, int want_bytes, int upgrade)
 {
 	struct fetch_req	 fr;
-	char			 peer[NI_MAXHOST] = "unknown";
+	char			 peer[NI_MAXHOST];
 	uint64_t		 max;
 	int			 rc;
 
-	if (h->f == NULL ||
-	    !fetch_may_ask(h->f, req_header(r, "X-Forwarded-For")))
+	if (!route_federation(h, r, &fr, peer, sizeof(peer)))
 		return 0;
-	req_peer(r, peer, sizeof(peer));
 	max = req_maxsize(r);
-	memset(&fr, 0, sizeof(fr));
 	fr.key = *key;
 	fr.idhex = r->w.idhex;
 	fr.raw_extra = raw_extra;
-	fr.user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	fr.forwarded_for = req_header(r, "X-Forwarded-For");
-	fr.peer = peer;
-	fr.via = req_header(r, "X-Symhub-Via");
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
 	fr.want_bytes = want_bytes;
 	fr.upgrade = upgrade;
 	r->fetches++;
 	r->asked = key->kind;
-	r->phase = PHASE_FETCH;
-	MHD_suspend_connection(r->conn);
-	if ((rc = fetch_request(h->f, &fr, fetched, r)) < 0) {
+	if ((rc = route_wait(h, r, PHASE_FETCH, start_fetch, &fr)) < 0) {
+		/* Resumed: answered on the next call, as nothing definite. */
 		log_limited("cannot ask upstreams", NULL,
 		    "cannot ask upstreams: %s", strerror(-rc));
 		r->fetch_result = FETCH_TRANSIENT;
-		MHD_resume_connection(r->conn);
 	}
 	return 1;
 }
@@ -125,8 +123,6 @@ route_after_fetch(struct req *r)
 	}
 }
 
-/* A FileID's build-id, from the map that uploads fill (doc/protocol.md,
- * "Keys"). */
 int
 route_map_fileid(struct http *h, struct req *r)
 {
@@ -141,4 +137,81 @@ route_map_fileid(struct http *h, struct req *r)
 	hex_encode(id, idlen, r->w.idhex);
 	r->w.by_fileid = 0;
 	return 1;
+}
+
+int
+route_wait(struct http *h, struct req *r, enum phase p, route_start_fn start,
+    void *arg)
+{
+	int rc;
+
+	r->phase = p;
+	/* Before the start: its callback may resume r before start returns,
+	 * and a connection must be suspended to be resumed. */
+	MHD_suspend_connection(r->conn);
+	if ((rc = start(h, r, arg)) < 0)
+		MHD_resume_connection(r->conn);
+	return rc;
+}
+
+void
+route_resume(struct req *r)
+{
+	MHD_resume_connection(r->conn);
+}
+
+int
+route_loop(struct http *h, const struct req *r)
+{
+	return h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via"),
+	    req_header(r, MHD_HTTP_HEADER_USER_AGENT));
+}
+
+int
+route_federation(struct http *h, const struct req *r, struct fetch_req *fr,
+    char *peer, size_t len)
+{
+	memset(fr, 0, sizeof(*fr));
+	snprintf(peer, len, "unknown");
+	req_peer(r, peer, len);
+	fr->user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
+	fr->forwarded_for = req_header(r, "X-Forwarded-For");
+	fr->peer = peer;
+	fr->via = req_header(r, "X-Symhub-Via");
+	/* Past the hop limit, or come round the federation back here: this
+	 * hub's own answer only. */
+	return h->f != NULL && fetch_may_ask(h->f, fr->forwarded_for) &&
+	    !route_loop(h, r);
+}
+
+int
+route_key(struct http *h, struct req *r, struct cache_key *key,
+    enum MHD_Result *ret)
+{
+	int fd;
+
+	/* Mapped on the first round; r->w names the build-id after. */
+	if (r->w.by_fileid && !route_map_fileid(h, r)) {
+		*ret = reply_text(r, REPLY_NOT_FOUND, "unknown FileID",
+		    "fileid");
+		return 1;
+	}
+	/* A hub that finds itself in the chain is asked by itself. */
+	if (route_loop(h, r)) {
+		*ret = reply_text(r, REPLY_NOT_FOUND,
+		    "federation loop: this hub asked for this itself", "loop");
+		return 1;
+	}
+	key->kind = r->w.kind;
+	key->id = r->w.id;
+	key->idlen = r->w.idlen;
+	key->extra = r->w.extra;
+	if (r->sfd >= 0) {
+		/* The bytes an upstream just sent, being stored meanwhile. */
+		fd = r->sfd;
+		r->sfd = -1;
+		*ret = reply_fd(h, r, key, &r->srec, fd);
+		return 1;
+	}
+	return 0;
 }

@@ -21,7 +21,14 @@ converted(void *ctx, int rc)
 
 	r->converted = 1;
 	r->convert_rc = rc;
-	MHD_resume_connection(r->conn);
+	route_resume(r);
+}
+
+static int
+start_convert(struct http *h, struct req *r, void *arg)
+{
+	(void)arg;
+	return derive_gsym_convert(h->dv, r->w.id, r->w.idlen, converted, r);
 }
 
 /* ?demangle=1 (or true): function names as a person reads them. */
@@ -152,19 +159,23 @@ conversion_failed(struct req *r)
 }
 
 enum MHD_Result
-route_gsym(struct http *h, struct req *r, const struct cache_key *key)
+route_gsym(struct http *h, struct req *r)
 {
 	struct cache_record	 rec;
-	struct cache_key	 dk = { CACHE_DEBUGINFO, r->w.id, r->w.idlen,
-				    NULL };
+	struct cache_key	 k, *key = &k, dk;
 	struct derive_gsym	*ugf = NULL;
+	enum MHD_Result		 ret;
 	int			 fd, rc, have_dbg;
 
+	if (route_key(h, r, key, &ret))
+		return ret;
 	if (h->dv == NULL)
 		return reply_text(r, REPLY_NOT_FOUND, "GSYM is disabled", "-");
+	dk = *key;
+	dk.kind = CACHE_DEBUGINFO;
+	dk.extra = NULL;
 	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
 		struct derive_gsym	*gf = NULL;
-		enum MHD_Result		 ret;
 
 		rc = -ESTALE;
 		if (cache_derived_fresh(h->c, r->w.id, r->w.idlen, &rec,
@@ -217,11 +228,8 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 		return reply_transient(r);
 	if (have_dbg || records_have(h->c, CACHE_EXECUTABLE, r->w.id,
 	    r->w.idlen)) {
-		r->phase = PHASE_CONVERT;
-		MHD_suspend_connection(r->conn);
-		if ((rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen,
-		    converted, r)) < 0) {
-			MHD_resume_connection(r->conn);
+		if ((rc = route_wait(h, r, PHASE_CONVERT, start_convert,
+		    NULL)) < 0) {
 			log_limited("gsym: cannot convert", NULL, "gsym %s: %s",
 			    r->w.idhex, strerror(-rc));
 			return reply_text(r, REPLY_INTERNAL, "cannot convert",

@@ -20,7 +20,13 @@ answered(void *ctx, int rc, char *json, size_t len)
 	r->meta_json = json;
 	r->meta_len = len;
 	r->meta_done = 1;
-	MHD_resume_connection(r->conn);
+	route_resume(r);
+}
+
+static int
+start_query(struct http *h, struct req *r, void *arg)
+{
+	return meta_query(h->meta, arg, answered, r);
 }
 
 static enum MHD_Result
@@ -47,11 +53,10 @@ enum MHD_Result
 route_metadata(struct http *h, struct req *r)
 {
 	struct meta_query	 q;
-	const char		*why = NULL, *xff, *via, *ua;
-	char			 peer[NI_MAXHOST] = "unknown";
+	const char		*why = NULL;
+	char			 peer[NI_MAXHOST];
 	int			 rc;
 
-	r->type = METRICS_T_METADATA;
 	if (r->meta_done)
 		return answer(r);
 	memset(&q, 0, sizeof(q));
@@ -59,22 +64,10 @@ route_metadata(struct http *h, struct req *r)
 	    MHD_GET_ARGUMENT_KIND, "key"), MHD_lookup_connection_value(r->conn,
 	    MHD_GET_ARGUMENT_KIND, "value"), &q.q, &why) < 0)
 		return reply_text(r, REPLY_UNAVAILABLE, why, "metadata");
-	req_peer(r, peer, sizeof(peer));
-	ua = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	xff = req_header(r, "X-Forwarded-For");
-	via = req_header(r, "X-Symhub-Via");
-	q.fed.user_agent = ua;
-	q.fed.forwarded_for = xff;
-	q.fed.peer = peer;
-	q.fed.via = via;
 	/* Past the hop limit, or come round the federation back here: this
 	 * hub's own entries only, at once. */
-	q.ask_upstreams = h->f != NULL && fetch_may_ask(h->f, xff) &&
-	    !fetch_loop(h->f, via, ua);
-	r->phase = PHASE_METADATA;
-	MHD_suspend_connection(r->conn);
-	if ((rc = meta_query(h->meta, &q, answered, r)) < 0) {
-		MHD_resume_connection(r->conn);
+	q.ask_upstreams = route_federation(h, r, &q.fed, peer, sizeof(peer));
+	if ((rc = route_wait(h, r, PHASE_METADATA, start_query, &q)) < 0) {
 		if (rc == -EBUSY)
 			return reply_text(r, REPLY_BUSY, "too many /metadata "
 			    "queries at once; try again", "busy");

@@ -53,15 +53,18 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 }
 
 enum MHD_Result
-route_section(struct http *h, struct req *r, const struct cache_key *key)
+route_section(struct http *h, struct req *r)
 {
 	struct MHD_Response	*resp;
 	struct cache_record	 rec, p;
+	struct cache_key	 k, *key = &k;
 	struct buf		 m = { 0 };
 	enum MHD_Result		 ret;
 	unsigned		 known = 0;
 	int			 fd, rc, neg;
 
+	if (route_key(h, r, key, &ret))
+		return ret;
 	rc = cache_get(h->c, key, clock_wall_s(), &rec);
 	neg = rc == -ENODATA;
 	if (rc == 0) {

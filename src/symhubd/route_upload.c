@@ -29,7 +29,22 @@ bucket_done(void *ctx, int rc)
 	struct req *r = ctx;
 
 	r->bucket_rc = rc;
-	MHD_resume_connection(r->conn);
+	route_resume(r);
+}
+
+/* What the bucket is asked to do. */
+struct bucket_ask {
+	const struct cache_key	*key;
+	int			 del, force;
+};
+
+static int
+start_bucket(struct http *h, struct req *r, void *arg)
+{
+	struct bucket_ask *a = arg;
+
+	return a->del ? bucket_delete(h->bucket, a->key, bucket_done, r) :
+	    bucket_put(h->bucket, a->key, a->force, bucket_done, r);
 }
 
 /* Hand key to the bucket (put or delete) and wait, suspended.
@@ -38,17 +53,9 @@ static int
 ask_bucket(struct http *h, struct req *r, const struct cache_key *key,
     int del, int force)
 {
-	int rc;
+	struct bucket_ask a = { key, del, force };
 
-	r->phase = PHASE_BUCKET;
-	MHD_suspend_connection(r->conn);
-	rc = del ? bucket_delete(h->bucket, key, bucket_done, r) :
-	    bucket_put(h->bucket, key, force, bucket_done, r);
-	if (rc < 0) {
-		MHD_resume_connection(r->conn);
-		r->phase = PHASE_DISPATCH;
-	}
-	return rc;
+	return route_wait(h, r, PHASE_BUCKET, start_bucket, &a);
 }
 
 static enum MHD_Result
@@ -70,14 +77,31 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 	return reply_text(r, REPLY_OK, "deleted", "delete");
 }
 
+/* Does the head's Content-Length, cl (or NULL), say more than max
+ * (--max-upload, 0: no limit)?  Text that is no number is left to the
+ * count of the body's bytes. */
+static int
+too_long(const char *cl, uint64_t max)
+{
+	unsigned long long	 len;
+	char			*end;
+
+	if (cl == NULL || max == 0)
+		return 0;
+	errno = 0;
+	len = strtoull(cl, &end, 10);
+	if (end == cl)
+		return 0;
+	return errno == ERANGE || len > max;
+}
+
 enum MHD_Result
 route_upload_begin(struct http *h, struct req *r)
 {
 	struct cache_key	 key;
-	const char		*cl, *fidhex;
+	const char		*fidhex;
 	unsigned char		 fid[WEBAPI_ID_HEX_MAX / 2];
 	char			 peer[NI_MAXHOST] = "-";
-	unsigned long long	 len;
 	int			 del, rc;
 
 	del = strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0;
@@ -85,8 +109,7 @@ route_upload_begin(struct http *h, struct req *r)
 	if (r->parse_rc < 0)
 		return reply_text(r, r->parse_rc == -ENOENT ? REPLY_NO_PAGE :
 		    REPLY_BAD_REQUEST, r->why ? r->why : "bad request", "-");
-	if (r->w.route != WEBAPI_ARTIFACT || (r->w.kind != CACHE_DEBUGINFO &&
-	    r->w.kind != CACHE_EXECUTABLE))
+	if (r->rt == NULL || !(r->rt->methods & ROUTE_PUT))
 		return reply_text(r, REPLY_METHOD,
 		    "only debuginfo and executable can be uploaded or deleted",
 		    "-");
@@ -122,9 +145,8 @@ route_upload_begin(struct http *h, struct req *r)
 	}
 	if (del)
 		return delete(h, r, &key, 0);
-	cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl != NULL && (len = strtoull(cl, NULL, 10)) > 0 &&
-	    h->cfg->max_upload && len > h->cfg->max_upload)
+	if (too_long(req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH),
+	    h->cfg->max_upload))
 		return reply_text(r, REPLY_TOO_LARGE,
 		    "upload larger than the size limit", "upload");
 	if ((rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->up)) < 0)
@@ -219,7 +241,6 @@ route_upload_bucket(struct http *h, struct req *r)
 {
 	struct cache_key	 key = { r->w.kind, r->w.id, r->w.idlen, NULL };
 	enum upload_result	 res = (enum upload_result)r->up_res;
-	char			 msg[512];
 	int			 rc = r->bucket_rc;
 
 	r->phase = PHASE_DISPATCH;
@@ -227,9 +248,9 @@ route_upload_bucket(struct http *h, struct req *r)
 		if (rc < 0 && rc != -ENOENT) {
 			log_warnx("delete %s: the bucket: %s", r->url,
 			    strerror(-rc));
-			snprintf(msg, sizeof(msg), "the bucket could not delete "
-			    "it (%s): nothing deleted; try again", strerror(-rc));
-			return reply_text(r, REPLY_BUSY, msg, "delete");
+			return reply_textf(r, REPLY_BUSY, "delete", "the bucket "
+			    "could not delete it (%s): nothing deleted; try "
+			    "again", strerror(-rc));
 		}
 		return delete(h, r, &key, rc == 0);
 	}
@@ -251,9 +272,8 @@ route_upload_bucket(struct http *h, struct req *r)
 			(void)cache_drop(h->c, &key);
 		log_warnx("upload %s by %s: the bucket: %s: not stored",
 		    r->url, r->who ? r->who : "-", strerror(-rc));
-		snprintf(msg, sizeof(msg), "the bucket could not store it "
-		    "(%s): not stored; try again", strerror(-rc));
-		return reply_text(r, REPLY_BUSY, msg, "upload");
+		return reply_textf(r, REPLY_BUSY, "upload", "the bucket could "
+		    "not store it (%s): not stored; try again", strerror(-rc));
 	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))

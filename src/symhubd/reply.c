@@ -423,32 +423,6 @@ reply_hot(struct http *h, struct req *r, const struct cache_key *key,
 	return reply_response(r, REPLY_ARTIFACT, resp, size, "hit");
 }
 
-/* Keep a small file whole (hot.h), read from fd (closed): its bytes with
- * a reference, or NULL (fd then open still). */
-static struct hot_bytes *
-keep_hot(struct http *h, struct req *r, const struct cache_key *key,
-    const struct cache_record *rec, int fd)
-{
-	static const unsigned char zero[32];
-	void	*buf;
-	ssize_t	 n;
-
-	if (h->hot == NULL || r->fetches > 0 || rec->size == 0 ||
-	    rec->size > hot_file_max(h->hot) ||
-	    (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
-	    key->kind != CACHE_SOURCE) ||
-	    (!(rec->flags & CACHE_F_EXTERNAL) &&
-	    memcmp(rec->digest, zero, sizeof(zero)) == 0) ||
-	    (buf = malloc(rec->size)) == NULL)
-		return NULL;
-	if ((n = pread(fd, buf, rec->size, 0)) != (ssize_t)rec->size) {
-		free(buf);
-		return NULL;
-	}
-	close(fd);
-	return hot_put(h->hot, key, cache_fingerprint(rec), buf, rec->size);
-}
-
 enum MHD_Result
 reply_fd(struct http *h, struct req *r, const struct cache_key *key,
     const struct cache_record *rec, int fd)
@@ -494,7 +468,8 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	}
 	if (rc == 1)
 		what = REPLY_PARTIAL;
-	else if ((b = keep_hot(h, r, key, rec, fd)) != NULL)
+	else if (r->fetches == 0 && (b = hot_keep(h->hot, key, rec, fd)) !=
+	    NULL)
 		return reply_hot(h, r, key, rec, b);
 	resp = MHD_create_response_from_fd_at_offset64(len, fd, off);
 	if (resp == NULL) {

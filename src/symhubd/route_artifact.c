@@ -104,17 +104,14 @@ serve_hot(struct http *h, struct req *r, const struct cache_key *key,
 	struct hot_bytes *b;
 
 	/* Not one a client would get coded, nor one that may have a
-	 * better copy upstream; a file in place must still be the one
-	 * indexed. */
-	if (h->hot == NULL || r->fetches > 0 || rec->size == 0 ||
-	    rec->size > hot_file_max(h->hot) ||
+	 * better copy upstream; which files are kept is hot.c's rule. */
+	if (h->hot == NULL || r->fetches > 0 ||
 	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) != NULL ||
 	    coding_for(h, r, key, rec) != 0 ||
 	    (h->f != NULL && fetch_upgrade_possible(key, rec)) ||
-	    ((rec->flags & CACHE_F_EXTERNAL) && !cache_external_same(rec, -1)) ||
-	    (b = hot_get(h->hot, key, cache_fingerprint(rec))) == NULL)
+	    (b = hot_find(h->hot, key, rec)) == NULL)
 		return 0;
 	*ret = reply_hot(h, r, key, rec, b);
 	return 1;

@@ -163,7 +163,7 @@ route_gsym(struct http *h, struct req *r)
 {
 	struct cache_record	 rec;
 	struct cache_key	 k, *key = &k, dk;
-	struct derive_gsym	*ugf = NULL;
+	struct derive_gsym	*gf = NULL, *ugf = NULL;
 	enum MHD_Result		 ret;
 	int			 fd, rc, have_dbg;
 
@@ -174,36 +174,24 @@ route_gsym(struct http *h, struct req *r)
 	dk = *key;
 	dk.kind = CACHE_DEBUGINFO;
 	dk.extra = NULL;
-	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
-		struct derive_gsym	*gf = NULL;
-
-		rc = -ESTALE;
-		if (cache_derived_fresh(h->c, r->w.id, r->w.idlen, &rec,
-		    clock_wall_s()))
-			rc = r->w.symbolize ? derive_gsym_open(h->dv, &rec, &gf) :
-			    cache_open_data(h->c, &rec, &fd);
-		if (rc == 0 && r->w.symbolize) {
-			ret = symbolize(h, r, gf);
-		} else if (rc == 0) {
-			ret = reply_fd(h, r, key, &rec, fd);
-			if (r->converted)
-				r->how = "converted";
-		}
-		/* Its blob is gone: forget it.  Stale (its parent changed):
-		 * the conversion replaces it.  Either way, convert again. */
-		if (rc == -ENOENT)
-			records_broken(h->c, key, &rec, rc);
+	rc = derive_open(h->dv, key, &rec, r->w.symbolize ? NULL : &fd,
+	    r->w.symbolize ? &gf : NULL);
+	if (rc == 0) {
+		ret = r->w.symbolize ? symbolize(h, r, gf) :
+		    reply_fd(h, r, key, &rec, fd);
+		if (!r->w.symbolize && r->converted)
+			r->how = "converted";
 		cache_record_release(&rec);
-		if (rc == 0)
-			return ret;
-		if (rc != -ESTALE && rc != -ENOENT) {
-			/* derive_gsym_open() said why, once. */
-			if (!r->w.symbolize)
-				log_limited("gsym: cannot read", NULL,
-				    "gsym %s: %s", r->w.idhex, strerror(-rc));
-			return reply_text(r, REPLY_INTERNAL,
-			    "cannot read the GSYM", "gsym");
-		}
+		return ret;
+	}
+	/* Gone (dropped) or stale (its parent changed): convert again. */
+	if (rc != -ESTALE && rc != -ENOENT && rc != -ENODATA) {
+		/* derive_gsym_open() said why, once. */
+		if (!r->w.symbolize)
+			log_limited("gsym: cannot read", NULL, "gsym %s: %s",
+			    r->w.idhex, strerror(-rc));
+		return reply_text(r, REPLY_INTERNAL, "cannot read the GSYM",
+		    "gsym");
 	}
 	/* Converted while the store could not take it (read-only, full). */
 	if (derive_gsym_unstored(h->dv, r->w.id, r->w.idlen, &rec, &fd,

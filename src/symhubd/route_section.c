@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "derive.h"
 #include "route.h"
 
@@ -65,20 +64,14 @@ route_section(struct http *h, struct req *r)
 
 	if (route_key(h, r, key, &ret))
 		return ret;
-	rc = cache_get(h->c, key, clock_wall_s(), &rec);
-	neg = rc == -ENODATA;
+	rc = h->dv != NULL ? derive_open(h->dv, key, &rec, &fd, NULL) :
+	    -ENOENT;
 	if (rc == 0) {
-		/* A section an upstream cut has no parent here to check. */
-		if ((!(rec.flags & CACHE_F_DERIVED) ||
-		    cache_derived_fresh(h->c, key->id, key->idlen, &rec,
-		    clock_wall_s())) &&
-		    cache_open_data(h->c, &rec, &fd) == 0) {
-			ret = reply_fd(h, r, key, &rec, fd);
-			cache_record_release(&rec);
-			return ret;
-		}
+		ret = reply_fd(h, r, key, &rec, fd);
 		cache_record_release(&rec);
+		return ret;
 	}
+	neg = rc == -ENODATA;
 
 	rc = h->dv != NULL ? derive_section(h->dv, key, &m, &rec, &p, &known) :
 	    -ENOENT;

@@ -64,16 +64,12 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 {
 	int rc;
 
-	if ((rc = cache_drop(h->c, key)) == -ENOENT && !bucket_had)
+	if ((rc = upload_delete(h->c, h->s, key, bucket_had)) == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
-	if (rc < 0 && rc != -ENOENT)
+	if (rc < 0)
 		return reply_text(r, REPLY_INTERNAL, strerror(-rc), "delete");
 	log_info("deleted %s by %s%s", r->url, r->who,
 	    h->bucket != NULL ? " (and from the bucket)" : "");
-	/* A scanned file the deleted copy had displaced takes over again:
-	 * the next pass reads the files that list this key. */
-	if (h->s != NULL && cache_file_invalidate(h->c, key) > 0)
-		scan_trigger(h->s);
 	return reply_text(r, REPLY_OK, "deleted", "delete");
 }
 
@@ -216,8 +212,7 @@ route_upload_finish(struct http *h, struct req *r)
 	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
 	r->up = NULL;	/* consumed */
 	/* Durable only once in the bucket: 201 after it, not before. */
-	if (h->bucket != NULL && (res == UPLOAD_STORED ||
-	    res == UPLOAD_REPLACED || res == UPLOAD_SAME)) {
+	if (h->bucket != NULL && upload_wants_bucket(res)) {
 		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
 		    NULL };
 
@@ -254,11 +249,11 @@ route_upload_bucket(struct http *h, struct req *r)
 		}
 		return delete(h, r, &key, rc == 0);
 	}
+	/* Not in the bucket: not kept here either (upload.h). */
+	rc = upload_bucket_done(h->c, &key, res, rc);
 	if (rc == -EEXIST) {
 		/* The bucket's copy is as good or better: it stands, and is
 		 * what this replica serves too. */
-		if (res != UPLOAD_SAME)
-			(void)cache_drop(h->c, &key);
 		log_info("upload %s by %s: the bucket's copy is as good or "
 		    "better: not stored", r->url, r->who ? r->who : "-");
 		return reply_text(r, REPLY_CONFLICT, "the bucket's copy (from "
@@ -266,10 +261,6 @@ route_upload_bucket(struct http *h, struct req *r)
 		    "?force=1 to replace it", "upload");
 	}
 	if (rc < 0) {
-		/* Not durable: not kept either (another replica would not
-		 * have it); what the bucket holds is served again. */
-		if (res != UPLOAD_SAME)
-			(void)cache_drop(h->c, &key);
 		log_warnx("upload %s by %s: the bucket: %s: not stored",
 		    r->url, r->who ? r->who : "-", strerror(-rc));
 		return reply_textf(r, REPLY_BUSY, "upload", "the bucket could "

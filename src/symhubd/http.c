@@ -195,7 +195,7 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->phase = PHASE_HEAD;
 	r->conn = conn;
 	r->t0 = clock_us();
-	r->sfd = -1;
+	r->ask.sfd = -1;
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	r->type = METRICS_T_OTHER;
 	r->how = "-";
@@ -280,11 +280,11 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	switch (r->phase) {
 	case PHASE_BODY:
-		if (r->up != NULL) {
+		if (r->upl.up != NULL) {
 			if (n == 0)
 				return route_upload_finish(h, r);
 			/* A failure is remembered and answered at the end. */
-			upload_write(r->up, upload_data, n);
+			upload_write(r->upl.up, upload_data, n);
 			return MHD_YES;
 		}
 		if (n != 0)
@@ -321,18 +321,18 @@ remember(const struct req *r)
 	    (r->status == 0 && !r->reset))
 		return;
 	kind = kind_name(r->w.kind);
-	if (strcmp(r->method, "PUT") == 0 && r->up == NULL &&
+	if (strcmp(r->method, "PUT") == 0 && r->upl.up == NULL &&
 	    (r->status == 200 || r->status == 201)) {
 		recent_add(RECENT_UPLOAD, r->w.idhex, kind, r->status == 201 ?
 		    "stored" : "replaced, or the same bytes");
-	} else if (r->converted) {
+	} else if (r->gsym.converted) {
 		/* derive.c lists every conversion, this one included. */
 	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
 	    r->result == METRICS_R_NEGATIVE ||
 	    r->result == METRICS_R_TRANSIENT) {
 		snprintf(d, sizeof(d), "%s: %.80s", r->reset ? "reset" :
 		    r->status == 503 ? "503" : "404",
-		    r->fetches ? r->how_buf : r->how != NULL ? r->how : "");
+		    r->ask.fetches ? r->how_buf : r->how != NULL ? r->how : "");
 		recent_add(RECENT_MISS, r->w.idhex, kind, d);
 	}
 }
@@ -353,35 +353,35 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		free(r);	/* uri_seen()'s, the head refused by MHD */
 		return;
 	}
-	if (r->up != NULL || (r->status == 0 && !r->reset)) {
+	if (r->upl.up != NULL || (r->status == 0 && !r->reset)) {
 		/* No answer: the client went away, or its body never came
 		 * whole (a deadline, a reset).  A client can do that at
 		 * will, hence log_limited(). */
 		req_peer(r, peer, sizeof(peer));
 		log_limited("ended before it was answered", peer,
 		    "%s %s from %s: ended before it was answered (%s%s)",
-		    r->method, r->url, peer, r->up != NULL ? "upload body "
+		    r->method, r->url, peer, r->upl.up != NULL ? "upload body "
 		    "incomplete, nothing stored; " : "", toe_name(toe));
 	}
 	remember(r);
-	upload_abort(r->up);	/* a client that went away mid-upload */
+	upload_abort(r->upl.up);	/* a client that went away mid-upload */
 	if (r->held > 0)
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
 	route_batch_free(r);
 	buf_free(&r->body);
-	free(r->meta_json);
-	free(r->up_msg);
+	free(r->meta.json);
+	free(r->upl.msg);
 	webapi_req_free(&r->w);
-	if (r->sfd >= 0)
-		close(r->sfd);
-	cache_record_release(&r->srec);
+	if (r->ask.sfd >= 0)
+		close(r->ask.sfd);
+	cache_record_release(&r->ask.srec);
 	usec = (uint64_t)(clock_us() - r->t0);
 	req_peer(r, peer, sizeof(peer));
 	if (r->reset) {
 		metrics_response(0, r->type, r->result, 0, usec);
 		log_access("%s %s %s RST 0 %s %" PRIu64 ".%03" PRIu64 "ms",
-		    peer, r->method, r->url, r->fetches ? r->how_buf :
+		    peer, r->method, r->url, r->ask.fetches ? r->how_buf :
 		    "reset", usec / 1000, usec % 1000);
 	} else if (r->status != 0) {
 		metrics_response(r->status, r->type, r->result,

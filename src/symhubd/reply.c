@@ -468,7 +468,7 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	}
 	if (rc == 1)
 		what = REPLY_PARTIAL;
-	else if (r->fetches == 0 && (b = hot_keep(h->hot, key, rec, fd)) !=
+	else if (r->ask.fetches == 0 && (b = hot_keep(h->hot, key, rec, fd)) !=
 	    NULL)
 		return reply_hot(h, r, key, rec, b);
 	resp = MHD_create_response_from_fd_at_offset64(len, fd, off);
@@ -486,7 +486,7 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 		    buf);
 	}
 	return reply_response(r, what, resp, len,
-	    r->fetches ? r->how_buf : "hit");
+	    r->ask.fetches ? r->how_buf : "hit");
 }
 
 enum MHD_Result
@@ -526,6 +526,6 @@ reply_transient(struct req *r)
 	    req_header(r, "X-Forwarded-For") == NULL)
 		return reply_text(r, REPLY_TRANSIENT, "no definite answer from "
 		    "the upstreams: ask again, or ask another server",
-		    r->fetches ? r->how_buf : "transient");
+		    r->ask.fetches ? r->how_buf : "transient");
 	return reply_reset(r);
 }

@@ -15,9 +15,9 @@
  *             symbolize, batch, metadata, metrics, status.  It answers,
  *             or asks and waits (route_wait(), route_ask.c):
  *   FETCH     suspended until the upstreams answer (fetch.h), then
- *             DISPATCH again with r->fetches and r->fetch_result set;
+ *             DISPATCH again with r->ask.fetches and r->ask.result set;
  *   CONVERT   suspended until a GSYM conversion ends (derive.h), then
- *             DISPATCH again with r->converted and r->convert_rc set;
+ *             DISPATCH again with r->gsym.converted and r->gsym.rc set;
  *   BUCKET    suspended until an upload or a delete is done in the
  *             bucket (bucket.h), then route_upload_bucket();
  *   BATCH     suspended until one of a batch's fetches or conversions
@@ -154,34 +154,48 @@ struct req {
 	enum metrics_result	 result;
 	const char		*how;
 	int			 reset;		/* answered with a TCP reset */
-	/* Waiting for upstreams (route_artifact.c). */
-	int			 fetches;	/* rounds so far */
-	enum cache_kind		 asked;		/* in the last round */
-	enum fetch_result	 fetch_result;	/* of the last round */
 	char			 how_buf[80];	/* "upstream NAME" */
-	/* Bytes a fetch handed over before storing them (see fetch.h). */
-	int			 sfd;
-	struct cache_record	 srec;		/* its strings in srec.mem */
-	/* Waiting for a conversion (route_gsym.c). */
-	int			 converted;
-	int			 convert_rc;
-	/* Waiting for a compressed copy (route_artifact.c). */
-	int			 encoded;
-	/* Waiting for a /metadata answer (route_metadata.c). */
-	int			 meta_done;
-	int			 meta_rc;
-	char			*meta_json;	/* malloc'd; NULL once sent */
-	size_t			 meta_len;
-	/* A multi-module request (route_batch.c). */
-	struct breq		*batch;
-	/* Waiting for the bucket (route_upload.c): an upload's result
-	 * and message here, the bucket's in bucket_rc. */
-	int			 bucket_rc;
-	int			 up_res;	/* enum upload_result */
-	char			*up_msg;	/* malloc'd */
-	/* A body (PUT: an upload; POST: /symbolize addresses). */
-	struct upload		*up;		/* a PUT being received */
-	const char		*who;		/* its token's name */
+	/*
+	 * What the routes keep across their suspensions, zero at the head,
+	 * each in a struct of its own, as nginx modules keep theirs: ask is
+	 * route_ask.c's, for the routes under /buildid and /fileid (reply.c
+	 * reads its round count); each other is one route file's.  http.c
+	 * reads them for the access log and the status page, and frees
+	 * what they hold.
+	 */
+	struct {			/* route_ask.c: upstreams asked */
+		int			 fetches;	/* rounds so far */
+		enum cache_kind		 asked;		/* in the last round */
+		enum fetch_result	 result;	/* of the last round */
+		/* Bytes a fetch handed over before storing them
+		 * (fetch.h): -1, or served by route_key(). */
+		int			 sfd;
+		struct cache_record	 srec;	/* its strings in srec.mem */
+	} ask;
+	struct {			/* route_artifact.c */
+		int			 encoded;	/* a copy was made */
+	} art;
+	struct {			/* route_gsym.c: a conversion */
+		int			 converted;	/* it ended */
+		int			 rc;		/* with this */
+	} gsym;
+	struct {			/* route_metadata.c: the answer */
+		int			 done;
+		int			 rc;
+		char			*json;	/* malloc'd; NULL once sent */
+		size_t			 len;
+	} meta;
+	struct breq		*batch;		/* route_batch.c */
+	struct {			/* route_upload.c */
+		struct upload		*up;	/* a PUT being received */
+		const char		*who;	/* its token's name */
+		/* Waiting for the bucket: the upload's result and
+		 * message, and the bucket's. */
+		int			 res;	/* enum upload_result */
+		char			*msg;	/* malloc'd */
+		int			 bucket_rc;
+	} upl;
+	/* A body (PUT: an upload, r->upl.up; POST: /symbolize addresses). */
 	int			 post;
 	struct buf		 body;		/* NUL after its bytes */
 	int			 too_long;	/* body over the limit */

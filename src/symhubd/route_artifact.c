@@ -19,7 +19,7 @@ encoded(void *ctx, int rc)
 	struct req *r = ctx;
 
 	(void)rc;	/* a copy the store refused: sent as it is */
-	r->encoded = 1;
+	r->art.encoded = 1;
 	route_resume(r);
 }
 
@@ -76,7 +76,7 @@ serve_coded(struct http *h, struct req *r, const struct cache_key *key,
 		return ret;
 	}
 	/* Made once, by the first GET that wants it. */
-	if (rc == -ENOENT && !r->encoded &&
+	if (rc == -ENOENT && !r->art.encoded &&
 	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
 		struct encoding e = { key, coding };
 
@@ -105,7 +105,7 @@ serve_hot(struct http *h, struct req *r, const struct cache_key *key,
 
 	/* Not one a client would get coded, nor one that may have a
 	 * better copy upstream; which files are kept is hot.c's rule. */
-	if (h->hot == NULL || r->fetches > 0 ||
+	if (h->hot == NULL || r->ask.fetches > 0 ||
 	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) != NULL ||
@@ -139,24 +139,24 @@ route_artifact(struct http *h, struct req *r)
 			}
 			rc = records_open_got(h->c, h->s, &key, &rec, &fd);
 		}
-		if (rc != -ENOENT || !may_map || r->fetches > 0 ||
+		if (rc != -ENOENT || !may_map || r->ask.fetches > 0 ||
 		    !route_map_fileid(h, r))
 			break;
 		may_map = 0;	/* r->w names the build-id now */
 		key.idlen = r->w.idlen;
 	}
-	if (rc == -ENODATA && r->fetches > 0)
+	if (rc == -ENODATA && r->ask.fetches > 0)
 		return reply_text(r, REPLY_NOT_FOUND, "not found",
 		    "upstream 404");
 	if (rc == -ENODATA)
 		return reply_text(r, REPLY_NEGATIVE, "not found", "negative");
-	if (rc == -ENOENT && r->fetches > 0)
+	if (rc == -ENOENT && r->ask.fetches > 0)
 		return route_after_fetch(r);
 	if (rc == -ENOENT && route_ask_upstream(h, r, &key, r->w.raw_extra,
 	    1, 0))
 		return MHD_YES;
 	/* A better copy may be upstream: ask, keep the better of the two. */
-	if (rc == 0 && h->f != NULL && r->fetches == 0 &&
+	if (rc == 0 && h->f != NULL && r->ask.fetches == 0 &&
 	    fetch_upgrade_due(h->f, &key, &rec)) {
 		close(fd);
 		cache_record_release(&rec);

@@ -25,19 +25,19 @@ keep_served(struct req *r, const struct fetch_served *s)
 	char		*m;
 	size_t		 n = 0, i, l;
 
-	r->srec = *s->rec;
-	dst[0] = &r->srec.origin;
-	dst[1] = &r->srec.xfile;
-	dst[2] = &r->srec.xarchive;
-	dst[3] = &r->srec.ximasig;
+	r->ask.srec = *s->rec;
+	dst[0] = &r->ask.srec.origin;
+	dst[1] = &r->ask.srec.xfile;
+	dst[2] = &r->ask.srec.xarchive;
+	dst[3] = &r->ask.srec.ximasig;
 	for (i = 0; i < 4; i++)
 		n += src[i] ? strlen(src[i]) + 1 : 0;
 	if ((m = malloc(n ? n : 1)) == NULL) {
 		close(s->fd);	/* served from the store instead */
-		memset(&r->srec, 0, sizeof(r->srec));
+		memset(&r->ask.srec, 0, sizeof(r->ask.srec));
 		return;
 	}
-	r->srec.mem = m;
+	r->ask.srec.mem = m;
 	for (i = 0; i < 4; i++) {
 		*dst[i] = NULL;
 		if (src[i] == NULL)
@@ -47,7 +47,7 @@ keep_served(struct req *r, const struct fetch_served *s)
 		*dst[i] = m;
 		m += l;
 	}
-	r->sfd = s->fd;		/* fd now owned by r */
+	r->ask.sfd = s->fd;		/* fd now owned by r */
 }
 
 /* Runs on the fetch thread; MHD calls the handler again (DISPATCH). */
@@ -63,7 +63,7 @@ fetched(void *ctx, enum fetch_result res, const char *from,
 	};
 	struct req *r = ctx;
 
-	r->fetch_result = res;
+	r->ask.result = res;
 	if (served != NULL)
 		keep_served(r, served);
 	if (from != NULL)
@@ -97,13 +97,13 @@ route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
 	fr.want_bytes = want_bytes;
 	fr.upgrade = upgrade;
-	r->fetches++;
-	r->asked = key->kind;
+	r->ask.fetches++;
+	r->ask.asked = key->kind;
 	if ((rc = route_wait(h, r, PHASE_FETCH, start_fetch, &fr)) < 0) {
 		/* Resumed: answered on the next call, as nothing definite. */
 		log_limited("cannot ask upstreams", NULL,
 		    "cannot ask upstreams: %s", strerror(-rc));
-		r->fetch_result = FETCH_TRANSIENT;
+		r->ask.result = FETCH_TRANSIENT;
 	}
 	return 1;
 }
@@ -111,7 +111,7 @@ route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
 enum MHD_Result
 route_after_fetch(struct req *r)
 {
-	switch (r->fetch_result) {
+	switch (r->ask.result) {
 	case FETCH_NOTFOUND:
 		return reply_text(r, REPLY_NOT_FOUND, "not found",
 		    "upstream 404");
@@ -206,11 +206,11 @@ route_key(struct http *h, struct req *r, struct cache_key *key,
 	key->id = r->w.id;
 	key->idlen = r->w.idlen;
 	key->extra = r->w.extra;
-	if (r->sfd >= 0) {
+	if (r->ask.sfd >= 0) {
 		/* The bytes an upstream just sent, being stored meanwhile. */
-		fd = r->sfd;
-		r->sfd = -1;
-		*ret = reply_fd(h, r, key, &r->srec, fd);
+		fd = r->ask.sfd;
+		r->ask.sfd = -1;
+		*ret = reply_fd(h, r, key, &r->ask.srec, fd);
 		return 1;
 	}
 	return 0;

@@ -19,8 +19,8 @@ converted(void *ctx, int rc)
 {
 	struct req *r = ctx;
 
-	r->converted = 1;
-	r->convert_rc = rc;
+	r->gsym.converted = 1;
+	r->gsym.rc = rc;
 	route_resume(r);
 }
 
@@ -130,14 +130,14 @@ symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 	/* gf is freed after the writer: it knows gf's strings by their
 	 * address. */
 	return route_stream(h, r, j, sstream_step, sstream_free, s,
-	    r->converted ? "converted" : "symbolized");
+	    r->gsym.converted ? "converted" : "symbolized");
 }
 
 /* A conversion ran for this request and stored nothing usable. */
 static enum MHD_Result
 conversion_failed(struct req *r)
 {
-	switch (r->convert_rc) {
+	switch (r->gsym.rc) {
 	case 0:		/* stored, then evicted or changed again */
 	case -ENOENT:	/* the parent went away meanwhile */
 		return reply_text(r, REPLY_NOT_FOUND,
@@ -152,7 +152,7 @@ conversion_failed(struct req *r)
 		return reply_transient(r);
 	default:
 		log_limited("gsym: conversion failed", NULL, "gsym %s: %s",
-		    r->w.idhex, strerror(-r->convert_rc));
+		    r->w.idhex, strerror(-r->gsym.rc));
 		return reply_text(r, REPLY_INTERNAL,
 		    "conversion to GSYM failed", "gsym");
 	}
@@ -179,7 +179,7 @@ route_gsym(struct http *h, struct req *r)
 	if (rc == 0) {
 		ret = r->w.symbolize ? symbolize(h, r, gf) :
 		    reply_fd(h, r, key, &rec, fd);
-		if (!r->w.symbolize && r->converted)
+		if (!r->w.symbolize && r->gsym.converted)
 			r->how = "converted";
 		cache_record_release(&rec);
 		return ret;
@@ -198,21 +198,22 @@ route_gsym(struct http *h, struct req *r)
 	    r->w.symbolize ? &ugf : NULL) == 0)
 		return r->w.symbolize ? symbolize(h, r, ugf) :
 		    reply_fd(h, r, key, &rec, fd);
-	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
-	    !records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen)) {
+	if (r->gsym.converted && r->gsym.rc == -ENODATA &&
+	    r->ask.fetches == 0 && !records_have(h->c, CACHE_DEBUGINFO,
+	    r->w.id, r->w.idlen)) {
 		/* Only a stripped executable here: the debuginfo may be
 		 * upstream. */
-		r->converted = 0;
+		r->gsym.converted = 0;
 		if (route_ask_upstream(h, r, &dk, NULL, 0, 0))
 			return MHD_YES;
-		r->converted = 1;
+		r->gsym.converted = 1;
 	}
-	if (r->converted)
+	if (r->gsym.converted)
 		return conversion_failed(r);
 	have_dbg = records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen);
 	/* Only an executable with nothing to convert, and the upstreams said
 	 * nothing definite about the debuginfo: ask again later. */
-	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
+	if (r->ask.fetches > 0 && r->ask.result == FETCH_TRANSIENT && !have_dbg)
 		return reply_transient(r);
 	if (have_dbg || records_have(h->c, CACHE_EXECUTABLE, r->w.id,
 	    r->w.idlen)) {
@@ -225,10 +226,10 @@ route_gsym(struct http *h, struct req *r)
 		}
 		return MHD_YES;
 	}
-	if (r->fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
+	if (r->ask.fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
 		return MHD_YES;
-	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT)
+	if (r->ask.fetches > 0 && r->ask.result == FETCH_TRANSIENT)
 		return reply_transient(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no debuginfo for this build-id",
-	    r->fetches ? "upstream 404" : "miss");
+	    r->ask.fetches ? "upstream 404" : "miss");
 }

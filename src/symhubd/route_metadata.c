@@ -16,10 +16,10 @@ answered(void *ctx, int rc, char *json, size_t len)
 {
 	struct req *r = ctx;
 
-	r->meta_rc = rc;
-	r->meta_json = json;
-	r->meta_len = len;
-	r->meta_done = 1;
+	r->meta.rc = rc;
+	r->meta.json = json;
+	r->meta.len = len;
+	r->meta.done = 1;
 	route_resume(r);
 }
 
@@ -33,9 +33,9 @@ static enum MHD_Result
 answer(struct req *r)
 {
 	struct MHD_Response	*resp;
-	size_t			 len = r->meta_len;
+	size_t			 len = r->meta.len;
 
-	switch (r->meta_rc) {
+	switch (r->meta.rc) {
 	case 0:
 		break;
 	case -ECANCELED:	/* shutting down: ask again */
@@ -44,8 +44,8 @@ answer(struct req *r)
 		return reply_text(r, REPLY_INTERNAL, "out of memory",
 		    "metadata");
 	}
-	resp = reply_buffer(r->meta_json, len, "application/json");
-	r->meta_json = NULL;	/* the response's now */
+	resp = reply_buffer(r->meta.json, len, "application/json");
+	r->meta.json = NULL;	/* the response's now */
 	return reply_response(r, REPLY_OK, resp, len, "metadata");
 }
 
@@ -57,7 +57,7 @@ route_metadata(struct http *h, struct req *r)
 	char			 peer[NI_MAXHOST];
 	int			 rc;
 
-	if (r->meta_done)
+	if (r->meta.done)
 		return answer(r);
 	memset(&q, 0, sizeof(q));
 	if (webapi_metadata(MHD_lookup_connection_value(r->conn,

@@ -24,16 +24,17 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 	struct cache_key	pk = *key;
 	int			next = 0;
 
-	if (r->fetches == 0 && known == 0)
+	if (r->ask.fetches == 0 && known == 0)
 		next = CACHE_SECTION;
-	else if ((r->fetches == 0 || (r->asked == CACHE_SECTION &&
-	    r->fetch_result == FETCH_UNSUPPORTED)) &&
+	else if ((r->ask.fetches == 0 || (r->ask.asked == CACHE_SECTION &&
+	    r->ask.result == FETCH_UNSUPPORTED)) &&
 	    !(known & 1u << CACHE_DEBUGINFO))
 		next = CACHE_DEBUGINFO;
-	else if ((r->fetches == 0 || r->asked != CACHE_EXECUTABLE) &&
-	    r->fetch_result != FETCH_TRANSIENT &&
-	    r->fetch_result != FETCH_TOOBIG &&
-	    !(r->asked == CACHE_SECTION && r->fetch_result == FETCH_NOTFOUND) &&
+	else if ((r->ask.fetches == 0 || r->ask.asked != CACHE_EXECUTABLE) &&
+	    r->ask.result != FETCH_TRANSIENT &&
+	    r->ask.result != FETCH_TOOBIG &&
+	    !(r->ask.asked == CACHE_SECTION &&
+	    r->ask.result == FETCH_NOTFOUND) &&
 	    !(known & 1u << CACHE_EXECUTABLE))
 		next = CACHE_EXECUTABLE;
 	if (next != 0) {
@@ -43,12 +44,12 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 		    r->w.raw_extra : NULL, next == CACHE_SECTION, 0))
 			return MHD_YES;
 	}
-	if (r->fetch_result == FETCH_TRANSIENT)
+	if (r->ask.result == FETCH_TRANSIENT)
 		return reply_transient(r);
-	if (r->fetch_result == FETCH_TOOBIG)
+	if (r->ask.result == FETCH_TOOBIG)
 		return route_after_fetch(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no such section",
-	    r->fetches ? "upstream 404" : "miss");
+	    r->ask.fetches ? "upstream 404" : "miss");
 }
 
 enum MHD_Result
@@ -81,7 +82,7 @@ route_section(struct http *h, struct req *r)
 	}
 	if (rc < 0) {
 		buf_free(&m);
-		if (known == 0 && neg && r->fetches == 0)
+		if (known == 0 && neg && r->ask.fetches == 0)
 			return reply_text(r, REPLY_NEGATIVE, "no such section",
 			    "negative");
 		if (h->f != NULL && known != (1u << CACHE_DEBUGINFO |

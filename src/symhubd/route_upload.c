@@ -28,7 +28,7 @@ bucket_done(void *ctx, int rc)
 {
 	struct req *r = ctx;
 
-	r->bucket_rc = rc;
+	r->upl.bucket_rc = rc;
 	route_resume(r);
 }
 
@@ -68,7 +68,7 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
 	if (rc < 0)
 		return reply_text(r, REPLY_INTERNAL, strerror(-rc), "delete");
-	log_info("deleted %s by %s%s", r->url, r->who,
+	log_info("deleted %s by %s%s", r->url, r->upl.who,
 	    h->bucket != NULL ? " (and from the bucket)" : "");
 	return reply_text(r, REPLY_OK, "deleted", "delete");
 }
@@ -114,7 +114,7 @@ route_upload_begin(struct http *h, struct req *r)
 		    "uploads are disabled on this hub (no --tokens file)",
 		    "refused");
 	rc = auth_check(h->auth, req_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
-	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->who);
+	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->upl.who);
 	if (rc < 0) {
 		/* Logged without the token, which is never kept; a client
 		 * can be refused as often as it likes, hence log_limited(). */
@@ -136,7 +136,7 @@ route_upload_begin(struct http *h, struct req *r)
 	if (del && h->bucket != NULL) {
 		if ((rc = ask_bucket(h, r, &key, 1, 0)) == 0)
 			return MHD_YES;
-		r->bucket_rc = rc;
+		r->upl.bucket_rc = rc;
 		return route_upload_bucket(h, r);
 	}
 	if (del)
@@ -145,23 +145,23 @@ route_upload_begin(struct http *h, struct req *r)
 	    h->cfg->max_upload))
 		return reply_text(r, REPLY_TOO_LARGE,
 		    "upload larger than the size limit", "upload");
-	if ((rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->up)) < 0)
+	if ((rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->upl.up)) < 0)
 		return reply_text(r, no_space(rc) ? REPLY_NO_SPACE :
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
-		upload_by_fileid(r->up);
+		upload_by_fileid(r->upl.up);
 	if (h->bucket != NULL)
-		upload_unpinned(r->up);
+		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
 		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) !=
 		    CACHE_FILEID_LEN) {
-			upload_abort(r->up);
-			r->up = NULL;
+			upload_abort(r->upl.up);
+			r->upl.up = NULL;
 			return reply_text(r, REPLY_BAD_REQUEST,
 			    "X-Symhub-FileID must be 32 lowercase hex "
 			    "characters", "upload");
 		}
-		upload_set_fileid(r->up, fid);
+		upload_set_fileid(r->upl.up, fid);
 	}
 	r->phase = PHASE_BODY;
 	return MHD_YES;
@@ -209,25 +209,26 @@ route_upload_finish(struct http *h, struct req *r)
 	force = f != NULL && strcmp(f, "0") != 0;
 	f = req_header(r, "X-Symhub-Force");
 	force |= f != NULL && strcmp(f, "0") != 0;
-	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
-	r->up = NULL;	/* consumed */
+	res = upload_finish(r->upl.up, force, r->upl.who, msg, sizeof(msg));
+	r->upl.up = NULL;	/* consumed */
 	/* Durable only once in the bucket: 201 after it, not before. */
 	if (h->bucket != NULL && upload_wants_bucket(res)) {
 		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
 		    NULL };
 
-		r->up_res = (int)res;
-		if ((r->up_msg = strdup(msg)) == NULL)
+		r->upl.res = (int)res;
+		if ((r->upl.msg = strdup(msg)) == NULL)
 			rc = -ENOMEM;
 		else if ((rc = ask_bucket(h, r, &key, 0, force)) == 0)
 			return MHD_YES;
-		r->bucket_rc = rc;
+		r->upl.bucket_rc = rc;
 		return route_upload_bucket(h, r);
 	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
-	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);
+	log_info("upload %s by %s: %s", r->url,
+	    r->upl.who ? r->upl.who : "-", msg);
 	return reply_text(r, upload_reply(res), msg, "upload");
 }
 
@@ -235,17 +236,17 @@ enum MHD_Result
 route_upload_bucket(struct http *h, struct req *r)
 {
 	struct cache_key	 key = { r->w.kind, r->w.id, r->w.idlen, NULL };
-	enum upload_result	 res = (enum upload_result)r->up_res;
-	int			 rc = r->bucket_rc;
+	enum upload_result	 res = (enum upload_result)r->upl.res;
+	int			 rc = r->upl.bucket_rc;
 
 	r->phase = PHASE_DISPATCH;
 	if (strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0) {
 		if (rc < 0 && rc != -ENOENT) {
 			log_warnx("delete %s: the bucket: %s", r->url,
 			    strerror(-rc));
-			return reply_textf(r, REPLY_BUSY, "delete", "the bucket "
-			    "could not delete it (%s): nothing deleted; try "
-			    "again", strerror(-rc));
+			return reply_textf(r, REPLY_BUSY, "delete", "the "
+			    "bucket could not delete it (%s): nothing "
+			    "deleted; try again", strerror(-rc));
 		}
 		return delete(h, r, &key, rc == 0);
 	}
@@ -255,14 +256,15 @@ route_upload_bucket(struct http *h, struct req *r)
 		/* The bucket's copy is as good or better: it stands, and is
 		 * what this replica serves too. */
 		log_info("upload %s by %s: the bucket's copy is as good or "
-		    "better: not stored", r->url, r->who ? r->who : "-");
+		    "better: not stored", r->url,
+		    r->upl.who ? r->upl.who : "-");
 		return reply_text(r, REPLY_CONFLICT, "the bucket's copy (from "
 		    "another replica) is as good or better than this one; add "
 		    "?force=1 to replace it", "upload");
 	}
 	if (rc < 0) {
 		log_warnx("upload %s by %s: the bucket: %s: not stored",
-		    r->url, r->who ? r->who : "-", strerror(-rc));
+		    r->url, r->upl.who ? r->upl.who : "-", strerror(-rc));
 		return reply_textf(r, REPLY_BUSY, "upload", "the bucket could "
 		    "not store it (%s): not stored; try again", strerror(-rc));
 	}
@@ -270,7 +272,7 @@ route_upload_bucket(struct http *h, struct req *r)
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
 	log_info("upload %s by %s: %s (in the bucket)", r->url,
-	    r->who ? r->who : "-", r->up_msg ? r->up_msg : "");
-	return reply_text(r, upload_reply(res), r->up_msg ? r->up_msg :
+	    r->upl.who ? r->upl.who : "-", r->upl.msg ? r->upl.msg : "");
+	return reply_text(r, upload_reply(res), r->upl.msg ? r->upl.msg :
 	    "stored", "upload");
 }

@@ -183,19 +183,12 @@ open_gsym(struct batches *e, struct batch_module *mod)
 	struct derive_gsym	*gf = NULL;
 	int			rc, fd = -1;
 
-	if (cache_get(e->c, &k, clock_wall_s(), &rec) == 0) {
-		rc = -ESTALE;
-		if (cache_derived_fresh(e->c, mod->bid, mod->bidlen, &rec,
-		    clock_wall_s()))
-			rc = derive_gsym_open(e->dv, &rec, &mod->gf);
-		if (rc == -ENOENT)
-			records_broken(e->c, &k, &rec, rc);
+	if ((rc = derive_open(e->dv, &k, &rec, NULL, &mod->gf)) == 0) {
 		cache_record_release(&rec);
-		if (rc == 0)
-			return 0;
-		if (rc != -ESTALE && rc != -ENOENT)
-			return rc;
+		return 0;
 	}
+	if (rc != -ESTALE && rc != -ENOENT && rc != -ENODATA)
+		return rc;
 	if (derive_gsym_unstored(e->dv, mod->bid, mod->bidlen, &rec, &fd,
 	    &gf) != 0)
 		return -ENOENT;

@@ -1096,6 +1096,31 @@ derive_gsym_unstored(struct derive *s, const unsigned char *id, size_t idlen,
 }
 
 int
+derive_open(struct derive *s, const struct cache_key *key,
+    struct cache_record *rec, int *fd, struct derive_gsym **gf)
+{
+	int rc;
+
+	if ((rc = cache_get(s->c, key, clock_wall_s(), rec)) < 0)
+		return rc == -ENODATA ? rc : -ENOENT;
+	if ((rec->flags & CACHE_F_DERIVED) && !cache_derived_fresh(s->c,
+	    key->id, key->idlen, rec, clock_wall_s()))
+		rc = -ESTALE;
+	else if (gf != NULL)
+		rc = derive_gsym_open(s, rec, gf);
+	else
+		rc = cache_open_data(s->c, rec, fd);
+	if (rc == 0)
+		return 0;
+	/* Its blob is gone: forget it.  Stale: what is made anew replaces
+	 * it. */
+	if (rc == -ENOENT)
+		records_broken(s->c, key, rec, rc);
+	cache_record_release(rec);
+	return rc;
+}
+
+int
 derive_gsym_lookup(struct derive_gsym *f, uint64_t addr,
     struct gsym_result *res)
 {

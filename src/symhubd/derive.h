@@ -126,6 +126,24 @@ int	derive_gsym_unstored(struct derive *s, const unsigned char *id,
 	    struct derive_gsym **gf);
 
 /*
+ * The one opener of a derived entry, a section or a GSYM, for whoever
+ * answers with it: key looked up; checked against what its parent is
+ * now (cache_derived_fresh(); an entry that is not CACHE_F_DERIVED, a
+ * section an upstream cut, has no parent here and stays fresh); its
+ * bytes opened; and dropped when they are gone (records_broken()).
+ * @param fd  with gf NULL: a descriptor of its bytes, the caller's.
+ * @param gf  NULL, or for a GSYM the open file (derive_gsym_release()).
+ * @return 0 with *rec (release it) and *fd or *gf; -ENODATA for a
+ *         negative entry; -ESTALE when its parent changed (make it
+ *         again: that replaces it); -ENOENT when there is none, the
+ *         store could not look it up, or its bytes were gone (it is
+ *         dropped); another -errno of derive_gsym_open().  On failure
+ *         rec is released.
+ */
+int	derive_open(struct derive *s, const struct cache_key *key,
+	    struct cache_record *rec, int *fd, struct derive_gsym **gf);
+
+/*
  * The open GSYM for rec (a stored GSYM record), mapped from the store the
  * first time only.
  * @return 0 with *out (release it); -ENOENT or -ESTALE when its bytes are

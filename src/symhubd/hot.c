@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hot.h"
 
@@ -224,6 +225,52 @@ hot_put(struct hot *t, const struct cache_key *key, uint64_t fp, void *buf,
 		free(gone);
 	}
 	return b;
+}
+
+/*
+ * The rule of what is kept, read by both halves (hot_find(), hot_keep()):
+ * a debuginfo, executable or source file of 1 to file_max bytes whose
+ * identity is known, a blob's digest or a file in place (its
+ * fingerprint changes with the file).
+ */
+static int
+fits(const struct hot *t, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	static const unsigned char zero[32];
+
+	return t != NULL && rec->size != 0 && rec->size <= t->file_max &&
+	    (key->kind == CACHE_DEBUGINFO || key->kind == CACHE_EXECUTABLE ||
+	    key->kind == CACHE_SOURCE) && ((rec->flags & CACHE_F_EXTERNAL) ||
+	    memcmp(rec->digest, zero, sizeof(zero)) != 0);
+}
+
+struct hot_bytes *
+hot_find(struct hot *t, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	/* A file in place must still be the one indexed. */
+	if (!fits(t, key, rec) || ((rec->flags & CACHE_F_EXTERNAL) &&
+	    !cache_external_same(rec, -1)))
+		return NULL;
+	return hot_get(t, key, cache_fingerprint(rec));
+}
+
+struct hot_bytes *
+hot_keep(struct hot *t, const struct cache_key *key,
+    const struct cache_record *rec, int fd)
+{
+	void	*buf;
+	ssize_t	 n;
+
+	if (!fits(t, key, rec) || (buf = malloc(rec->size)) == NULL)
+		return NULL;
+	if ((n = pread(fd, buf, rec->size, 0)) != (ssize_t)rec->size) {
+		free(buf);
+		return NULL;
+	}
+	close(fd);
+	return hot_put(t, key, cache_fingerprint(rec), buf, rec->size);
 }
 
 const void *

@@ -46,6 +46,30 @@ struct hot_bytes *hot_get(struct hot *t, const struct cache_key *key,
 struct hot_bytes *hot_put(struct hot *t, const struct cache_key *key,
 	    uint64_t fp, void *buf, size_t size);
 
+/*
+ * The rule of what is kept lives here, for both halves: a debuginfo,
+ * executable or source file up to hot_file_max() bytes, of a known
+ * identity (a blob's digest, or a file in place).  Whether a request
+ * may be answered from memory at all (whole, as it is, unconditional)
+ * is the HTTP front's to say.
+ */
+
+/*
+ * The bytes kept for rec (key's, just looked up), when it is a file of
+ * the rule and, in place, still the one indexed.
+ * @return them with a reference (hot_release()), or NULL.  t may be NULL.
+ */
+struct hot_bytes *hot_find(struct hot *t, const struct cache_key *key,
+	    const struct cache_record *rec);
+
+/*
+ * Keep rec (key's) whole, read from fd, when it is a file of the rule.
+ * @return its bytes with a reference (hot_release()), fd then closed;
+ *         or NULL, fd still open (the caller's).  t may be NULL.
+ */
+struct hot_bytes *hot_keep(struct hot *t, const struct cache_key *key,
+	    const struct cache_record *rec, int fd);
+
 const void *hot_data(const struct hot_bytes *b);
 size_t	hot_size(const struct hot_bytes *b);
 

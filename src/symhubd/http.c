@@ -1,9 +1,10 @@
 /*
  * http: the libmicrohttpd front (epoll, a thread pool, sendfile).  This
- * file drives a request through its phases (route.h) and writes its
- * access log line; the routes (route_*.c) answer through reply.c, the one
- * place that chooses status codes (symhubd(8), "WEB API"); conns.c keeps
- * connections from holding places without sending requests.
+ * file drives a request through its phases (route.h), by its row of the
+ * route table (route_table.c), and writes its access log line; the
+ * routes (route_*.c) answer through reply.c, the one place that chooses
+ * status codes (symhubd(8), "WEB API"); conns.c keeps connections from
+ * holding places without sending requests.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -68,12 +69,22 @@ count_heads(void *cls, enum MHD_ValueKind kind, const char *key,
 	return MHD_YES;
 }
 
+/* The most bytes of r's body: its route's, or, for a URL that names
+ * none, what a /symbolize body may have (it is answered 400 at its end). */
+static size_t
+body_max(const struct http *h, const struct req *r)
+{
+	if (r->rt != NULL && r->rt->body_max != NULL)
+		return r->rt->body_max(h->cfg);
+	return route_body_max(h->cfg);
+}
+
 /*
  * Phase HEAD: refuse from the request head alone, before any body is
  * read: a %00 in the URL, Content-Length headers that disagree, a
  * transfer coding other than chunked, a POST to a route that takes none
- * or a body larger than its route's.  @return MHD_YES with r->status 0
- * to go on.
+ * (its row, route_table.c) or a body larger than its route's.
+ * @return MHD_YES with r->status 0 to go on.
  */
 static enum MHD_Result
 check_head(struct http *h, struct req *r, int nul)
@@ -97,15 +108,13 @@ check_head(struct http *h, struct req *r, int nul)
 		    "only the chunked transfer coding is supported", "-");
 	if (!r->post)
 		return MHD_YES;
-	if (!(r->parse_rc == 0 && ((r->w.route == WEBAPI_ARTIFACT &&
-	    r->w.symbolize) || r->w.route == WEBAPI_BATCH ||
-	    r->w.route == WEBAPI_TECKEN)) && r->parse_rc != -EINVAL)
+	if ((r->rt == NULL || !(r->rt->methods & ROUTE_POST)) &&
+	    r->parse_rc != -EINVAL)
 		return reply_text(r, REPLY_METHOD, "method not allowed", "-");
 	if (hd.cl != NULL) {
 		errno = 0;
 		len = strtoull(hd.cl, &end, 10);
-		if (errno != 0 || end == hd.cl ||
-		    len > route_body_max(h->cfg))
+		if (errno != 0 || end == hd.cl || len > body_max(h, r))
 			return reply_text(r, REPLY_TOO_LARGE, "request body "
 			    "too large: see --symbolize-max-addresses", "-");
 	}
@@ -138,7 +147,7 @@ route_body_max(const struct config *cfg)
 static int
 take_body(struct http *h, struct req *r, const char *data, size_t n)
 {
-	size_t max = route_body_max(h->cfg);
+	size_t max = body_max(h, r);
 
 	if (r->too_long || r->busy)
 		return 0;
@@ -186,13 +195,14 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->phase = PHASE_HEAD;
 	r->conn = conn;
 	r->t0 = clock_us();
-	r->sfd = -1;
+	r->ask.sfd = -1;
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	r->type = METRICS_T_OTHER;
 	r->how = "-";
 	r->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
 	r->cors = h->cfg->cors;
 	r->parse_rc = webapi_parse(r->url, &r->w, &r->why);
+	r->rt = r->parse_rc == 0 ? route_find(&r->w) : NULL;
 	*con_cls = r;
 	/* Until the body is in, conns.c holds it to --body-min-rate. */
 	r->in_body = expects_body(r);
@@ -209,10 +219,13 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	return MHD_YES;
 }
 
-/* Phase DISPATCH: the method fits the route, and the route answers. */
+/* Phase DISPATCH: the method fits the route (its row, route_table.c),
+ * and the row's handler answers. */
 static enum MHD_Result
 dispatch(struct http *h, struct req *r)
 {
+	const struct route *rt = r->rt;
+
 	r->phase = PHASE_DISPATCH;
 	if (r->busy) {
 		r->type = METRICS_T_BUILDID;
@@ -227,20 +240,11 @@ dispatch(struct http *h, struct req *r)
 	if (strcmp(r->method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(r->method, MHD_HTTP_METHOD_HEAD) != 0 && !r->post)
 		return reply_text(r, REPLY_METHOD, "method not allowed", "-");
-	if (r->parse_rc == 0 && r->w.route == WEBAPI_ARTIFACT &&
-	    r->w.symbolize != r->post)
-		return reply_text(r, REPLY_METHOD, r->post ?
-		    "method not allowed" : "POST the addresses to /symbolize",
-		    "-");
-	if (r->parse_rc == 0 && (r->w.route == WEBAPI_BATCH ||
-	    r->w.route == WEBAPI_TECKEN) && !r->post)
-		return reply_text(r, REPLY_METHOD, r->w.route == WEBAPI_BATCH ?
-		    "POST the modules and addresses to /symbolize" :
-		    "POST the stacks to /symbolicate/v5", "-");
-	if (r->parse_rc == 0 && r->post && r->w.route != WEBAPI_ARTIFACT &&
-	    r->w.route != WEBAPI_BATCH && r->w.route != WEBAPI_TECKEN)
-		return reply_text(r, REPLY_METHOD, "method not allowed", "-");
-	if (r->parse_rc == -ENOENT)
+	if (rt != NULL && !(rt->methods & (r->post ? ROUTE_POST : ROUTE_GET)))
+		return reply_text(r, REPLY_METHOD, r->post ||
+		    rt->post_hint == NULL ? "method not allowed" :
+		    rt->post_hint, "-");
+	if (r->parse_rc == -ENOENT || (r->parse_rc == 0 && rt == NULL))
 		return reply_text(r, REPLY_NO_PAGE, "no such page", "-");
 	if (r->parse_rc < 0) {
 		r->type = METRICS_T_BUILDID;
@@ -248,21 +252,8 @@ dispatch(struct http *h, struct req *r)
 		    REPLY_BAD_REQUEST : REPLY_INTERNAL,
 		    r->why ? r->why : "bad request", "-");
 	}
-	switch (r->w.route) {
-	case WEBAPI_ROOT:
-		return route_root(h, r);
-	case WEBAPI_METRICS:
-		return route_metrics(h, r);
-	case WEBAPI_STATUS:
-		return route_status_page(h, r);
-	case WEBAPI_METADATA:
-		return route_metadata(h, r);
-	case WEBAPI_BATCH:
-	case WEBAPI_TECKEN:
-		return route_batch(h, r);
-	default:
-		return route_artifact(h, r);
-	}
+	r->type = rt->type;
+	return rt->handler(h, r);
 }
 
 /* libmicrohttpd's access handler: called for the head, for each piece of
@@ -289,11 +280,11 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	switch (r->phase) {
 	case PHASE_BODY:
-		if (r->up != NULL) {
+		if (r->upl.up != NULL) {
 			if (n == 0)
 				return route_upload_finish(h, r);
 			/* A failure is remembered and answered at the end. */
-			upload_write(r->up, upload_data, n);
+			upload_write(r->upl.up, upload_data, n);
 			return MHD_YES;
 		}
 		if (n != 0)
@@ -330,18 +321,18 @@ remember(const struct req *r)
 	    (r->status == 0 && !r->reset))
 		return;
 	kind = kind_name(r->w.kind);
-	if (strcmp(r->method, "PUT") == 0 && r->up == NULL &&
+	if (strcmp(r->method, "PUT") == 0 && r->upl.up == NULL &&
 	    (r->status == 200 || r->status == 201)) {
 		recent_add(RECENT_UPLOAD, r->w.idhex, kind, r->status == 201 ?
 		    "stored" : "replaced, or the same bytes");
-	} else if (r->converted) {
+	} else if (r->gsym.converted) {
 		/* derive.c lists every conversion, this one included. */
 	} else if (r->reset || r->result == METRICS_R_NOTFOUND ||
 	    r->result == METRICS_R_NEGATIVE ||
 	    r->result == METRICS_R_TRANSIENT) {
 		snprintf(d, sizeof(d), "%s: %.80s", r->reset ? "reset" :
 		    r->status == 503 ? "503" : "404",
-		    r->fetches ? r->how_buf : r->how != NULL ? r->how : "");
+		    r->ask.fetches ? r->how_buf : r->how != NULL ? r->how : "");
 		recent_add(RECENT_MISS, r->w.idhex, kind, d);
 	}
 }
@@ -362,35 +353,35 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		free(r);	/* uri_seen()'s, the head refused by MHD */
 		return;
 	}
-	if (r->up != NULL || (r->status == 0 && !r->reset)) {
+	if (r->upl.up != NULL || (r->status == 0 && !r->reset)) {
 		/* No answer: the client went away, or its body never came
 		 * whole (a deadline, a reset).  A client can do that at
 		 * will, hence log_limited(). */
 		req_peer(r, peer, sizeof(peer));
 		log_limited("ended before it was answered", peer,
 		    "%s %s from %s: ended before it was answered (%s%s)",
-		    r->method, r->url, peer, r->up != NULL ? "upload body "
+		    r->method, r->url, peer, r->upl.up != NULL ? "upload body "
 		    "incomplete, nothing stored; " : "", toe_name(toe));
 	}
 	remember(r);
-	upload_abort(r->up);	/* a client that went away mid-upload */
+	upload_abort(r->upl.up);	/* a client that went away mid-upload */
 	if (r->held > 0)
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
 	route_batch_free(r);
 	buf_free(&r->body);
-	free(r->meta_json);
-	free(r->up_msg);
+	free(r->meta.json);
+	free(r->upl.msg);
 	webapi_req_free(&r->w);
-	if (r->sfd >= 0)
-		close(r->sfd);
-	cache_record_release(&r->srec);
+	if (r->ask.sfd >= 0)
+		close(r->ask.sfd);
+	cache_record_release(&r->ask.srec);
 	usec = (uint64_t)(clock_us() - r->t0);
 	req_peer(r, peer, sizeof(peer));
 	if (r->reset) {
 		metrics_response(0, r->type, r->result, 0, usec);
 		log_access("%s %s %s RST 0 %s %" PRIu64 ".%03" PRIu64 "ms",
-		    peer, r->method, r->url, r->fetches ? r->how_buf :
+		    peer, r->method, r->url, r->ask.fetches ? r->how_buf :
 		    "reset", usec / 1000, usec % 1000);
 	} else if (r->status != 0) {
 		metrics_response(r->status, r->type, r->result,
@@ -444,7 +435,7 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	(void)cls;
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	buf[strcspn(buf, "\n")] = '\0';
-	/* Our deliberate resets (transient()) are not news. */
+	/* Our deliberate resets (reply_reset()) are not news. */
 	if (strstr(buf, "Application reported internal error") != NULL)
 		return;
 	log_limited(fmt, NULL, "http: %s", buf);
@@ -652,7 +643,7 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_THREAD_POOL_SIZE, threads,
 	    /* Split among MHD's threads, unevenly: twice the budget that
-	     * notify_conn() keeps, so that no thread's share turns a
+	     * conns_notify() keeps, so that no thread's share turns a
 	     * newcomer away (within the fds: symhubd raised the limit). */
 	    MHD_OPTION_CONNECTION_LIMIT, mhd_limit(cfg),
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)cfg->timeout,

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +112,7 @@ reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
 		    replies[what].cache_control);
 	if (what == REPLY_METHOD)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-		    r->parse_rc == 0 && (r->w.symbolize ||
-		    r->w.route == WEBAPI_BATCH ||
-		    r->w.route == WEBAPI_TECKEN) ? "POST" : "GET, HEAD");
+		    route_allow(r->rt));
 	if (what == REPLY_BUSY || what == REPLY_TRANSIENT)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	if (r->cors != NULL)
@@ -145,6 +144,19 @@ reply_text(struct req *r, enum reply what, const char *msg, const char *how)
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 	    "text/plain");
 	return reply_response(r, what, resp, (uint64_t)n, how);
+}
+
+enum MHD_Result
+reply_textf(struct req *r, enum reply what, const char *how,
+    const char *fmt, ...)
+{
+	va_list	ap;
+	char	msg[512];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return reply_text(r, what, msg, how);
 }
 
 struct MHD_Response *
@@ -411,32 +423,6 @@ reply_hot(struct http *h, struct req *r, const struct cache_key *key,
 	return reply_response(r, REPLY_ARTIFACT, resp, size, "hit");
 }
 
-/* Keep a small file whole (hot.h), read from fd (closed): its bytes with
- * a reference, or NULL (fd then open still). */
-static struct hot_bytes *
-keep_hot(struct http *h, struct req *r, const struct cache_key *key,
-    const struct cache_record *rec, int fd)
-{
-	static const unsigned char zero[32];
-	void	*buf;
-	ssize_t	 n;
-
-	if (h->hot == NULL || r->fetches > 0 || rec->size == 0 ||
-	    rec->size > hot_file_max(h->hot) ||
-	    (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
-	    key->kind != CACHE_SOURCE) ||
-	    (!(rec->flags & CACHE_F_EXTERNAL) &&
-	    memcmp(rec->digest, zero, sizeof(zero)) == 0) ||
-	    (buf = malloc(rec->size)) == NULL)
-		return NULL;
-	if ((n = pread(fd, buf, rec->size, 0)) != (ssize_t)rec->size) {
-		free(buf);
-		return NULL;
-	}
-	close(fd);
-	return hot_put(h->hot, key, cache_fingerprint(rec), buf, rec->size);
-}
-
 enum MHD_Result
 reply_fd(struct http *h, struct req *r, const struct cache_key *key,
     const struct cache_record *rec, int fd)
@@ -482,7 +468,8 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	}
 	if (rc == 1)
 		what = REPLY_PARTIAL;
-	else if ((b = keep_hot(h, r, key, rec, fd)) != NULL)
+	else if (r->ask.fetches == 0 && (b = hot_keep(h->hot, key, rec, fd)) !=
+	    NULL)
 		return reply_hot(h, r, key, rec, b);
 	resp = MHD_create_response_from_fd_at_offset64(len, fd, off);
 	if (resp == NULL) {
@@ -499,7 +486,7 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 		    buf);
 	}
 	return reply_response(r, what, resp, len,
-	    r->fetches ? r->how_buf : "hit");
+	    r->ask.fetches ? r->how_buf : "hit");
 }
 
 enum MHD_Result
@@ -539,6 +526,6 @@ reply_transient(struct req *r)
 	    req_header(r, "X-Forwarded-For") == NULL)
 		return reply_text(r, REPLY_TRANSIENT, "no definite answer from "
 		    "the upstreams: ask again, or ask another server",
-		    r->fetches ? r->how_buf : "transient");
+		    r->ask.fetches ? r->how_buf : "transient");
 	return reply_reset(r);
 }

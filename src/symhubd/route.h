@@ -4,17 +4,20 @@
  *
  * A request's life, in phases (struct req.phase):
  *
- *   HEAD      the first call: the head is checked (reply.c refuses it
- *             whole when it must), the URL parsed once into r->w, a PUT
- *             or DELETE checked for its token before any body is read.
+ *   HEAD      the first call: the URL parsed once into r->w and its
+ *             row of the route table found (r->rt, route_table.c), the
+ *             head checked against it (reply.c refuses it whole when it
+ *             must), a PUT or DELETE checked for its token before any
+ *             body is read.
  *   BODY      a body arrives: an upload streams to the store, a
  *             /symbolize body is buffered within --post-buffer-max.
- *   DISPATCH  the route runs: artifact, section, gsym and symbolize,
- *             upload, metrics, status.  It answers, or asks and waits:
+ *   DISPATCH  the row's handler runs: artifact, section, gsym and
+ *             symbolize, batch, metadata, metrics, status.  It answers,
+ *             or asks and waits (route_wait(), route_ask.c):
  *   FETCH     suspended until the upstreams answer (fetch.h), then
- *             DISPATCH again with r->fetches and r->fetch_result set;
+ *             DISPATCH again with r->ask.fetches and r->ask.result set;
  *   CONVERT   suspended until a GSYM conversion ends (derive.h), then
- *             DISPATCH again with r->converted and r->convert_rc set;
+ *             DISPATCH again with r->gsym.converted and r->gsym.rc set;
  *   BUCKET    suspended until an upload or a delete is done in the
  *             bucket (bucket.h), then route_upload_bucket();
  *   BATCH     suspended until one of a batch's fetches or conversions
@@ -97,16 +100,53 @@ enum phase {
 	PHASE_ANSWERED
 };
 
+struct req;
+
+/* ---- route_table.c: the routes, one row each ---- */
+
+/* The methods of a route. */
+#define ROUTE_GET	0x1u	/* GET and HEAD */
+#define ROUTE_POST	0x2u	/* POST, with a body of at most body_max */
+#define ROUTE_PUT	0x4u	/* PUT and DELETE, with a token: uploads
+				 * (route_upload.c), not offered in Allow */
+
+/*
+ * One route: what the head is checked against (http.c), what a 405
+ * offers in Allow (reply.c), and who answers.  A new route is a row
+ * here and a file with its handler.
+ */
+struct route {
+	enum webapi_route	 route;
+	int			 kind;		/* of an artifact (enum
+						 * cache_kind); 0 for others */
+	int			 symbolize;	/* .../symbolize */
+	unsigned		 methods;	/* ROUTE_* */
+	/* The most bytes of a POST body (ROUTE_POST), or NULL. */
+	size_t			(*body_max)(const struct config *cfg);
+	enum metrics_type	 type;		/* set before handler runs */
+	enum MHD_Result		(*handler)(struct http *h, struct req *r);
+	/* A GET of a POST route: what the 405 says (NULL: "method not
+	 * allowed"). */
+	const char		*post_hint;
+};
+
+/* The row of a parsed URL, or NULL when there is none. */
+const struct route *route_find(const struct webapi_req *w);
+
+/* The Allow header of a 405 to a request for rt (NULL: a GET one). */
+const char	*route_allow(const struct route *rt);
+
 /* One request, from its head to the access log line. */
 struct req {
 	enum phase		 phase;
 	struct MHD_Connection	*conn;
 	int64_t			 t0;		/* clock_us() at the head */
 	/* The URL, parsed once: parse_rc 0 and w, or webapi's -errno and
-	 * why.  w.raw_extra points into url. */
+	 * why.  w.raw_extra points into url.  rt: w's row, or NULL. */
 	int			 parse_rc;
 	struct webapi_req	 w;
 	const char		*why;
+	const struct route	*rt;
 	/* The answer, for the access log and the metrics. */
 	int			 status;	/* 0: none yet */
 	uint64_t		 bytes;
@@ -114,34 +154,48 @@ struct req {
 	enum metrics_result	 result;
 	const char		*how;
 	int			 reset;		/* answered with a TCP reset */
-	/* Waiting for upstreams (route_artifact.c). */
-	int			 fetches;	/* rounds so far */
-	enum cache_kind		 asked;		/* in the last round */
-	enum fetch_result	 fetch_result;	/* of the last round */
 	char			 how_buf[80];	/* "upstream NAME" */
-	/* Bytes a fetch handed over before storing them (see fetch.h). */
-	int			 sfd;
-	struct cache_record	 srec;		/* its strings in srec.mem */
-	/* Waiting for a conversion (route_gsym.c). */
-	int			 converted;
-	int			 convert_rc;
-	/* Waiting for a compressed copy (route_artifact.c). */
-	int			 encoded;
-	/* Waiting for a /metadata answer (route_metadata.c). */
-	int			 meta_done;
-	int			 meta_rc;
-	char			*meta_json;	/* malloc'd; NULL once sent */
-	size_t			 meta_len;
-	/* A multi-module request (route_batch.c). */
-	struct breq		*batch;
-	/* Waiting for the bucket (route_upload.c): an upload's result
-	 * and message here, the bucket's in bucket_rc. */
-	int			 bucket_rc;
-	int			 up_res;	/* enum upload_result */
-	char			*up_msg;	/* malloc'd */
-	/* A body (PUT: an upload; POST: /symbolize addresses). */
-	struct upload		*up;		/* a PUT being received */
-	const char		*who;		/* its token's name */
+	/*
+	 * What the routes keep across their suspensions, zero at the head,
+	 * each in a struct of its own, as nginx modules keep theirs: ask is
+	 * route_ask.c's, for the routes under /buildid and /fileid (reply.c
+	 * reads its round count); each other is one route file's.  http.c
+	 * reads them for the access log and the status page, and frees
+	 * what they hold.
+	 */
+	struct {			/* route_ask.c: upstreams asked */
+		int			 fetches;	/* rounds so far */
+		enum cache_kind		 asked;		/* in the last round */
+		enum fetch_result	 result;	/* of the last round */
+		/* Bytes a fetch handed over before storing them
+		 * (fetch.h): -1, or served by route_key(). */
+		int			 sfd;
+		struct cache_record	 srec;	/* its strings in srec.mem */
+	} ask;
+	struct {			/* route_artifact.c */
+		int			 encoded;	/* a copy was made */
+	} art;
+	struct {			/* route_gsym.c: a conversion */
+		int			 converted;	/* it ended */
+		int			 rc;		/* with this */
+	} gsym;
+	struct {			/* route_metadata.c: the answer */
+		int			 done;
+		int			 rc;
+		char			*json;	/* malloc'd; NULL once sent */
+		size_t			 len;
+	} meta;
+	struct breq		*batch;		/* route_batch.c */
+	struct {			/* route_upload.c */
+		struct upload		*up;	/* a PUT being received */
+		const char		*who;	/* its token's name */
+		/* Waiting for the bucket: the upload's result and
+		 * message, and the bucket's. */
+		int			 res;	/* enum upload_result */
+		char			*msg;	/* malloc'd */
+		int			 bucket_rc;
+	} upl;
+	/* A body (PUT: an upload, r->upl.up; POST: /symbolize addresses). */
 	int			 post;
 	struct buf		 body;		/* NUL after its bytes */
 	int			 too_long;	/* body over the limit */
@@ -191,6 +245,11 @@ enum reply {
 /* A short text answer: msg in one line (how: for the access log). */
 enum MHD_Result	reply_text(struct req *r, enum reply what, const char *msg,
 		    const char *how);
+
+/* reply_text() of a message made from fmt (cut at 511 bytes). */
+enum MHD_Result	reply_textf(struct req *r, enum reply what, const char *how,
+		    const char *fmt, ...)
+		    __attribute__((format(printf, 4, 5)));
 
 /* Answer a response already made (NULL: MHD_NO); bytes for the log. */
 enum MHD_Result	reply_response(struct req *r, enum reply what,
@@ -257,10 +316,52 @@ const char	*req_header(const struct req *r, const char *name);
 /* The client's address as text; buf keeps its contents if unknown. */
 void		req_peer(const struct req *r, char *buf, size_t len);
 
-/* ---- the routes: each answers, or suspends and returns MHD_YES ---- */
+/* ---- route_ask.c: asking others, and waiting for them ---- */
 
-/* route_artifact.c: /buildid/ID/KIND and /fileid/ID/KIND. */
-enum MHD_Result	route_artifact(struct http *h, struct req *r);
+/* Starts what will call route_resume(r) once done, on any thread.
+ * @return 0, or -errno when nothing was started. */
+typedef int	(*route_start_fn)(struct http *h, struct req *r, void *arg);
+
+/*
+ * Suspend r in phase p and start(h, r, arg): MHD calls the handler again
+ * once it resumes.  Suspended first, for start's callback may run before
+ * start returns.  @return start's result: 0, r waits; -errno, r is
+ * resumed at once (in phase p) and the caller answers or goes on.
+ */
+int		route_wait(struct http *h, struct req *r, enum phase p,
+		    route_start_fn start, void *arg);
+
+/* What started by route_wait() is done: MHD calls the handler again. */
+void		route_resume(struct req *r);
+
+/* Has r come round the federation back to this hub (fetch_loop())? */
+int		route_loop(struct http *h, const struct req *r);
+
+/*
+ * The federation headers of r's client into fr; peer (len bytes) takes
+ * its address and must outlive fr.  @return 1 when a miss of r's may be
+ * asked upstream: the hub has upstreams, the chain is under
+ * --forwarded-ttl-limit hops, and r did not come round back here.
+ */
+int		route_federation(struct http *h, const struct req *r,
+		    struct fetch_req *fr, char *peer, size_t len);
+
+/*
+ * What every route under /buildid and /fileid does first: a FileID is
+ * mapped to its build-id (r->w names that from then on), a request come
+ * round the federation refused, the bytes an upstream just handed over
+ * (route_ask_upstream() with want_bytes) served.
+ * @return 1 when answered (*ret set), else 0 with key set from r->w.
+ */
+int		route_key(struct http *h, struct req *r, struct cache_key *key,
+		    enum MHD_Result *ret);
+
+/*
+ * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
+ * "Keys"): r->w names the build-id from then on.  @return 1, or 0 when
+ * the FileID is unknown.
+ */
+int		route_map_fileid(struct http *h, struct req *r);
 
 /*
  * Ask upstreams for key and suspend until they answer (phase FETCH).
@@ -273,13 +374,16 @@ int		route_ask_upstream(struct http *h, struct req *r,
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);
 
+/* ---- the routes: each answers, or suspends and returns MHD_YES ---- */
+
+/* route_artifact.c: /buildid/ID/KIND and /fileid/ID/KIND of a file. */
+enum MHD_Result	route_artifact(struct http *h, struct req *r);
+
 /* route_section.c: .../section/NAME. */
-enum MHD_Result	route_section(struct http *h, struct req *r,
-		    const struct cache_key *key);
+enum MHD_Result	route_section(struct http *h, struct req *r);
 
 /* route_gsym.c: .../gsym and POST .../symbolize. */
-enum MHD_Result	route_gsym(struct http *h, struct req *r,
-		    const struct cache_key *key);
+enum MHD_Result	route_gsym(struct http *h, struct req *r);
 
 /* route_upload.c: PUT and DELETE, checked from the head (phase HEAD);
  * the body's end (phase BODY). */

@@ -1,152 +1,16 @@
 /*
- * route_artifact: GET /buildid/ID/KIND and /fileid/FILEID/KIND, from the
- * store or, on a miss, from the upstreams (fetch.h); sections and GSYM
- * go on to their own routes.
+ * route_artifact: GET /buildid/ID/KIND and /fileid/FILEID/KIND of a
+ * debuginfo, an executable or a source file, from the store or, on a
+ * miss, from the upstreams (fetch.h, route_ask.c).
  */
 #include <errno.h>
-#include <netdb.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/hex.h"
 #include "log.h"
 #include "records.h"
 #include "route.h"
-
-/* Keep what the fetch engine handed over: the fd, and a copy of rec. */
-static void
-keep_served(struct req *r, const struct fetch_served *s)
-{
-	const char	*src[4] = { s->rec->origin, s->rec->xfile,
-			    s->rec->xarchive, s->rec->ximasig };
-	const char	**dst[4];
-	char		*m;
-	size_t		 n = 0, i, l;
-
-	r->srec = *s->rec;
-	dst[0] = &r->srec.origin;
-	dst[1] = &r->srec.xfile;
-	dst[2] = &r->srec.xarchive;
-	dst[3] = &r->srec.ximasig;
-	for (i = 0; i < 4; i++)
-		n += src[i] ? strlen(src[i]) + 1 : 0;
-	if ((m = malloc(n ? n : 1)) == NULL) {
-		close(s->fd);	/* served from the store instead */
-		memset(&r->srec, 0, sizeof(r->srec));
-		return;
-	}
-	r->srec.mem = m;
-	for (i = 0; i < 4; i++) {
-		*dst[i] = NULL;
-		if (src[i] == NULL)
-			continue;
-		l = strlen(src[i]) + 1;
-		memcpy(m, src[i], l);
-		*dst[i] = m;
-		m += l;
-	}
-	r->sfd = s->fd;		/* fd now owned by r */
-}
-
-/* Runs on the fetch thread; MHD calls the handler again (DISPATCH). */
-static void
-fetched(void *ctx, enum fetch_result res, const char *from,
-    const struct fetch_served *served)
-{
-	static const char *const why[] = {
-		[FETCH_OK] = "upstream", [FETCH_NOTFOUND] = "upstream 404",
-		[FETCH_TRANSIENT] = "upstreams: nothing definite",
-		[FETCH_TOOBIG] = "upstream: too big",
-		[FETCH_UNSUPPORTED] = "upstream: no sections",
-	};
-	struct req *r = ctx;
-
-	r->fetch_result = res;
-	if (served != NULL)
-		keep_served(r, served);
-	if (from != NULL)
-		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
-	else
-		snprintf(r->how_buf, sizeof(r->how_buf), "%s", why[res]);
-	MHD_resume_connection(r->conn);
-}
-
-int
-route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
-    const char *raw_extra, int want_bytes, int upgrade)
-{
-	struct fetch_req	 fr;
-	char			 peer[NI_MAXHOST] = "unknown";
-	uint64_t		 max;
-	int			 rc;
-
-	if (h->f == NULL ||
-	    !fetch_may_ask(h->f, req_header(r, "X-Forwarded-For")))
-		return 0;
-	req_peer(r, peer, sizeof(peer));
-	max = req_maxsize(r);
-	memset(&fr, 0, sizeof(fr));
-	fr.key = *key;
-	fr.idhex = r->w.idhex;
-	fr.raw_extra = raw_extra;
-	fr.user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	fr.forwarded_for = req_header(r, "X-Forwarded-For");
-	fr.peer = peer;
-	fr.via = req_header(r, "X-Symhub-Via");
-	fr.maxsize = max == UINT64_MAX ? 0 : max;
-	fr.want_bytes = want_bytes;
-	fr.upgrade = upgrade;
-	r->fetches++;
-	r->asked = key->kind;
-	r->phase = PHASE_FETCH;
-	MHD_suspend_connection(r->conn);
-	if ((rc = fetch_request(h->f, &fr, fetched, r)) < 0) {
-		log_limited("cannot ask upstreams", NULL,
-		    "cannot ask upstreams: %s", strerror(-rc));
-		r->fetch_result = FETCH_TRANSIENT;
-		MHD_resume_connection(r->conn);
-	}
-	return 1;
-}
-
-enum MHD_Result
-route_after_fetch(struct req *r)
-{
-	switch (r->fetch_result) {
-	case FETCH_NOTFOUND:
-		return reply_text(r, REPLY_NOT_FOUND, "not found",
-		    "upstream 404");
-	case FETCH_TOOBIG:
-		return reply_text(r, REPLY_TOO_BIG,
-		    "artifact larger than the size limit", "too-big");
-	default:
-		return reply_transient(r);
-	}
-}
-
-/*
- * A FileID's build-id, from the map that uploads fill (doc/protocol.md,
- * "Keys"): r->w names the build-id from then on.  @return 1, or 0 when
- * the FileID is unknown.
- */
-static int
-map_fileid(struct http *h, struct req *r)
-{
-	unsigned char	id[CACHE_ID_MAX];
-	size_t		idlen;
-
-	if (r->w.idlen != CACHE_FILEID_LEN ||
-	    cache_fileid_get(h->c, r->w.id, id, &idlen) < 0)
-		return 0;
-	memcpy(r->w.id, id, idlen);
-	r->w.idlen = idlen;
-	hex_encode(id, idlen, r->w.idhex);
-	r->w.by_fileid = 0;
-	return 1;
-}
 
 /* Runs on the encode worker; MHD calls the handler again (DISPATCH). */
 static void
@@ -155,8 +19,22 @@ encoded(void *ctx, int rc)
 	struct req *r = ctx;
 
 	(void)rc;	/* a copy the store refused: sent as it is */
-	r->encoded = 1;
-	MHD_resume_connection(r->conn);
+	r->art.encoded = 1;
+	route_resume(r);
+}
+
+/* What encoded() waits for. */
+struct encoding {
+	const struct cache_key	*key;
+	unsigned		 coding;
+};
+
+static int
+start_encode(struct http *h, struct req *r, void *arg)
+{
+	struct encoding *e = arg;
+
+	return encode_request(h->enc, e->key, e->coding, encoded, r);
 }
 
 /* The coding to send rec (key's) in: one the client accepts and the hub
@@ -198,15 +76,14 @@ serve_coded(struct http *h, struct req *r, const struct cache_key *key,
 		return ret;
 	}
 	/* Made once, by the first GET that wants it. */
-	if (rc == -ENOENT && !r->encoded &&
+	if (rc == -ENOENT && !r->art.encoded &&
 	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
-		r->phase = PHASE_ENCODE;
-		MHD_suspend_connection(r->conn);
-		if (encode_request(h->enc, key, coding, encoded, r) == 0) {
+		struct encoding e = { key, coding };
+
+		if (route_wait(h, r, PHASE_ENCODE, start_encode, &e) == 0) {
 			close(fd);
 			return MHD_YES;
 		}
-		MHD_resume_connection(r->conn);
 	}
 	ret = reply_fd(h, r, key, rec, fd);
 	if (r->status == 200)
@@ -227,75 +104,59 @@ serve_hot(struct http *h, struct req *r, const struct cache_key *key,
 	struct hot_bytes *b;
 
 	/* Not one a client would get coded, nor one that may have a
-	 * better copy upstream; a file in place must still be the one
-	 * indexed. */
-	if (h->hot == NULL || r->fetches > 0 || rec->size == 0 ||
-	    rec->size > hot_file_max(h->hot) ||
+	 * better copy upstream; which files are kept is hot.c's rule. */
+	if (h->hot == NULL || r->ask.fetches > 0 ||
 	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) != NULL ||
 	    coding_for(h, r, key, rec) != 0 ||
 	    (h->f != NULL && fetch_upgrade_possible(key, rec)) ||
-	    ((rec->flags & CACHE_F_EXTERNAL) && !cache_external_same(rec, -1)) ||
-	    (b = hot_get(h->hot, key, cache_fingerprint(rec))) == NULL)
+	    (b = hot_find(h->hot, key, rec)) == NULL)
 		return 0;
 	*ret = reply_hot(h, r, key, rec, b);
 	return 1;
 }
 
-/* may_map: a miss may still be a FileID sent as a build-id. */
-static enum MHD_Result
-serve(struct http *h, struct req *r, int may_map)
+enum MHD_Result
+route_artifact(struct http *h, struct req *r)
 {
 	struct cache_record	 rec;
 	struct cache_key	 key;
 	enum MHD_Result		 ret;
 	unsigned		 coding;
-	int			 fd, rc;
+	int			 fd, rc, may_map;
 
-	/* A hub that finds itself in the chain is asked by itself. */
-	if (h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via"),
-	    req_header(r, MHD_HTTP_HEADER_USER_AGENT)))
-		return reply_text(r, REPLY_NOT_FOUND,
-		    "federation loop: this hub asked for this itself", "loop");
-
-	key.kind = r->w.kind;
-	key.id = r->w.id;
-	key.idlen = r->w.idlen;
-	key.extra = r->w.extra;
-	if (r->sfd >= 0) {
-		/* The bytes an upstream just sent, being stored meanwhile. */
-		fd = r->sfd;
-		r->sfd = -1;
-		return reply_fd(h, r, &key, &r->srec, fd);
-	}
-	if (key.kind == CACHE_SECTION)
-		return route_section(h, r, &key);
-	if (key.kind == CACHE_GSYM)
-		return route_gsym(h, r, &key);
-
-	/* One look-up: for the bytes kept in memory, else to open. */
-	if ((rc = cache_get(h->c, &key, clock_wall_s(), &rec)) == 0) {
-		if (serve_hot(h, r, &key, &rec, &ret)) {
-			cache_record_release(&rec);
-			return ret;
+	/* A build-id's miss may still be a FileID sent as a build-id. */
+	may_map = !r->w.by_fileid;
+	if (route_key(h, r, &key, &ret))
+		return ret;
+	for (;;) {
+		/* One look-up: for the bytes kept in memory, else to open. */
+		if ((rc = cache_get(h->c, &key, clock_wall_s(), &rec)) == 0) {
+			if (serve_hot(h, r, &key, &rec, &ret)) {
+				cache_record_release(&rec);
+				return ret;
+			}
+			rc = records_open_got(h->c, h->s, &key, &rec, &fd);
 		}
-		rc = records_open_got(h->c, h->s, &key, &rec, &fd);
+		if (rc != -ENOENT || !may_map || r->ask.fetches > 0 ||
+		    !route_map_fileid(h, r))
+			break;
+		may_map = 0;	/* r->w names the build-id now */
+		key.idlen = r->w.idlen;
 	}
-	if (rc == -ENOENT && may_map && r->fetches == 0 && map_fileid(h, r))
-		return serve(h, r, 0);
-	if (rc == -ENODATA && r->fetches > 0)
+	if (rc == -ENODATA && r->ask.fetches > 0)
 		return reply_text(r, REPLY_NOT_FOUND, "not found",
 		    "upstream 404");
 	if (rc == -ENODATA)
 		return reply_text(r, REPLY_NEGATIVE, "not found", "negative");
-	if (rc == -ENOENT && r->fetches > 0)
+	if (rc == -ENOENT && r->ask.fetches > 0)
 		return route_after_fetch(r);
 	if (rc == -ENOENT && route_ask_upstream(h, r, &key, r->w.raw_extra,
 	    1, 0))
 		return MHD_YES;
 	/* A better copy may be upstream: ask, keep the better of the two. */
-	if (rc == 0 && h->f != NULL && r->fetches == 0 &&
+	if (rc == 0 && h->f != NULL && r->ask.fetches == 0 &&
 	    fetch_upgrade_due(h->f, &key, &rec)) {
 		close(fd);
 		cache_record_release(&rec);
@@ -316,18 +177,4 @@ serve(struct http *h, struct req *r, int may_map)
 		ret = reply_fd(h, r, &key, &rec, fd);
 	cache_record_release(&rec);
 	return ret;
-}
-
-enum MHD_Result
-route_artifact(struct http *h, struct req *r)
-{
-	r->type = METRICS_T_BUILDID;
-	if (r->w.by_fileid) {
-		/* Mapped on the first round; r->w names the build-id after. */
-		if (!map_fileid(h, r))
-			return reply_text(r, REPLY_NOT_FOUND, "unknown FileID",
-			    "fileid");
-		return serve(h, r, 0);
-	}
-	return serve(h, r, 1);
 }

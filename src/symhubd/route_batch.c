@@ -50,9 +50,7 @@ route_batch_free(struct req *r)
 static void
 woken(void *ctx)
 {
-	struct req *r = ctx;
-
-	MHD_resume_connection(r->conn);
+	route_resume(ctx);
 }
 
 /* The lookups of the answer (symjson_lookup_fn); ctx is the breq. */
@@ -156,8 +154,8 @@ begin_batch(struct http *h, struct req *r)
 {
 	struct breq		*q;
 	struct fetch_req	 fr;
-	const char		*why = NULL, *xff, *via, *ua;
-	char			 peer[NI_MAXHOST] = "unknown";
+	const char		*why = NULL;
+	char			 peer[NI_MAXHOST];
 	int64_t			 ms, most;
 	size_t			 i;
 	long			 n;
@@ -221,20 +219,21 @@ begin_batch(struct http *h, struct req *r)
 	most = (int64_t)h->cfg->symbolize_deadline * 1000;
 	ms = r->w.route == WEBAPI_TECKEN || q->in.deadline_ms < 0 ||
 	    q->in.deadline_ms > most ? most : q->in.deadline_ms;
-	req_peer(r, peer, sizeof(peer));
-	ua = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	xff = req_header(r, "X-Forwarded-For");
-	via = req_header(r, "X-Symhub-Via");
-	memset(&fr, 0, sizeof(fr));
-	fr.user_agent = ua;
-	fr.forwarded_for = xff;
-	fr.peer = peer;
-	fr.via = via;
 	if (batch_create(h->batches, q->mods, (size_t)n, r->t0 + ms * 1000,
-	    h->f != NULL && fetch_may_ask(h->f, xff) &&
-	    !fetch_loop(h->f, via, ua) ? &fr : NULL, woken, r, &q->b) != 0)
+	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
+	    woken, r, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
+}
+
+/* Wait for the batch's next step; none to wait for: the next call takes
+ * it at once. */
+static int
+start_step(struct http *h, struct req *r, void *arg)
+{
+	(void)h;
+	(void)arg;
+	return batch_wait(r->batch->b) ? 0 : -EAGAIN;
 }
 
 enum MHD_Result
@@ -242,15 +241,11 @@ route_batch(struct http *h, struct req *r)
 {
 	enum MHD_Result ret;
 
-	r->type = METRICS_T_BATCH;
 	if (r->batch == NULL && ((ret = begin_batch(h, r)) != MHD_YES ||
 	    r->status != 0))
 		return ret;
 	if (!batch_step(r->batch->b))
 		return answer(h, r);
-	r->phase = PHASE_BATCH;
-	MHD_suspend_connection(r->conn);
-	if (!batch_wait(r->batch->b))
-		MHD_resume_connection(r->conn);
+	(void)route_wait(h, r, PHASE_BATCH, start_step, NULL);
 	return MHD_YES;
 }

@@ -19,9 +19,16 @@ converted(void *ctx, int rc)
 {
 	struct req *r = ctx;
 
-	r->converted = 1;
-	r->convert_rc = rc;
-	MHD_resume_connection(r->conn);
+	r->gsym.converted = 1;
+	r->gsym.rc = rc;
+	route_resume(r);
+}
+
+static int
+start_convert(struct http *h, struct req *r, void *arg)
+{
+	(void)arg;
+	return derive_gsym_convert(h->dv, r->w.id, r->w.idlen, converted, r);
 }
 
 /* ?demangle=1 (or true): function names as a person reads them. */
@@ -123,14 +130,14 @@ symbolize(struct http *h, struct req *r, struct derive_gsym *gf)
 	/* gf is freed after the writer: it knows gf's strings by their
 	 * address. */
 	return route_stream(h, r, j, sstream_step, sstream_free, s,
-	    r->converted ? "converted" : "symbolized");
+	    r->gsym.converted ? "converted" : "symbolized");
 }
 
 /* A conversion ran for this request and stored nothing usable. */
 static enum MHD_Result
 conversion_failed(struct req *r)
 {
-	switch (r->convert_rc) {
+	switch (r->gsym.rc) {
 	case 0:		/* stored, then evicted or changed again */
 	case -ENOENT:	/* the parent went away meanwhile */
 		return reply_text(r, REPLY_NOT_FOUND,
@@ -145,83 +152,73 @@ conversion_failed(struct req *r)
 		return reply_transient(r);
 	default:
 		log_limited("gsym: conversion failed", NULL, "gsym %s: %s",
-		    r->w.idhex, strerror(-r->convert_rc));
+		    r->w.idhex, strerror(-r->gsym.rc));
 		return reply_text(r, REPLY_INTERNAL,
 		    "conversion to GSYM failed", "gsym");
 	}
 }
 
 enum MHD_Result
-route_gsym(struct http *h, struct req *r, const struct cache_key *key)
+route_gsym(struct http *h, struct req *r)
 {
 	struct cache_record	 rec;
-	struct cache_key	 dk = { CACHE_DEBUGINFO, r->w.id, r->w.idlen,
-				    NULL };
-	struct derive_gsym	*ugf = NULL;
+	struct cache_key	 k, *key = &k, dk;
+	struct derive_gsym	*gf = NULL, *ugf = NULL;
+	enum MHD_Result		 ret;
 	int			 fd, rc, have_dbg;
 
+	if (route_key(h, r, key, &ret))
+		return ret;
 	if (h->dv == NULL)
 		return reply_text(r, REPLY_NOT_FOUND, "GSYM is disabled", "-");
-	if (cache_get(h->c, key, clock_wall_s(), &rec) == 0) {
-		struct derive_gsym	*gf = NULL;
-		enum MHD_Result		 ret;
-
-		rc = -ESTALE;
-		if (cache_derived_fresh(h->c, r->w.id, r->w.idlen, &rec,
-		    clock_wall_s()))
-			rc = r->w.symbolize ? derive_gsym_open(h->dv, &rec, &gf) :
-			    cache_open_data(h->c, &rec, &fd);
-		if (rc == 0 && r->w.symbolize) {
-			ret = symbolize(h, r, gf);
-		} else if (rc == 0) {
-			ret = reply_fd(h, r, key, &rec, fd);
-			if (r->converted)
-				r->how = "converted";
-		}
-		/* Its blob is gone: forget it.  Stale (its parent changed):
-		 * the conversion replaces it.  Either way, convert again. */
-		if (rc == -ENOENT)
-			records_broken(h->c, key, &rec, rc);
+	dk = *key;
+	dk.kind = CACHE_DEBUGINFO;
+	dk.extra = NULL;
+	rc = derive_open(h->dv, key, &rec, r->w.symbolize ? NULL : &fd,
+	    r->w.symbolize ? &gf : NULL);
+	if (rc == 0) {
+		ret = r->w.symbolize ? symbolize(h, r, gf) :
+		    reply_fd(h, r, key, &rec, fd);
+		if (!r->w.symbolize && r->gsym.converted)
+			r->how = "converted";
 		cache_record_release(&rec);
-		if (rc == 0)
-			return ret;
-		if (rc != -ESTALE && rc != -ENOENT) {
-			/* derive_gsym_open() said why, once. */
-			if (!r->w.symbolize)
-				log_limited("gsym: cannot read", NULL,
-				    "gsym %s: %s", r->w.idhex, strerror(-rc));
-			return reply_text(r, REPLY_INTERNAL,
-			    "cannot read the GSYM", "gsym");
-		}
+		return ret;
+	}
+	/* Gone (dropped) or stale (its parent changed): convert again. */
+	if (rc != -ESTALE && rc != -ENOENT && rc != -ENODATA) {
+		/* derive_gsym_open() said why, once. */
+		if (!r->w.symbolize)
+			log_limited("gsym: cannot read", NULL, "gsym %s: %s",
+			    r->w.idhex, strerror(-rc));
+		return reply_text(r, REPLY_INTERNAL, "cannot read the GSYM",
+		    "gsym");
 	}
 	/* Converted while the store could not take it (read-only, full). */
 	if (derive_gsym_unstored(h->dv, r->w.id, r->w.idlen, &rec, &fd,
 	    r->w.symbolize ? &ugf : NULL) == 0)
 		return r->w.symbolize ? symbolize(h, r, ugf) :
 		    reply_fd(h, r, key, &rec, fd);
-	if (r->converted && r->convert_rc == -ENODATA && r->fetches == 0 &&
-	    !records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen)) {
+	if (r->gsym.converted && r->gsym.rc == -ENODATA &&
+	    r->ask.fetches == 0 && !records_have(h->c, CACHE_DEBUGINFO,
+	    r->w.id, r->w.idlen)) {
 		/* Only a stripped executable here: the debuginfo may be
 		 * upstream. */
-		r->converted = 0;
+		r->gsym.converted = 0;
 		if (route_ask_upstream(h, r, &dk, NULL, 0, 0))
 			return MHD_YES;
-		r->converted = 1;
+		r->gsym.converted = 1;
 	}
-	if (r->converted)
+	if (r->gsym.converted)
 		return conversion_failed(r);
 	have_dbg = records_have(h->c, CACHE_DEBUGINFO, r->w.id, r->w.idlen);
 	/* Only an executable with nothing to convert, and the upstreams said
 	 * nothing definite about the debuginfo: ask again later. */
-	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT && !have_dbg)
+	if (r->ask.fetches > 0 && r->ask.result == FETCH_TRANSIENT && !have_dbg)
 		return reply_transient(r);
 	if (have_dbg || records_have(h->c, CACHE_EXECUTABLE, r->w.id,
 	    r->w.idlen)) {
-		r->phase = PHASE_CONVERT;
-		MHD_suspend_connection(r->conn);
-		if ((rc = derive_gsym_convert(h->dv, r->w.id, r->w.idlen,
-		    converted, r)) < 0) {
-			MHD_resume_connection(r->conn);
+		if ((rc = route_wait(h, r, PHASE_CONVERT, start_convert,
+		    NULL)) < 0) {
 			log_limited("gsym: cannot convert", NULL, "gsym %s: %s",
 			    r->w.idhex, strerror(-rc));
 			return reply_text(r, REPLY_INTERNAL, "cannot convert",
@@ -229,10 +226,10 @@ route_gsym(struct http *h, struct req *r, const struct cache_key *key)
 		}
 		return MHD_YES;
 	}
-	if (r->fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
+	if (r->ask.fetches == 0 && route_ask_upstream(h, r, &dk, NULL, 0, 0))
 		return MHD_YES;
-	if (r->fetches > 0 && r->fetch_result == FETCH_TRANSIENT)
+	if (r->ask.fetches > 0 && r->ask.result == FETCH_TRANSIENT)
 		return reply_transient(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no debuginfo for this build-id",
-	    r->fetches ? "upstream 404" : "miss");
+	    r->ask.fetches ? "upstream 404" : "miss");
 }

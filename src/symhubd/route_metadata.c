@@ -16,20 +16,26 @@ answered(void *ctx, int rc, char *json, size_t len)
 {
 	struct req *r = ctx;
 
-	r->meta_rc = rc;
-	r->meta_json = json;
-	r->meta_len = len;
-	r->meta_done = 1;
-	MHD_resume_connection(r->conn);
+	r->meta.rc = rc;
+	r->meta.json = json;
+	r->meta.len = len;
+	r->meta.done = 1;
+	route_resume(r);
+}
+
+static int
+start_query(struct http *h, struct req *r, void *arg)
+{
+	return meta_query(h->meta, arg, answered, r);
 }
 
 static enum MHD_Result
 answer(struct req *r)
 {
 	struct MHD_Response	*resp;
-	size_t			 len = r->meta_len;
+	size_t			 len = r->meta.len;
 
-	switch (r->meta_rc) {
+	switch (r->meta.rc) {
 	case 0:
 		break;
 	case -ECANCELED:	/* shutting down: ask again */
@@ -38,8 +44,8 @@ answer(struct req *r)
 		return reply_text(r, REPLY_INTERNAL, "out of memory",
 		    "metadata");
 	}
-	resp = reply_buffer(r->meta_json, len, "application/json");
-	r->meta_json = NULL;	/* the response's now */
+	resp = reply_buffer(r->meta.json, len, "application/json");
+	r->meta.json = NULL;	/* the response's now */
 	return reply_response(r, REPLY_OK, resp, len, "metadata");
 }
 
@@ -47,34 +53,21 @@ enum MHD_Result
 route_metadata(struct http *h, struct req *r)
 {
 	struct meta_query	 q;
-	const char		*why = NULL, *xff, *via, *ua;
-	char			 peer[NI_MAXHOST] = "unknown";
+	const char		*why = NULL;
+	char			 peer[NI_MAXHOST];
 	int			 rc;
 
-	r->type = METRICS_T_METADATA;
-	if (r->meta_done)
+	if (r->meta.done)
 		return answer(r);
 	memset(&q, 0, sizeof(q));
 	if (webapi_metadata(MHD_lookup_connection_value(r->conn,
 	    MHD_GET_ARGUMENT_KIND, "key"), MHD_lookup_connection_value(r->conn,
 	    MHD_GET_ARGUMENT_KIND, "value"), &q.q, &why) < 0)
 		return reply_text(r, REPLY_UNAVAILABLE, why, "metadata");
-	req_peer(r, peer, sizeof(peer));
-	ua = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
-	xff = req_header(r, "X-Forwarded-For");
-	via = req_header(r, "X-Symhub-Via");
-	q.fed.user_agent = ua;
-	q.fed.forwarded_for = xff;
-	q.fed.peer = peer;
-	q.fed.via = via;
 	/* Past the hop limit, or come round the federation back here: this
 	 * hub's own entries only, at once. */
-	q.ask_upstreams = h->f != NULL && fetch_may_ask(h->f, xff) &&
-	    !fetch_loop(h->f, via, ua);
-	r->phase = PHASE_METADATA;
-	MHD_suspend_connection(r->conn);
-	if ((rc = meta_query(h->meta, &q, answered, r)) < 0) {
-		MHD_resume_connection(r->conn);
+	q.ask_upstreams = route_federation(h, r, &q.fed, peer, sizeof(peer));
+	if ((rc = route_wait(h, r, PHASE_METADATA, start_query, &q)) < 0) {
 		if (rc == -EBUSY)
 			return reply_text(r, REPLY_BUSY, "too many /metadata "
 			    "queries at once; try again", "busy");

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "derive.h"
 #include "route.h"
 
@@ -25,16 +24,17 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 	struct cache_key	pk = *key;
 	int			next = 0;
 
-	if (r->fetches == 0 && known == 0)
+	if (r->ask.fetches == 0 && known == 0)
 		next = CACHE_SECTION;
-	else if ((r->fetches == 0 || (r->asked == CACHE_SECTION &&
-	    r->fetch_result == FETCH_UNSUPPORTED)) &&
+	else if ((r->ask.fetches == 0 || (r->ask.asked == CACHE_SECTION &&
+	    r->ask.result == FETCH_UNSUPPORTED)) &&
 	    !(known & 1u << CACHE_DEBUGINFO))
 		next = CACHE_DEBUGINFO;
-	else if ((r->fetches == 0 || r->asked != CACHE_EXECUTABLE) &&
-	    r->fetch_result != FETCH_TRANSIENT &&
-	    r->fetch_result != FETCH_TOOBIG &&
-	    !(r->asked == CACHE_SECTION && r->fetch_result == FETCH_NOTFOUND) &&
+	else if ((r->ask.fetches == 0 || r->ask.asked != CACHE_EXECUTABLE) &&
+	    r->ask.result != FETCH_TRANSIENT &&
+	    r->ask.result != FETCH_TOOBIG &&
+	    !(r->ask.asked == CACHE_SECTION &&
+	    r->ask.result == FETCH_NOTFOUND) &&
 	    !(known & 1u << CACHE_EXECUTABLE))
 		next = CACHE_EXECUTABLE;
 	if (next != 0) {
@@ -44,38 +44,35 @@ ask(struct http *h, struct req *r, const struct cache_key *key,
 		    r->w.raw_extra : NULL, next == CACHE_SECTION, 0))
 			return MHD_YES;
 	}
-	if (r->fetch_result == FETCH_TRANSIENT)
+	if (r->ask.result == FETCH_TRANSIENT)
 		return reply_transient(r);
-	if (r->fetch_result == FETCH_TOOBIG)
+	if (r->ask.result == FETCH_TOOBIG)
 		return route_after_fetch(r);
 	return reply_text(r, REPLY_NOT_FOUND, "no such section",
-	    r->fetches ? "upstream 404" : "miss");
+	    r->ask.fetches ? "upstream 404" : "miss");
 }
 
 enum MHD_Result
-route_section(struct http *h, struct req *r, const struct cache_key *key)
+route_section(struct http *h, struct req *r)
 {
 	struct MHD_Response	*resp;
 	struct cache_record	 rec, p;
+	struct cache_key	 k, *key = &k;
 	struct buf		 m = { 0 };
 	enum MHD_Result		 ret;
 	unsigned		 known = 0;
 	int			 fd, rc, neg;
 
-	rc = cache_get(h->c, key, clock_wall_s(), &rec);
-	neg = rc == -ENODATA;
+	if (route_key(h, r, key, &ret))
+		return ret;
+	rc = h->dv != NULL ? derive_open(h->dv, key, &rec, &fd, NULL) :
+	    -ENOENT;
 	if (rc == 0) {
-		/* A section an upstream cut has no parent here to check. */
-		if ((!(rec.flags & CACHE_F_DERIVED) ||
-		    cache_derived_fresh(h->c, key->id, key->idlen, &rec,
-		    clock_wall_s())) &&
-		    cache_open_data(h->c, &rec, &fd) == 0) {
-			ret = reply_fd(h, r, key, &rec, fd);
-			cache_record_release(&rec);
-			return ret;
-		}
+		ret = reply_fd(h, r, key, &rec, fd);
 		cache_record_release(&rec);
+		return ret;
 	}
+	neg = rc == -ENODATA;
 
 	rc = h->dv != NULL ? derive_section(h->dv, key, &m, &rec, &p, &known) :
 	    -ENOENT;
@@ -85,7 +82,7 @@ route_section(struct http *h, struct req *r, const struct cache_key *key)
 	}
 	if (rc < 0) {
 		buf_free(&m);
-		if (known == 0 && neg && r->fetches == 0)
+		if (known == 0 && neg && r->ask.fetches == 0)
 			return reply_text(r, REPLY_NEGATIVE, "no such section",
 			    "negative");
 		if (h->f != NULL && known != (1u << CACHE_DEBUGINFO |

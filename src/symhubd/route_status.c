@@ -380,7 +380,6 @@ route_root(struct http *h, struct req *r)
 {
 	struct MHD_Response *resp;
 
-	r->type = METRICS_T_ROOT;
 	if (h->cfg->home_redirect != NULL) {
 		resp = MHD_create_response_from_buffer(0, NULL,
 		    MHD_RESPMEM_PERSISTENT);
@@ -398,7 +397,6 @@ route_root(struct http *h, struct req *r)
 enum MHD_Result
 route_status_page(struct http *h, struct req *r)
 {
-	r->type = METRICS_T_ROOT;
 	return status_page(h, r);
 }
 
@@ -411,7 +409,6 @@ route_metrics(struct http *h, struct req *r)
 	size_t			 len = 0;
 	int			 have;
 
-	r->type = METRICS_T_METRICS;
 	have = cache_stats(h->c, &st) == 0;
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		return MHD_NO;

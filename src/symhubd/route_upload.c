@@ -28,8 +28,23 @@ bucket_done(void *ctx, int rc)
 {
 	struct req *r = ctx;
 
-	r->bucket_rc = rc;
-	MHD_resume_connection(r->conn);
+	r->upl.bucket_rc = rc;
+	route_resume(r);
+}
+
+/* What the bucket is asked to do. */
+struct bucket_ask {
+	const struct cache_key	*key;
+	int			 del, force;
+};
+
+static int
+start_bucket(struct http *h, struct req *r, void *arg)
+{
+	struct bucket_ask *a = arg;
+
+	return a->del ? bucket_delete(h->bucket, a->key, bucket_done, r) :
+	    bucket_put(h->bucket, a->key, a->force, bucket_done, r);
 }
 
 /* Hand key to the bucket (put or delete) and wait, suspended.
@@ -38,17 +53,9 @@ static int
 ask_bucket(struct http *h, struct req *r, const struct cache_key *key,
     int del, int force)
 {
-	int rc;
+	struct bucket_ask a = { key, del, force };
 
-	r->phase = PHASE_BUCKET;
-	MHD_suspend_connection(r->conn);
-	rc = del ? bucket_delete(h->bucket, key, bucket_done, r) :
-	    bucket_put(h->bucket, key, force, bucket_done, r);
-	if (rc < 0) {
-		MHD_resume_connection(r->conn);
-		r->phase = PHASE_DISPATCH;
-	}
-	return rc;
+	return route_wait(h, r, PHASE_BUCKET, start_bucket, &a);
 }
 
 static enum MHD_Result
@@ -57,27 +64,40 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 {
 	int rc;
 
-	if ((rc = cache_drop(h->c, key)) == -ENOENT && !bucket_had)
+	if ((rc = upload_delete(h->c, h->s, key, bucket_had)) == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
-	if (rc < 0 && rc != -ENOENT)
+	if (rc < 0)
 		return reply_text(r, REPLY_INTERNAL, strerror(-rc), "delete");
-	log_info("deleted %s by %s%s", r->url, r->who,
+	log_info("deleted %s by %s%s", r->url, r->upl.who,
 	    h->bucket != NULL ? " (and from the bucket)" : "");
-	/* A scanned file the deleted copy had displaced takes over again:
-	 * the next pass reads the files that list this key. */
-	if (h->s != NULL && cache_file_invalidate(h->c, key) > 0)
-		scan_trigger(h->s);
 	return reply_text(r, REPLY_OK, "deleted", "delete");
+}
+
+/* Does the head's Content-Length, cl (or NULL), say more than max
+ * (--max-upload, 0: no limit)?  Text that is no number is left to the
+ * count of the body's bytes. */
+static int
+too_long(const char *cl, uint64_t max)
+{
+	unsigned long long	 len;
+	char			*end;
+
+	if (cl == NULL || max == 0)
+		return 0;
+	errno = 0;
+	len = strtoull(cl, &end, 10);
+	if (end == cl)
+		return 0;
+	return errno == ERANGE || len > max;
 }
 
 enum MHD_Result
 route_upload_begin(struct http *h, struct req *r)
 {
 	struct cache_key	 key;
-	const char		*cl, *fidhex;
+	const char		*fidhex;
 	unsigned char		 fid[WEBAPI_ID_HEX_MAX / 2];
 	char			 peer[NI_MAXHOST] = "-";
-	unsigned long long	 len;
 	int			 del, rc;
 
 	del = strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0;
@@ -85,8 +105,7 @@ route_upload_begin(struct http *h, struct req *r)
 	if (r->parse_rc < 0)
 		return reply_text(r, r->parse_rc == -ENOENT ? REPLY_NO_PAGE :
 		    REPLY_BAD_REQUEST, r->why ? r->why : "bad request", "-");
-	if (r->w.route != WEBAPI_ARTIFACT || (r->w.kind != CACHE_DEBUGINFO &&
-	    r->w.kind != CACHE_EXECUTABLE))
+	if (r->rt == NULL || !(r->rt->methods & ROUTE_PUT))
 		return reply_text(r, REPLY_METHOD,
 		    "only debuginfo and executable can be uploaded or deleted",
 		    "-");
@@ -95,7 +114,7 @@ route_upload_begin(struct http *h, struct req *r)
 		    "uploads are disabled on this hub (no --tokens file)",
 		    "refused");
 	rc = auth_check(h->auth, req_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
-	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->who);
+	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->upl.who);
 	if (rc < 0) {
 		/* Logged without the token, which is never kept; a client
 		 * can be refused as often as it likes, hence log_limited(). */
@@ -117,33 +136,32 @@ route_upload_begin(struct http *h, struct req *r)
 	if (del && h->bucket != NULL) {
 		if ((rc = ask_bucket(h, r, &key, 1, 0)) == 0)
 			return MHD_YES;
-		r->bucket_rc = rc;
+		r->upl.bucket_rc = rc;
 		return route_upload_bucket(h, r);
 	}
 	if (del)
 		return delete(h, r, &key, 0);
-	cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl != NULL && (len = strtoull(cl, NULL, 10)) > 0 &&
-	    h->cfg->max_upload && len > h->cfg->max_upload)
+	if (too_long(req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH),
+	    h->cfg->max_upload))
 		return reply_text(r, REPLY_TOO_LARGE,
 		    "upload larger than the size limit", "upload");
-	if ((rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->up)) < 0)
+	if ((rc = upload_begin(h->c, &key, h->cfg->max_upload, &r->upl.up)) < 0)
 		return reply_text(r, no_space(rc) ? REPLY_NO_SPACE :
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
-		upload_by_fileid(r->up);
+		upload_by_fileid(r->upl.up);
 	if (h->bucket != NULL)
-		upload_unpinned(r->up);
+		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
 		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) !=
 		    CACHE_FILEID_LEN) {
-			upload_abort(r->up);
-			r->up = NULL;
+			upload_abort(r->upl.up);
+			r->upl.up = NULL;
 			return reply_text(r, REPLY_BAD_REQUEST,
 			    "X-Symhub-FileID must be 32 lowercase hex "
 			    "characters", "upload");
 		}
-		upload_set_fileid(r->up, fid);
+		upload_set_fileid(r->upl.up, fid);
 	}
 	r->phase = PHASE_BODY;
 	return MHD_YES;
@@ -191,26 +209,26 @@ route_upload_finish(struct http *h, struct req *r)
 	force = f != NULL && strcmp(f, "0") != 0;
 	f = req_header(r, "X-Symhub-Force");
 	force |= f != NULL && strcmp(f, "0") != 0;
-	res = upload_finish(r->up, force, r->who, msg, sizeof(msg));
-	r->up = NULL;	/* consumed */
+	res = upload_finish(r->upl.up, force, r->upl.who, msg, sizeof(msg));
+	r->upl.up = NULL;	/* consumed */
 	/* Durable only once in the bucket: 201 after it, not before. */
-	if (h->bucket != NULL && (res == UPLOAD_STORED ||
-	    res == UPLOAD_REPLACED || res == UPLOAD_SAME)) {
+	if (h->bucket != NULL && upload_wants_bucket(res)) {
 		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
 		    NULL };
 
-		r->up_res = (int)res;
-		if ((r->up_msg = strdup(msg)) == NULL)
+		r->upl.res = (int)res;
+		if ((r->upl.msg = strdup(msg)) == NULL)
 			rc = -ENOMEM;
 		else if ((rc = ask_bucket(h, r, &key, 0, force)) == 0)
 			return MHD_YES;
-		r->bucket_rc = rc;
+		r->upl.bucket_rc = rc;
 		return route_upload_bucket(h, r);
 	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
-	log_info("upload %s by %s: %s", r->url, r->who ? r->who : "-", msg);
+	log_info("upload %s by %s: %s", r->url,
+	    r->upl.who ? r->upl.who : "-", msg);
 	return reply_text(r, upload_reply(res), msg, "upload");
 }
 
@@ -218,48 +236,43 @@ enum MHD_Result
 route_upload_bucket(struct http *h, struct req *r)
 {
 	struct cache_key	 key = { r->w.kind, r->w.id, r->w.idlen, NULL };
-	enum upload_result	 res = (enum upload_result)r->up_res;
-	char			 msg[512];
-	int			 rc = r->bucket_rc;
+	enum upload_result	 res = (enum upload_result)r->upl.res;
+	int			 rc = r->upl.bucket_rc;
 
 	r->phase = PHASE_DISPATCH;
 	if (strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0) {
 		if (rc < 0 && rc != -ENOENT) {
 			log_warnx("delete %s: the bucket: %s", r->url,
 			    strerror(-rc));
-			snprintf(msg, sizeof(msg), "the bucket could not delete "
-			    "it (%s): nothing deleted; try again", strerror(-rc));
-			return reply_text(r, REPLY_BUSY, msg, "delete");
+			return reply_textf(r, REPLY_BUSY, "delete", "the "
+			    "bucket could not delete it (%s): nothing "
+			    "deleted; try again", strerror(-rc));
 		}
 		return delete(h, r, &key, rc == 0);
 	}
+	/* Not in the bucket: not kept here either (upload.h). */
+	rc = upload_bucket_done(h->c, &key, res, rc);
 	if (rc == -EEXIST) {
 		/* The bucket's copy is as good or better: it stands, and is
 		 * what this replica serves too. */
-		if (res != UPLOAD_SAME)
-			(void)cache_drop(h->c, &key);
 		log_info("upload %s by %s: the bucket's copy is as good or "
-		    "better: not stored", r->url, r->who ? r->who : "-");
+		    "better: not stored", r->url,
+		    r->upl.who ? r->upl.who : "-");
 		return reply_text(r, REPLY_CONFLICT, "the bucket's copy (from "
 		    "another replica) is as good or better than this one; add "
 		    "?force=1 to replace it", "upload");
 	}
 	if (rc < 0) {
-		/* Not durable: not kept either (another replica would not
-		 * have it); what the bucket holds is served again. */
-		if (res != UPLOAD_SAME)
-			(void)cache_drop(h->c, &key);
 		log_warnx("upload %s by %s: the bucket: %s: not stored",
-		    r->url, r->who ? r->who : "-", strerror(-rc));
-		snprintf(msg, sizeof(msg), "the bucket could not store it "
-		    "(%s): not stored; try again", strerror(-rc));
-		return reply_text(r, REPLY_BUSY, msg, "upload");
+		    r->url, r->upl.who ? r->upl.who : "-", strerror(-rc));
+		return reply_textf(r, REPLY_BUSY, "upload", "the bucket could "
+		    "not store it (%s): not stored; try again", strerror(-rc));
 	}
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
 	log_info("upload %s by %s: %s (in the bucket)", r->url,
-	    r->who ? r->who : "-", r->up_msg ? r->up_msg : "");
-	return reply_text(r, upload_reply(res), r->up_msg ? r->up_msg :
+	    r->upl.who ? r->upl.who : "-", r->upl.msg ? r->upl.msg : "");
+	return reply_text(r, upload_reply(res), r->upl.msg ? r->upl.msg :
 	    "stored", "upload");
 }

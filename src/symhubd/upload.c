@@ -13,6 +13,7 @@
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
+#include "scan.h"
 #include "upload.h"
 
 struct upload {
@@ -317,4 +318,33 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 out:
 	upload_abort(u);
 	return res;
+}
+
+int
+upload_wants_bucket(enum upload_result res)
+{
+	return res == UPLOAD_STORED || res == UPLOAD_REPLACED ||
+	    res == UPLOAD_SAME;
+}
+
+int
+upload_bucket_done(struct cache *c, const struct cache_key *key,
+    enum upload_result res, int rc)
+{
+	if (rc < 0 && res != UPLOAD_SAME)
+		(void)cache_drop(c, key);
+	return rc;
+}
+
+int
+upload_delete(struct cache *c, struct scan *s, const struct cache_key *key,
+    int elsewhere)
+{
+	int rc;
+
+	if ((rc = cache_drop(c, key)) == -ENOENT && elsewhere)
+		rc = 0;
+	if (rc == 0 && s != NULL && cache_file_invalidate(c, key) > 0)
+		scan_trigger(s);
+	return rc;
 }

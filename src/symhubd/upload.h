@@ -69,4 +69,35 @@ enum upload_result upload_finish(struct upload *u, int force,
 /* Drop an upload.  Accepts NULL. */
 void	upload_abort(struct upload *u);
 
+/*
+ * With a bucket (--s3) an upload is durable only once the bucket has
+ * it: one that left a copy here (res UPLOAD_STORED, UPLOAD_REPLACED or
+ * UPLOAD_SAME) is answered only after bucket_put(), and its result
+ * stands only if the bucket took it (upload_bucket_done()).
+ * @return 1 when res must wait for the bucket.
+ */
+int	upload_wants_bucket(enum upload_result res);
+
+/*
+ * The bucket's answer rc to an upload of key that ended in res: a copy
+ * it did not take (rc < 0; -EEXIST: its own is as good or better) is
+ * not kept here either, for another replica would not have it, and
+ * what the bucket holds is served again; these very bytes stored
+ * before (UPLOAD_SAME) stay.  @return rc.
+ */
+int	upload_bucket_done(struct cache *c, const struct cache_key *key,
+	    enum upload_result res, int rc);
+
+/*
+ * DELETE: drop key's copy.  A scanned file that copy displaced takes
+ * over again: s's next pass reads the files that list key (s NULL:
+ * none).
+ * @param elsewhere  a copy was deleted elsewhere (the bucket): none
+ *                   here is then no miss.
+ * @return 0 when deleted; -ENOENT when nothing was stored; -errno.
+ */
+struct scan;
+int	upload_delete(struct cache *c, struct scan *s,
+	    const struct cache_key *key, int elsewhere);
+
 #endif

@@ -1,0 +1,217 @@
+/*
+ * route_ask: what the routes share to ask others and wait for them: any
+ * worker (route_wait()), and the upstreams (fetch.h) for what the store
+ * lacks, with the federation's checks and headers; and the first steps
+ * of every route under /buildid and /fileid (route_key()).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hex.h"
+#include "log.h"
+#include "route.h"
+
+/* Keep what the fetch engine handed over: the fd, and a copy of rec. */
+static void
+keep_served(struct req *r, const struct fetch_served *s)
+{
+	const char	*src[4] = { s->rec->origin, s->rec->xfile,
+			    s->rec->xarchive, s->rec->ximasig };
+	const char	**dst[4];
+	char		*m;
+	size_t		 n = 0, i, l;
+
+	r->ask.srec = *s->rec;
+	dst[0] = &r->ask.srec.origin;
+	dst[1] = &r->ask.srec.xfile;
+	dst[2] = &r->ask.srec.xarchive;
+	dst[3] = &r->ask.srec.ximasig;
+	for (i = 0; i < 4; i++)
+		n += src[i] ? strlen(src[i]) + 1 : 0;
+	if ((m = malloc(n ? n : 1)) == NULL) {
+		close(s->fd);	/* served from the store instead */
+		memset(&r->ask.srec, 0, sizeof(r->ask.srec));
+		return;
+	}
+	r->ask.srec.mem = m;
+	for (i = 0; i < 4; i++) {
+		*dst[i] = NULL;
+		if (src[i] == NULL)
+			continue;
+		l = strlen(src[i]) + 1;
+		memcpy(m, src[i], l);
+		*dst[i] = m;
+		m += l;
+	}
+	r->ask.sfd = s->fd;		/* fd now owned by r */
+}
+
+/* Runs on the fetch thread; MHD calls the handler again (DISPATCH). */
+static void
+fetched(void *ctx, enum fetch_result res, const char *from,
+    const struct fetch_served *served)
+{
+	static const char *const why[] = {
+		[FETCH_OK] = "upstream", [FETCH_NOTFOUND] = "upstream 404",
+		[FETCH_TRANSIENT] = "upstreams: nothing definite",
+		[FETCH_TOOBIG] = "upstream: too big",
+		[FETCH_UNSUPPORTED] = "upstream: no sections",
+	};
+	struct req *r = ctx;
+
+	r->ask.result = res;
+	if (served != NULL)
+		keep_served(r, served);
+	if (from != NULL)
+		snprintf(r->how_buf, sizeof(r->how_buf), "upstream %s", from);
+	else
+		snprintf(r->how_buf, sizeof(r->how_buf), "%s", why[res]);
+	route_resume(r);
+}
+
+static int
+start_fetch(struct http *h, struct req *r, void *arg)
+{
+	return fetch_request(h->f, arg, fetched, r);
+}
+
+int
+route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
+    const char *raw_extra, int want_bytes, int upgrade)
+{
+	struct fetch_req	 fr;
+	char			 peer[NI_MAXHOST];
+	uint64_t		 max;
+	int			 rc;
+
+	if (!route_federation(h, r, &fr, peer, sizeof(peer)))
+		return 0;
+	max = req_maxsize(r);
+	fr.key = *key;
+	fr.idhex = r->w.idhex;
+	fr.raw_extra = raw_extra;
+	fr.maxsize = max == UINT64_MAX ? 0 : max;
+	fr.want_bytes = want_bytes;
+	fr.upgrade = upgrade;
+	r->ask.fetches++;
+	r->ask.asked = key->kind;
+	if ((rc = route_wait(h, r, PHASE_FETCH, start_fetch, &fr)) < 0) {
+		/* Resumed: answered on the next call, as nothing definite. */
+		log_limited("cannot ask upstreams", NULL,
+		    "cannot ask upstreams: %s", strerror(-rc));
+		r->ask.result = FETCH_TRANSIENT;
+	}
+	return 1;
+}
+
+enum MHD_Result
+route_after_fetch(struct req *r)
+{
+	switch (r->ask.result) {
+	case FETCH_NOTFOUND:
+		return reply_text(r, REPLY_NOT_FOUND, "not found",
+		    "upstream 404");
+	case FETCH_TOOBIG:
+		return reply_text(r, REPLY_TOO_BIG,
+		    "artifact larger than the size limit", "too-big");
+	default:
+		return reply_transient(r);
+	}
+}
+
+int
+route_map_fileid(struct http *h, struct req *r)
+{
+	unsigned char	id[CACHE_ID_MAX];
+	size_t		idlen;
+
+	if (r->w.idlen != CACHE_FILEID_LEN ||
+	    cache_fileid_get(h->c, r->w.id, id, &idlen) < 0)
+		return 0;
+	memcpy(r->w.id, id, idlen);
+	r->w.idlen = idlen;
+	hex_encode(id, idlen, r->w.idhex);
+	r->w.by_fileid = 0;
+	return 1;
+}
+
+int
+route_wait(struct http *h, struct req *r, enum phase p, route_start_fn start,
+    void *arg)
+{
+	int rc;
+
+	r->phase = p;
+	/* Before the start: its callback may resume r before start returns,
+	 * and a connection must be suspended to be resumed. */
+	MHD_suspend_connection(r->conn);
+	if ((rc = start(h, r, arg)) < 0)
+		MHD_resume_connection(r->conn);
+	return rc;
+}
+
+void
+route_resume(struct req *r)
+{
+	MHD_resume_connection(r->conn);
+}
+
+int
+route_loop(struct http *h, const struct req *r)
+{
+	return h->f != NULL && fetch_loop(h->f, req_header(r, "X-Symhub-Via"),
+	    req_header(r, MHD_HTTP_HEADER_USER_AGENT));
+}
+
+int
+route_federation(struct http *h, const struct req *r, struct fetch_req *fr,
+    char *peer, size_t len)
+{
+	memset(fr, 0, sizeof(*fr));
+	snprintf(peer, len, "unknown");
+	req_peer(r, peer, len);
+	fr->user_agent = req_header(r, MHD_HTTP_HEADER_USER_AGENT);
+	fr->forwarded_for = req_header(r, "X-Forwarded-For");
+	fr->peer = peer;
+	fr->via = req_header(r, "X-Symhub-Via");
+	/* Past the hop limit, or come round the federation back here: this
+	 * hub's own answer only. */
+	return h->f != NULL && fetch_may_ask(h->f, fr->forwarded_for) &&
+	    !route_loop(h, r);
+}
+
+int
+route_key(struct http *h, struct req *r, struct cache_key *key,
+    enum MHD_Result *ret)
+{
+	int fd;
+
+	/* Mapped on the first round; r->w names the build-id after. */
+	if (r->w.by_fileid && !route_map_fileid(h, r)) {
+		*ret = reply_text(r, REPLY_NOT_FOUND, "unknown FileID",
+		    "fileid");
+		return 1;
+	}
+	/* A hub that finds itself in the chain is asked by itself. */
+	if (route_loop(h, r)) {
+		*ret = reply_text(r, REPLY_NOT_FOUND,
+		    "federation loop: this hub asked for this itself", "loop");
+		return 1;
+	}
+	key->kind = r->w.kind;
+	key->id = r->w.id;
+	key->idlen = r->w.idlen;
+	key->extra = r->w.extra;
+	if (r->ask.sfd >= 0) {
+		/* The bytes an upstream just sent, being stored meanwhile. */
+		fd = r->ask.sfd;
+		r->ask.sfd = -1;
+		*ret = reply_fd(h, r, key, &r->ask.srec, fd);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * route_table: the routes of the HTTP front, one row each (route.h).
+ * http.c checks a head and dispatches by them, reply.c answers a 405's
+ * Allow from them; the handlers live in route_*.c, one file a route.
+ */
+#include <stddef.h>
+
+#include "route.h"
+
+static const struct route routes[] = {
+	{ WEBAPI_ROOT, 0, 0, ROUTE_GET, NULL, METRICS_T_ROOT,
+	    route_root, NULL },
+	{ WEBAPI_METRICS, 0, 0, ROUTE_GET, NULL, METRICS_T_METRICS,
+	    route_metrics, NULL },
+	{ WEBAPI_STATUS, 0, 0, ROUTE_GET, NULL, METRICS_T_ROOT,
+	    route_status_page, NULL },
+	{ WEBAPI_METADATA, 0, 0, ROUTE_GET, NULL, METRICS_T_METADATA,
+	    route_metadata, NULL },
+	{ WEBAPI_BATCH, 0, 0, ROUTE_POST, route_body_max, METRICS_T_BATCH,
+	    route_batch, "POST the modules and addresses to /symbolize" },
+	{ WEBAPI_TECKEN, 0, 0, ROUTE_POST, route_body_max, METRICS_T_BATCH,
+	    route_batch, "POST the stacks to /symbolicate/v5" },
+	{ WEBAPI_ARTIFACT, CACHE_DEBUGINFO, 0, ROUTE_GET | ROUTE_PUT, NULL,
+	    METRICS_T_BUILDID, route_artifact, NULL },
+	{ WEBAPI_ARTIFACT, CACHE_EXECUTABLE, 0, ROUTE_GET | ROUTE_PUT, NULL,
+	    METRICS_T_BUILDID, route_artifact, NULL },
+	{ WEBAPI_ARTIFACT, CACHE_SOURCE, 0, ROUTE_GET, NULL,
+	    METRICS_T_BUILDID, route_artifact, NULL },
+	{ WEBAPI_ARTIFACT, CACHE_SECTION, 0, ROUTE_GET, NULL,
+	    METRICS_T_BUILDID, route_section, NULL },
+	{ WEBAPI_ARTIFACT, CACHE_GSYM, 0, ROUTE_GET, NULL,
+	    METRICS_T_BUILDID, route_gsym, NULL },
+	{ WEBAPI_ARTIFACT, CACHE_GSYM, 1, ROUTE_POST, route_body_max,
+	    METRICS_T_BUILDID, route_gsym, "POST the addresses to /symbolize" },
+};
+
+const struct route *
+route_find(const struct webapi_req *w)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (routes[i].route == w->route &&
+		    (w->route != WEBAPI_ARTIFACT ||
+		    ((int)w->kind == routes[i].kind &&
+		    !w->symbolize == !routes[i].symbolize)))
+			return &routes[i];
+	return NULL;
+}
+
+const char *
+route_allow(const struct route *rt)
+{
+	unsigned m = rt != NULL ? rt->methods : ROUTE_GET;
+
+	if ((m & ROUTE_GET) && (m & ROUTE_POST))
+		return "GET, HEAD, POST";
+	return m & ROUTE_POST ? "POST" : "GET, HEAD";
+}

@@ -519,6 +519,41 @@ start_badupstream() {
 	return 1
 }
 
+# ---- the test clock (src/base/clock.h) ----------------------------------
+
+# test_clock_built: was this build configured with the test clock
+# (--enable-test-clock, implied by --enable-sanitizers)?  make check says
+# so in SYMHUB_TEST_CLOCK_BUILT; by hand, look for its code in symhubd.
+test_clock_built() {
+	case ${SYMHUB_TEST_CLOCK_BUILT:-} in
+	yes) return 0 ;;
+	no) return 1 ;;
+	esac
+	nm "$SYMHUBD" 2>/dev/null | grep -q ' clock_test_init$'
+}
+
+# clock_init: a clock file at offset 0, named in SYMHUB_TEST_CLOCK for
+# every symhubd started from now on (each maps it once, at start).
+clock_init() {
+	export SYMHUB_TEST_CLOCK=$tmp/test-clock
+	CLOCK_MS=0
+	clock_write
+}
+
+# clock_write: write $CLOCK_MS in place, in the file's fixed 32 bytes (a
+# daemon maps it: truncating it would pull the page from under it).
+clock_write() {
+	printf '%-31s\n' "$CLOCK_MS" |
+	    dd of="$SYMHUB_TEST_CLOCK" conv=notrunc status=none
+}
+
+# clock_step SECONDS: move the daemons' clocks forward (whole or decimal
+# seconds); nothing sleeps.
+clock_step() {
+	CLOCK_MS=$((CLOCK_MS + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }')))
+	clock_write
+}
+
 # ---- an S3 server (tests/s3/start-s3.sh) -------------------------------
 
 # need_swift: skip the test unless Swift's Debian packages are there.

@@ -421,7 +421,7 @@ file_size() {
 	stat -c %s "$1"
 }
 
-# ---- upstreams: real and misbehaving (tests/test_federation.sh) ----------
+# ---- upstreams: real and misbehaving (tests/federation.sh) ---------------
 
 BADUPSTREAM=$top_srcdir/tests/badupstream.py
 

@@ -300,8 +300,8 @@ expect_get "source not named in the DWARF -> 404" \
 hops8=10.0.0.1,10.0.0.2,10.0.0.3,10.0.0.4,10.0.0.5,10.0.0.6,10.0.0.7,10.0.0.8
 hops7=${hops8%,*}
 # The hop limit stops federation, not local answers (as in elfutils):
-# what the hub has is served whatever the chain; test_federation.sh checks
-# that no upstream is asked past the limit.
+# what the hub has is served whatever the chain; test_federation_hops.sh
+# checks that no upstream is asked past the limit.
 expect_get "X-Forwarded-For with 8 hops: a stored hit is still 200" \
     "/buildid/$ID/debuginfo" 200 "$DBG" -H "X-Forwarded-For: $hops8"
 # Another id: the last byte changed (one id in 256 ends in 00 already).

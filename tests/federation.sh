@@ -1,0 +1,165 @@
+#!/bin/bash
+# Shared by the federation scenarios (tests/test_federation_*.sh); sourced
+# after tests/lib.sh, never run.  symhubd's federation: misses fanned out
+# to upstream debuginfod servers.  The upstreams are two real elfutils
+# debuginfod servers over different programs (fed_upstreams), plus
+# misbehaving ones from tests/badupstream.py (hangs, resets, lies,
+# trickles, counts requests).  The clients are curl, debuginfod-find,
+# libdebuginfod (dfclient) and gdb.
+
+need curl gcc objcopy strip readelf cmp timeout awk sed ss python3 \
+    debuginfod debuginfod-find gdb
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$DFCLIENT" ] || skip "$DFCLIENT not built (make check builds it)"
+[ -r "$BADUPSTREAM" ] || { echo "# $BADUPSTREAM missing"; exit 99; }
+
+t0=$(date +%s)
+unset DEBUGINFOD_URLS
+
+section 'fixtures'
+# prog1 and prog2 from the same fixture files, built in different
+# directories, at different optimization levels (so different build-ids),
+# and prog2's hello.c has one more line (so its source bytes differ too).
+# The sources stay where they were built: debuginfod serves /source from
+# the files its DWARF names.
+mkdir -p "$tmp"/{src1,src2,bin,up1,up2,orig,out,gdb,par} || exit 99
+cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h \
+    "$tmp/src1/" || exit 99
+cp "$FIXTURES"/hello.c "$FIXTURES"/greet.c "$FIXTURES"/greet.h \
+    "$tmp/src2/" || exit 99
+echo '/* prog2 */' >>"$tmp/src2/hello.c"
+(cd "$tmp/src1" && gcc -g -O0 -o "$tmp/bin/prog1" hello.c greet.c) || exit 99
+(cd "$tmp/src2" && gcc -g -O1 -o "$tmp/bin/prog2" hello.c greet.c) || exit 99
+for p in prog1 prog2; do
+	d=$tmp/up${p#prog}
+	objcopy --only-keep-debug "$tmp/bin/$p" "$d/$p.debug" || exit 99
+	strip -g -o "$d/$p.stripped" "$tmp/bin/$p" || exit 99
+	cp "$d/$p.debug" "$d/$p.stripped" "$tmp/orig/" || exit 99
+	extract_section "$d/$p.debug" .debug_info "$tmp/orig/$p.debug_info" ||
+	    exit 99
+	extract_section "$d/$p.debug" .debug_line "$tmp/orig/$p.debug_line" ||
+	    exit 99
+done
+DBG1=$tmp/orig/prog1.debug
+EXE1=$tmp/orig/prog1.stripped
+DBG2=$tmp/orig/prog2.debug
+EXE2=$tmp/orig/prog2.stripped
+SRC1=$tmp/src1/hello.c
+SRC2=$tmp/src2/hello.c
+ID1=$(buildid "$tmp/bin/prog1")
+ID2=$(buildid "$tmp/bin/prog2")
+if [ -z "$ID1" ] || [ -z "$ID2" ] || [ "$ID1" = "$ID2" ] ||
+    [ "$ID1" != "$(buildid "$EXE1")" ] || [ "$ID2" != "$(buildid "$DBG2")" ]
+then
+	echo "# fixtures: missing or equal build-ids ($ID1, $ID2)"
+	exit 99
+fi
+cmp -s "$SRC1" "$SRC2" && { echo "# fixtures: same hello.c"; exit 99; }
+
+# next_unknown: set U to a new id nobody has.  Each check takes its own,
+# so that no entry left by an earlier check can answer for it.
+n_unknown=0
+next_unknown() {
+	n_unknown=$((n_unknown + 1))
+	U=$(printf 'feedc0de%032x' "$n_unknown")
+}
+
+# ---- helpers -----------------------------------------------------------
+
+# get URL OUT [CURL-ARGS...]: one GET; body to OUT, headers to OUT.hdr.
+# Sets code (000: no HTTP answer), cexit (curl's exit status: 56 for a
+# connection reset) and secs (the time it took).
+get() {
+	local u=$1 out=$2 w
+	shift 2
+	rm -f "$out" "$out.hdr"
+	w=$(curl -s --path-as-is --max-time 15 -o "$out" -D "$out.hdr" \
+	    -w '%{http_code} %{time_total}' "$@" "$u")
+	cexit=$?
+	read -r code secs <<<"$w"
+}
+
+# less A B: is the number A smaller than B?
+less() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'
+}
+
+# expect_url DESC URL EXPECTED-FILE [CURL-ARGS...]: 200 with those bytes.
+expect_url() {
+	local d=$1 u=$2 exp=$3
+	shift 3
+	get "$u" "$tmp/out/body" "$@"
+	if [ "$code" = 200 ] && cmp -s "$tmp/out/body" "$exp"; then
+		pass "$d"
+	elif [ "$code" = 200 ]; then
+		fail "$d" "GET $u: 200, but not the bytes of $exp"
+	else
+		fail "$d" "GET $u: status $code (curl exit $cexit), want 200"
+	fi
+}
+
+# expect_reset DESC URL MAX-SECONDS [CURL-ARGS...]: the connection is
+# reset (curl exit 56), no HTTP answer, within MAX-SECONDS.  A reset is
+# symhubd's answer when it knows nothing definite: libdebuginfod retries
+# it, where it would cache any HTTP error (or a closed connection) as
+# "not found" for 10 minutes.
+expect_reset() {
+	local d=$1 u=$2 max=$3
+	shift 3
+	get "$u" "$tmp/out/body" "$@"
+	if [ "$code" = 000 ] && [ "$cexit" = 56 ] && less "$secs" "$max"; then
+		pass "$d (${secs}s)"
+	else
+		fail "$d" "GET $u: status $code, curl exit $cexit (want 000, 56:" \
+		    "connection reset) after ${secs}s (want < ${max}s)" \
+		    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
+	fi
+}
+
+# seen LOG ID KIND: how many requests for /buildid/ID/KIND a log shows
+# (a debuginfod log, a count-server log or a symhubd access log).
+seen() {
+	local n
+	n=$(grep -c "GET /buildid/$2/$3[[:space:]]" "$1" 2>/dev/null)
+	echo "${n:-0}"
+}
+
+# access LOG ID KIND: the last access-log line of symhubd for it.
+access() {
+	grep "GET /buildid/$2/$3 " "$1" | tail -1
+}
+
+# fed_upstreams [2]: elfutils' debuginfod over prog1 (up1: UP1, UP1_PID,
+# its log $tmp/up1.log) and, with 2, over prog2 (up2: UP2), checked to
+# serve their own program only.  Ends the test when one does not start.
+fed_upstreams() {
+	section 'the upstreams'
+	if start_debuginfod up1 "" "$tmp/up1" &&
+	    wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200; then
+		UP1=$DURL
+		UP1_PID=$DPID
+		pass "debuginfod up1 serves prog1"
+	else
+		fail "debuginfod up1 serves prog1" "$(tail -n 5 "$tmp/up1.log")"
+		finish
+	fi
+	[ "$1" = 2 ] || return 0
+	if start_debuginfod up2 "" "$tmp/up2" &&
+	    wait_http 30 "$DURL/buildid/$ID2/debuginfo" 200; then
+		UP2=$DURL
+		pass "debuginfod up2 serves prog2"
+	else
+		fail "debuginfod up2 serves prog2" "$(tail -n 5 "$tmp/up2.log")"
+		finish
+	fi
+	# The fixtures are where the issue wants them: each id on one upstream.
+	if http_is "$UP1/buildid/$ID2/debuginfo" 404 &&
+	    http_is "$UP2/buildid/$ID1/debuginfo" 404 &&
+	    http_is "$UP1/buildid/$ID1/source$SRC1" 200 &&
+	    http_is "$UP2/buildid/$ID2/source$SRC2" 200; then
+		pass "each upstream has only its own program, sources included"
+	else
+		fail "each upstream has only its own program, sources included"
+	fi
+}
+

@@ -18,6 +18,8 @@ if ! start_badupstream hang hang; then
 	finish
 fi
 HANG=$BURL
+# The breaker's cooldown passes on the test clock (clock_step).
+test_clock_built && clock_init
 hub -d "$tmp/store-hang" -u "$HANG name=hang" -u "$UP1 name=up1" \
     --upstream-first-byte-timeout 2 --breaker-failures 2 \
     --breaker-cooldown 60 --log-file "$tmp/hang.log"
@@ -62,6 +64,38 @@ if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$EXE1" && less "$secs" 0.5; then
 else
 	fail "breaker open: up1's file served at once" \
 	    "status $code after ${secs}s"
+fi
+# The cooldown (60 s), stepped: half of it on, hang is still skipped;
+# past it, one request probes hang (half-open, 2), and the probe's
+# failure opens the breaker again.
+hstate='symhub_upstream_breaker_state{upstream="hang"}'
+hasked='symhub_upstream_requests_total{upstream="hang",outcome="timeout"}'
+if test_clock_built; then
+	h0=$(metric "$hasked")
+	clock_step 30
+	next_unknown
+	expect_reset "30 s into the 60 s cooldown: reset within 100 ms" \
+	    "$URL/buildid/$U/debuginfo" 0.1
+	check "... hang was not asked, the breaker is still open" \
+	    eval 'metric_cmp "$hasked" -eq "$h0" && metric_cmp "$hstate" -eq 1'
+	clock_step 31
+	next_unknown
+	# In the background, its status and curl's exit to a file.
+	{ curl -s --max-time 15 -o /dev/null -w '%{http_code}' \
+	    "$URL/buildid/$U/debuginfo"; echo " $?"; } >"$tmp/out/probe" &
+	probe=$!
+	check "61 s on: the cooldown is over, one request probes hang (2)" \
+	    wait_metric "$hstate" -eq 2 5
+	wait "$probe"
+	check "... the probe waits for the first-byte timeout, then resets" \
+	    eval '[ "$(cat "$tmp/out/probe")" = "000 56" ]'
+	check "... the probe's failure opens the breaker again (1)" \
+	    wait_metric "$hstate" -eq 1 5
+	check "... and it was the one request hang got" \
+	    metric_cmp "$hasked" -eq $((h0 + 1))
+else
+	skip_check "the breaker's cooldown on the test clock" \
+	    "symhubd built without --enable-test-clock"
 fi
 stop_check "hang hub: SIGTERM, exit 0"
 

@@ -18,12 +18,14 @@ if ! start_badupstream count count "$clog"; then
 fi
 COUNT=$BURL
 : >"$clog"
-hub -d "$tmp/store-neg" -u "$COUNT name=count" --negative-ttl 2,4 \
+# The TTLs pass on the test clock (tests/lib.sh clock_step): stepped,
+# not waited for, so their bounds are checked on both sides at any load.
+test_clock_built && clock_init
+hub -d "$tmp/store-neg" -u "$COUNT name=count" --negative-ttl 100,400 \
     --log-file "$tmp/neg.log"
 next_unknown
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
 c1=$code
-tm1=$(date +%s.%N)
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
 if [ "$c1$code" = 404404 ] && [ "$(seen "$clog" "$U" debuginfo)" = 1 ]; then
 	pass "negative entry: a repeated miss does not reach the upstream"
@@ -31,41 +33,27 @@ else
 	fail "negative entry: a repeated miss does not reach the upstream" \
 	    "status $c1, $code; the upstream saw $(seen "$clog" "$U" debuginfo)"
 fi
-# Ask every 0.1 s until the upstream is asked again: that is when the
-# entry expired.  TTLs are whole seconds: 2 means 1 to 2 s from now.
-# asked_again N: one more request; has the upstream seen N by now?
-asked_again() {
+# asked_after SECONDS N: step the clock, ask once more; 404, and has the
+# upstream seen N requests for it by now?
+asked_after() {
+	clock_step "$1"
 	get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
-	[ "$(seen "$clog" "$U" debuginfo)" -ge "$1" ] && return 0
-	sleep 0.1
-	return 1
+	[ "$code" = 404 ] && [ "$(seen "$clog" "$U" debuginfo)" = "$2" ]
 }
-if wait_until 8 asked_again 2; then
-	tm2=$(date +%s.%N)
-	e1=$(awk -v a="$tm1" -v b="$tm2" 'BEGIN { printf "%.1f", b - a }')
-	if less 0.9 "$e1" && less "$e1" 2.6; then
-		pass "first TTL (2 s): the upstream is asked again after ${e1}s"
-	else
-		fail "first TTL (2 s): the upstream is asked again after 1-2 s" \
-		    "after ${e1}s"
-	fi
-	if wait_until 10 asked_again 3; then
-		e2=$(awk -v a="$tm2" -v b="$(date +%s.%N)" \
-		    'BEGIN { printf "%.1f", b - a }')
-		# 4 s means 3 to 4 s; the first TTL would have ended by 2.
-		if less 2.7 "$e2" && less "$e2" 4.8; then
-			pass "second TTL (4 s) is longer: asked again after ${e2}s"
-		else
-			fail "second TTL (4 s) is longer: asked again after 3-4 s" \
-			    "after ${e2}s"
-		fi
-	else
-		fail "second TTL (4 s): the upstream is asked again" \
-		    "$(seen "$clog" "$U" debuginfo) requests seen"
-	fi
+# TTLs are whole seconds on the wall clock: 100 means 99 to 100 s from
+# now, and the steps keep 10 s from either end.
+if test_clock_built; then
+	check "first TTL (100 s): 90 s on, still the entry's 404" \
+	    asked_after 90 1
+	check "first TTL (100 s): 101 s on, the upstream is asked again" \
+	    asked_after 11 2
+	check "second TTL (400 s) is longer: 390 s on, still the entry's 404" \
+	    asked_after 390 2
+	check "second TTL (400 s): 401 s on, the upstream is asked again" \
+	    asked_after 11 3
 else
-	fail "first TTL (2 s): the upstream is asked again" \
-	    "$(seen "$clog" "$U" debuginfo) requests seen"
+	skip_check "negative TTLs on the test clock" \
+	    "symhubd built without --enable-test-clock"
 fi
 stop_symhubd
 

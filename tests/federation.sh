@@ -4,8 +4,9 @@
 # to upstream debuginfod servers.  The upstreams are two real elfutils
 # debuginfod servers over different programs (fed_upstreams), plus
 # misbehaving ones from tests/badupstream.py (hangs, resets, lies,
-# trickles, counts requests).  The clients are curl, debuginfod-find,
-# libdebuginfod (dfclient) and gdb.
+# trickles, counts requests, or answers as a case file of tests/cases/
+# says).  The clients are curl, debuginfod-find, libdebuginfod (dfclient)
+# and gdb.
 
 need curl gcc objcopy strip readelf cmp timeout awk sed ss python3 \
     debuginfod debuginfod-find gdb
@@ -163,3 +164,110 @@ fed_upstreams() {
 	fi
 }
 
+# ---- case files (tests/cases/README) ------------------------------------
+
+CASES=$top_srcdir/tests/cases
+
+# case_values FILE KEY: the values of FILE's KEY lines, one a line, with
+# {U}, {ID1} and {ID2} put in.
+case_values() {
+	sed -n "s/^$2: *//p" "$1" |
+	    sed -e "s/{U}/$U/g" -e "s/{ID1}/$ID1/g" -e "s/{ID2}/$ID2/g"
+}
+
+# got_header LINE NAME: the value of header NAME in a request line of the
+# fake upstream's log ("METHOD PATH" then "\tName: value" each), "" when
+# it has none.
+got_header() {
+	printf '%s\n' "$1" | tr '\t' '\n' |
+	    awk -v n="$(echo "$2" | tr '[:upper:]' '[:lower:]')" '{
+	    i = index($0, ":")
+	    if (i && tolower(substr($0, 1, i - 1)) == n) {
+	        print substr($0, i + 2); exit } }'
+}
+
+# matches VALUE OP WANT: OP "=" (equal) or "~" (an extended regular
+# expression that matches).
+matches() {
+	case $2 in
+	=) [ "$1" = "$3" ] ;;
+	"~") printf '%s\n' "$1" | grep -Eq -- "$3" ;;
+	*) return 1 ;;
+	esac
+}
+
+# run_case NAME: the scenario tests/cases/NAME: its fake upstream, a hub
+# federating to it alone, one request, a check per expect-* line.
+run_case() {
+	local name=$1 f=$CASES/$1 log=$tmp/case-$1.requests spec method path
+	local args=() h line hits key val n op want v
+	[ -r "$f" ] || { fail "case $name" "$f: no such case"; return; }
+	section "case $name: $(sed -n 's/^# *//p' "$f" | head -1)"
+	next_unknown
+	: >"$log"
+	if ! start_badupstream "case-$name" case "$f" "$log"; then
+		fail "$name: the fake upstream starts" \
+		    "$(cat "$tmp/case-$name.err")"
+		return
+	fi
+	spec="$BURL name=case"
+	if grep -q '^upstream-header-file:' "$f"; then
+		case_values "$f" upstream-header-file >"$tmp/case-$name.headers"
+		spec="$spec header-file=$tmp/case-$name.headers"
+	fi
+	hub -d "$tmp/store-case-$name" -u "$spec" \
+	    --log-file "$tmp/case-$name.log"
+	read -r method path < <(case_values "$f" request)
+	args=(-X "$method")
+	while IFS= read -r h; do
+		args+=(-H "$h")
+	done < <(case_values "$f" request-header)
+	get "$URL$path" "$tmp/out/case" "${args[@]}"
+	hits=$(awk -v r="$method $path" -F '\t' '$1 == r' "$log" | wc -l)
+	line=$(awk -v r="$method $path" -F '\t' '$1 == r' "$log" | head -1)
+	while IFS= read -r h; do
+		key=${h%%:*}
+		val=$(printf '%s\n' "${h#*:}" | sed -e 's/^ *//' \
+		    -e "s/{U}/$U/g" -e "s/{ID1}/$ID1/g" -e "s/{ID2}/$ID2/g")
+		case $key in
+		expect-status)
+			if [ "$val" = reset ]; then
+				check "$name: the hub resets the connection" \
+				    test "$code $cexit" = "000 56"
+			else
+				expect_status "$name: status $val" "$val" \
+				    "$code" "$tmp/out/case"
+			fi ;;
+		expect-hits)
+			check "$name: the upstream got $val request(s) ($hits)" \
+			    test "$hits" = "$val" ;;
+		expect-header|expect-upstream-header)
+			read -r n op want <<<"$val"
+			if [ "$key" = expect-header ]; then
+				v=$(header "$tmp/out/case.hdr" "$n")
+			else
+				v=$(got_header "$line" "$n")
+			fi
+			if [ "$op" = absent ]; then
+				check "$name: ${key#expect-} $n absent ($v)" \
+				    test -z "$v"
+			else
+				check "$name: ${key#expect-} $n $op $want ($v)" \
+				    matches "$v" "$op" "$want"
+			fi ;;
+		expect-upstream-lacks)
+			check "$name: the upstream got no '$val'" \
+			    eval '[ -n "$line" ] &&
+			    ! printf "%s" "$line" | grep -qF -- "$val"' ;;
+		expect-metric)
+			read -r n op want <<<"$val"
+			# Some are counted just after the answer is sent.
+			check "$name: $n $op $want" wait_metric "$n" "$op" \
+			    "$want" 5 ;;
+		expect-*)
+			fail "$name: unknown check '$key'" ;;
+		esac
+	done < <(grep '^expect-' "$f")
+	stop_symhubd
+	stop_symhubd "$BPID"
+}

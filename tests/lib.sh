@@ -69,6 +69,37 @@ check() {
 	fi
 }
 
+# check_exit DESCRIPTION WANT GOT [COMMAND...]: pass when an exit status
+# GOT (taken as `$?` right after the program) is WANT and the command,
+# when given (a grep of the program's output), succeeds too.
+check_exit() {
+	local d=$1 want=$2 got=$3
+	shift 3
+	if [ "$got" != "$want" ]; then
+		fail "$d" "exit status $got, want $want"
+	elif [ $# -gt 0 ] && ! "$@"; then
+		fail "$d" "command failed: $*"
+	else
+		pass "$d"
+	fi
+}
+
+# verdict STATUS DESCRIPTION [DETAIL...]: pass when STATUS, the `$?` of
+# the command just before, is 0, else fail with the DETAIL lines (what
+# was seen instead).  `$?` goes first: it is expanded before the
+# details, whose command substitutions would set it.
+#   [ "$code" = 200 ] && cmp -s "$got" "$want"
+#   verdict $? "200 with the bytes" "status $code, $(wc -c <"$got") bytes"
+verdict() {
+	local rc=$1
+	shift
+	if [ "$rc" = 0 ]; then
+		pass "$1"
+	else
+		fail "$@"
+	fi
+}
+
 # skip_check DESCRIPTION [REASON...]: a check that cannot run here,
 # printed as a SKIP line with its reason and counted in the summary (CI,
 # which installs every tool, fails on it).

@@ -108,13 +108,11 @@ expect_reset() {
 	local d=$1 u=$2 max=$3
 	shift 3
 	get "$u" "$tmp/out/body" "$@"
-	if [ "$code" = 000 ] && [ "$cexit" = 56 ] && less "$secs" "$max"; then
-		pass "$d (${secs}s)"
-	else
-		fail "$d" "GET $u: status $code, curl exit $cexit (want 000, 56:" \
-		    "connection reset) after ${secs}s (want < ${max}s)" \
-		    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
-	fi
+	[ "$code" = 000 ] && [ "$cexit" = 56 ] && less "$secs" "$max"
+	verdict $? "$d (${secs}s)" \
+	    "GET $u: status $code, curl exit $cexit (want 000, 56:" \
+	    "connection reset) after ${secs}s (want < ${max}s)" \
+	    "$(head -c 200 "$tmp/out/body" 2>/dev/null)"
 }
 
 # seen LOG ID KIND: how many requests for /buildid/ID/KIND a log shows
@@ -154,14 +152,11 @@ fed_upstreams() {
 		finish
 	fi
 	# The fixtures are where the issue wants them: each id on one upstream.
-	if http_is "$UP1/buildid/$ID2/debuginfo" 404 &&
+	http_is "$UP1/buildid/$ID2/debuginfo" 404 &&
 	    http_is "$UP2/buildid/$ID1/debuginfo" 404 &&
 	    http_is "$UP1/buildid/$ID1/source$SRC1" 200 &&
-	    http_is "$UP2/buildid/$ID2/source$SRC2" 200; then
-		pass "each upstream has only its own program, sources included"
-	else
-		fail "each upstream has only its own program, sources included"
-	fi
+	    http_is "$UP2/buildid/$ID2/source$SRC2" 200
+	verdict $? "each upstream has only its own program, sources included"
 }
 
 # ---- case files (tests/cases/README) ------------------------------------

@@ -28,12 +28,9 @@ HUB=$URL
 # X-DEBUGINFOD-MAXSIZE smaller than the file, on a cold key: 406, which
 # the client does not cache; then the same key without it: 200.
 get "$HUB/buildid/$ID1/executable" "$tmp/out/b" -H "X-DEBUGINFOD-MAXSIZE: 100"
-if [ "$code" = 406 ]; then
-	pass "cold request with X-DEBUGINFOD-MAXSIZE: 100 -> 406"
-else
-	fail "cold request with X-DEBUGINFOD-MAXSIZE: 100 -> 406" \
-	    "status $code (curl exit $cexit)"
-fi
+[ "$code" = 406 ]
+verdict $? "cold request with X-DEBUGINFOD-MAXSIZE: 100 -> 406" \
+    "status $code (curl exit $cexit)"
 expect_url "then without a maximum: 200, the executable" \
     "$HUB/buildid/$ID1/executable" "$EXE1"
 check "a 406 stores no negative entry" \
@@ -69,13 +66,10 @@ client_file "dfclient: prog1 section .debug_info" "$tmp/orig/prog1.debug_info" \
     "$DFCLIENT" section "$ID1" .debug_info
 # libdebuginfod could have extracted the section itself from a debuginfo
 # it fetched: the access log says symhubd answered /section with it.
-if logged "GET /buildid/$ID1/section/.debug_info 200 " &&
-    logged "GET /buildid/$ID1/section/.debug_line 200 "; then
-	pass "access log: symhubd served the sections (200)"
-else
-	fail "access log: symhubd served the sections (200)" \
-	    "$(grep "/section/" "$hublog" | tail -4)"
-fi
+logged "GET /buildid/$ID1/section/.debug_info 200 " &&
+    logged "GET /buildid/$ID1/section/.debug_line 200 "
+verdict $? "access log: symhubd served the sections (200)" \
+    "$(grep "/section/" "$hublog" | tail -4)"
 
 
 section "warm hits carry the cold answer's headers"
@@ -94,30 +88,21 @@ c1=$code
 wait_until 20 metric_cmp symhub_cache_entries -gt "${e0:-0}" "$HUB"
 get "$HUB/buildid/$ID2/source$SRC2" "$tmp/out/warm"
 c2=$code
-if [ "$c1$c2" = 200200 ] && cmp -s "$tmp/out/cold" "$SRC2" &&
-    cmp -s "$tmp/out/warm" "$SRC2"; then
-	pass "prog2 source: cold and warm 200 with up2's bytes"
-else
-	fail "prog2 source: cold and warm 200 with up2's bytes" "status $c1, $c2"
-fi
-if [ "$(xhdrs "$tmp/out/cold.hdr")" = "$(xhdrs "$tmp/out/warm.hdr")" ] &&
-    [ -n "$(header "$tmp/out/cold.hdr" X-DEBUGINFOD-FILE)" ]; then
-	pass "warm hit: same Content-Length, X-DEBUGINFOD-SIZE, -FILE, Last-Modified"
-else
-	fail "warm hit: same Content-Length, X-DEBUGINFOD-SIZE, -FILE, Last-Modified" \
-	    "cold:" "$(xhdrs "$tmp/out/cold.hdr")" "warm:" \
-	    "$(xhdrs "$tmp/out/warm.hdr")"
-fi
-if [ "$(header "$tmp/out/cold.hdr" X-DEBUGINFOD-FILE)" = \
+[ "$c1$c2" = 200200 ] && cmp -s "$tmp/out/cold" "$SRC2" &&
+    cmp -s "$tmp/out/warm" "$SRC2"
+verdict $? "prog2 source: cold and warm 200 with up2's bytes" "status $c1, $c2"
+[ "$(xhdrs "$tmp/out/cold.hdr")" = "$(xhdrs "$tmp/out/warm.hdr")" ] &&
+    [ -n "$(header "$tmp/out/cold.hdr" X-DEBUGINFOD-FILE)" ]
+verdict $? "warm hit: same Content-Length, X-DEBUGINFOD-SIZE, -FILE, Last-Modified" \
+    "cold:" "$(xhdrs "$tmp/out/cold.hdr")" "warm:" \
+    "$(xhdrs "$tmp/out/warm.hdr")"
+[ "$(header "$tmp/out/cold.hdr" X-DEBUGINFOD-FILE)" = \
     "$(header "$tmp/out/direct.hdr" X-DEBUGINFOD-FILE)" ] &&
     [ "$(header "$tmp/out/cold.hdr" Last-Modified)" = \
-    "$(header "$tmp/out/direct.hdr" Last-Modified)" ]; then
-	pass "X-DEBUGINFOD-FILE and Last-Modified are the upstream's"
-else
-	fail "X-DEBUGINFOD-FILE and Last-Modified are the upstream's" \
-	    "up2:" "$(xhdrs "$tmp/out/direct.hdr")" "symhubd:" \
-	    "$(xhdrs "$tmp/out/cold.hdr")"
-fi
+    "$(header "$tmp/out/direct.hdr" Last-Modified)" ]
+verdict $? "X-DEBUGINFOD-FILE and Last-Modified are the upstream's" \
+    "up2:" "$(xhdrs "$tmp/out/direct.hdr")" "symhubd:" \
+    "$(xhdrs "$tmp/out/cold.hdr")"
 case $(access "$hublog" "$ID2" "source$SRC2") in
 *" hit "*) pass "access log: the second was a hit" ;;
 *) fail "access log: the second was a hit" \
@@ -128,17 +113,13 @@ esac
 get "$UP2/buildid/$ID2/executable" "$tmp/out/xdirect"
 get "$HUB/buildid/$ID2/executable" "$tmp/out/xcold"
 get "$HUB/buildid/$ID2/executable" "$tmp/out/xwarm"
-if [ "$code" = 200 ] &&
+[ "$code" = 200 ] &&
     [ "$(xhdrs "$tmp/out/xcold.hdr")" = "$(xhdrs "$tmp/out/xwarm.hdr")" ] &&
     [ "$(xhdrs "$tmp/out/xcold.hdr")" = "$(xhdrs "$tmp/out/xdirect.hdr")" ]
-then
-	pass "executable: cold and warm headers are up2's own"
-else
-	fail "executable: cold and warm headers are up2's own" \
-	    "up2:" "$(xhdrs "$tmp/out/xdirect.hdr")" \
-	    "cold:" "$(xhdrs "$tmp/out/xcold.hdr")" \
-	    "warm:" "$(xhdrs "$tmp/out/xwarm.hdr")"
-fi
+verdict $? "executable: cold and warm headers are up2's own" \
+    "up2:" "$(xhdrs "$tmp/out/xdirect.hdr")" \
+    "cold:" "$(xhdrs "$tmp/out/xcold.hdr")" \
+    "warm:" "$(xhdrs "$tmp/out/xwarm.hdr")"
 
 # prog2 through libdebuginfod and gdb.
 client_env
@@ -161,19 +142,13 @@ client_file "debuginfod-find: prog2 section .debug_info" \
 client_env
 client_file "dfclient: prog2 section .debug_line" "$tmp/orig/prog2.debug_line" \
     "$DFCLIENT" section "$ID2" .debug_line
-if logged "GET /buildid/$ID2/section/.debug_info 200 " &&
-    logged "GET /buildid/$ID2/section/.debug_line 200 "; then
-	pass "access log: symhubd served prog2's sections (200)"
-else
-	fail "access log: symhubd served prog2's sections (200)" \
-	    "$(grep "/section/" "$hublog" | tail -4)"
-fi
-if logged "GET /buildid/$ID2/debuginfo 200 .* upstream up2 "; then
-	pass "access log: prog2 debuginfo came from up2"
-else
-	fail "access log: prog2 debuginfo came from up2" \
-	    "$(grep "/buildid/$ID2/debuginfo" "$hublog" | grep -v ' hit ' | head -3)"
-fi
+logged "GET /buildid/$ID2/section/.debug_info 200 " &&
+    logged "GET /buildid/$ID2/section/.debug_line 200 "
+verdict $? "access log: symhubd served prog2's sections (200)" \
+    "$(grep "/section/" "$hublog" | tail -4)"
+logged "GET /buildid/$ID2/debuginfo 200 .* upstream up2 "
+verdict $? "access log: prog2 debuginfo came from up2" \
+    "$(grep "/buildid/$ID2/debuginfo" "$hublog" | grep -v ' hit ' | head -3)"
 
 # gdb with the stripped binary alone; substitute-path hides the local
 # sources, so they too come through symhubd.
@@ -185,23 +160,16 @@ cp "$EXE2" "$tmp/gdb/prog2"
     -ex 'info line square' -ex 'list main' "$tmp/gdb/prog2") \
     >"$tmp/out/gdb" 2>&1
 # (At -O1 square is inlined into main: the line is named, not <square>.)
-if grep -Eq '^Line [0-9]+ of "hello.c" starts at address' "$tmp/out/gdb"
-then
-	pass "gdb: info line square on prog2 (stripped) through symhubd"
-else
-	fail "gdb: info line square on prog2 (stripped) through symhubd" \
-	    "$(head -20 "$tmp/out/gdb")"
-fi
+grep -Eq '^Line [0-9]+ of "hello.c" starts at address' "$tmp/out/gdb"
+verdict $? "gdb: info line square on prog2 (stripped) through symhubd" \
+    "$(head -20 "$tmp/out/gdb")"
 f=$(find "$DEBUGINFOD_CACHE_PATH/$ID2" -name 'source*hello.c' 2>/dev/null |
     head -1)
-if grep -q 'square(argc + 1)' "$tmp/out/gdb" &&
+grep -q 'square(argc + 1)' "$tmp/out/gdb" &&
     cmp -s "$DEBUGINFOD_CACHE_PATH/$ID2/debuginfo" "$DBG2" &&
-    [ -n "$f" ] && cmp -s "$f" "$SRC2"; then
-	pass "gdb: debuginfo and source came through symhubd"
-else
-	fail "gdb: debuginfo and source came through symhubd" \
-	    "$(find "$DEBUGINFOD_CACHE_PATH" | head)"
-fi
+    [ -n "$f" ] && cmp -s "$f" "$SRC2"
+verdict $? "gdb: debuginfo and source came through symhubd" \
+    "$(find "$DEBUGINFOD_CACHE_PATH" | head)"
 
 # A definite miss (both upstreams say 404), kept for the restart below.
 next_unknown
@@ -211,18 +179,14 @@ c1=$code
 n1=$(seen "$tmp/up1.log" "$UNK_NEG" debuginfo)
 get "$HUB/buildid/$UNK_NEG/debuginfo" "$tmp/out/b"
 c2=$code
-if [ "$c1$c2" = 404404 ] &&
+[ "$c1$c2" = 404404 ] &&
     [ "$(seen "$tmp/up1.log" "$UNK_NEG" debuginfo)" = 1 ] &&
     [ "$(seen "$tmp/up2.log" "$UNK_NEG" debuginfo)" = 1 ] &&
     [ "$n1" = 1 ] && access "$hublog" "$UNK_NEG" debuginfo | grep -q negative
-then
-	pass "definite miss: 404, then 404 from the negative entry (1 request each upstream)"
-else
-	fail "definite miss: 404, then 404 from the negative entry" \
-	    "status $c1, $c2; up1 saw $(seen "$tmp/up1.log" "$UNK_NEG" debuginfo)," \
-	    "up2 saw $(seen "$tmp/up2.log" "$UNK_NEG" debuginfo)" \
-	    "$(access "$hublog" "$UNK_NEG" debuginfo)"
-fi
+verdict $? "definite miss: 404, then 404 from the negative entry (1 request each upstream)" \
+    "status $c1, $c2; up1 saw $(seen "$tmp/up1.log" "$UNK_NEG" debuginfo)," \
+    "up2 saw $(seen "$tmp/up2.log" "$UNK_NEG" debuginfo)" \
+    "$(access "$hublog" "$UNK_NEG" debuginfo)"
 
 section 'restart: the store survives, the upstream is down'
 stop_check "main hub: SIGTERM, exit 0"
@@ -239,24 +203,18 @@ expect_url "after restart, upstream down: prog1 source" \
 expect_url "after restart, upstream down: prog2 debuginfo" \
     "$URL/buildid/$ID2/debuginfo" "$DBG2"
 get "$URL/buildid/$ID2/executable" "$tmp/out/xre"
-if [ "$code" = 200 ] &&
-    [ "$(xhdrs "$tmp/out/xcold.hdr")" = "$(xhdrs "$tmp/out/xre.hdr")" ]; then
-	pass "after restart: prog2 executable with the cold answer's headers"
-else
-	fail "after restart: prog2 executable with the cold answer's headers" \
-	    "status $code" "$(xhdrs "$tmp/out/xcold.hdr")" \
-	    "$(xhdrs "$tmp/out/xre.hdr")"
-fi
+[ "$code" = 200 ] &&
+    [ "$(xhdrs "$tmp/out/xcold.hdr")" = "$(xhdrs "$tmp/out/xre.hdr")" ]
+verdict $? "after restart: prog2 executable with the cold answer's headers" \
+    "status $code" "$(xhdrs "$tmp/out/xcold.hdr")" \
+    "$(xhdrs "$tmp/out/xre.hdr")"
 get "$URL/buildid/$UNK_NEG/debuginfo" "$tmp/out/b"
-if [ "$code" = 404 ] && metric_cmp \
+[ "$code" = 404 ] && metric_cmp \
     'symhub_upstream_requests_total{upstream="dead",outcome="transport"}' \
-    -eq 0; then
-	pass "after restart: the negative entry answers 404, nobody asked"
-else
-	fail "after restart: the negative entry answers 404, nobody asked" \
-	    "status $code (curl exit $cexit)" \
-	    "$(metrics_text | grep 'upstream="dead"' | grep -v ' 0$')"
-fi
+    -eq 0
+verdict $? "after restart: the negative entry answers 404, nobody asked" \
+    "status $code (curl exit $cexit)" \
+    "$(metrics_text | grep 'upstream="dead"' | grep -v ' 0$')"
 # The control: a key with no entry does reach the dead upstream.
 next_unknown
 expect_reset "after restart: an unknown key, upstream down -> reset" \

@@ -35,27 +35,18 @@ same=0
 for i in $(seq 200); do
 	cmp -s "$tmp/par/$i" "$DBG2" && same=$((same + 1))
 done
-if [ "$same" = 200 ]; then
-	pass "200 parallel cold requests: all 200 got prog2's debuginfo"
-else
-	fail "200 parallel cold requests: all 200 got prog2's debuginfo" \
-	    "$same of 200" "$(head -3 "$tmp/out/par.err")"
-fi
+[ "$same" = 200 ]
+verdict $? "200 parallel cold requests: all 200 got prog2's debuginfo" \
+    "$same of 200" "$(head -3 "$tmp/out/par.err")"
 um1=$(metric "$m200" "$UP2")
 n=$(($(seen "$tmp/up2.log" "$ID2" debuginfo) - ul0))
-if [ $((${um1:-0} - ${um0:-0})) = 1 ] && [ "$n" = 1 ]; then
-	pass "200 parallel cold requests: exactly 1 reached up2"
-else
-	fail "200 parallel cold requests: exactly 1 reached up2" \
-	    "up2 /metrics: $m200 went from $um0 to $um1; up2 log: $n requests"
-fi
+[ $((${um1:-0} - ${um0:-0})) = 1 ] && [ "$n" = 1 ]
+verdict $? "200 parallel cold requests: exactly 1 reached up2" \
+    "up2 /metrics: $m200 went from $um0 to $um1; up2 log: $n requests"
 n=$(($(seen "$tmp/up1.log" "$ID2" debuginfo) - ul1))
-if [ "$n" = 1 ]; then
-	pass "200 parallel cold requests: exactly 1 reached up1 (its 404)"
-else
-	fail "200 parallel cold requests: exactly 1 reached up1 (its 404)" \
-	    "up1 log: $n requests"
-fi
+[ "$n" = 1 ]
+verdict $? "200 parallel cold requests: exactly 1 reached up1 (its 404)" \
+    "up1 log: $n requests"
 
 # The same for ids nobody has, a few times: a miss too is fetched once,
 # however many clients ask (and however they straddle the moment its
@@ -83,12 +74,9 @@ for r in 1 2 3 4; do
 	    "$(grep "$U" "$hublog" | grep -v " 404 " | head -5)" \
 	    "$(grep -v "$U" "$hublog" | grep -iv " 200 \| 404 " | tail -5)")
 done
-if [ ${#bad[@]} = 0 ]; then
-	pass "4 x 200 parallel misses: all 404, each upstream asked once per id"
-else
-	fail "4 x 200 parallel misses: all 404, each upstream asked once per id" \
-	    "${bad[@]}"
-fi
+[ ${#bad[@]} = 0 ]
+verdict $? "4 x 200 parallel misses: all 404, each upstream asked once per id" \
+    "${bad[@]}"
 
 # The same through an upstream path that takes 1 s (badupstream.py delay
 # in front of up2): all 200 arrive while the fetch is under way, so all
@@ -113,18 +101,12 @@ if start_badupstream delay delay "$UP2"; then
 	done
 	um1=$(metric "$mx" "$UP2")
 	co1=$(metric symhub_fetch_coalesced_total)
-	if [ "$same" = 200 ] && [ $((${um1:-0} - ${um0:-0})) = 1 ]; then
-		pass "200 parallel via a 1 s path: identical bytes, 1 upstream fetch"
-	else
-		fail "200 parallel via a 1 s path: identical bytes, 1 upstream fetch" \
-		    "$same of 200 right; up2 $mx from $um0 to $um1"
-	fi
-	if [ $((${co1:-0} - ${co0:-0})) -ge 1 ]; then
-		pass "symhub_fetch_coalesced_total grew by $((co1 - co0))"
-	else
-		fail "symhub_fetch_coalesced_total grew by >= 1" \
-		    "from $co0 to $co1"
-	fi
+	[ "$same" = 200 ] && [ $((${um1:-0} - ${um0:-0})) = 1 ]
+	verdict $? "200 parallel via a 1 s path: identical bytes, 1 upstream fetch" \
+	    "$same of 200 right; up2 $mx from $um0 to $um1"
+	[ $((${co1:-0} - ${co0:-0})) -ge 1 ]
+	verdict $? "symhub_fetch_coalesced_total grew by $((co1 - co0))" \
+	    "from $co0 to $co1"
 	stop_symhubd "$DHUB_PID"
 	stop_symhubd "$DELAY_PID"
 	URL=$HUB

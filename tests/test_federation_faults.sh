@@ -24,12 +24,9 @@ hub -d "$tmp/store-hang" -u "$HANG name=hang" -u "$UP1 name=up1" \
     --upstream-first-byte-timeout 2 --breaker-failures 2 \
     --breaker-cooldown 60 --log-file "$tmp/hang.log"
 get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
-if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && less "$secs" 1; then
-	pass "hang + up1: up1's answer served at once (${secs}s)"
-else
-	fail "hang + up1: up1's answer served at once" \
-	    "status $code after ${secs}s (want 200 with prog1.debug, < 1 s)"
-fi
+[ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && less "$secs" 1
+verdict $? "hang + up1: up1's answer served at once (${secs}s)" \
+    "status $code after ${secs}s (want 200 with prog1.debug, < 1 s)"
 neg0=$(metric symhub_cache_negative_entries)
 # Nobody has it: up1 says 404, hang says nothing.  Not a definite miss,
 # so no 404 (libdebuginfod would cache it for 10 min) but a reset, once
@@ -44,12 +41,9 @@ check "... breaker still closed after 1 failure" \
 next_unknown
 expect_reset "hang + up1, another unknown id: reset again" \
     "$URL/buildid/$U/debuginfo" 3.5
-if wait_metric 'symhub_upstream_breaker_state{upstream="hang"}' -eq 1 5; then
-	pass "after 2 failures the breaker of hang is open"
-else
-	fail "after 2 failures the breaker of hang is open" \
-	    "$(metrics_text | grep 'upstream="hang"' | grep -v bucket)"
-fi
+wait_metric 'symhub_upstream_breaker_state{upstream="hang"}' -eq 1 5
+verdict $? "after 2 failures the breaker of hang is open" \
+    "$(metrics_text | grep 'upstream="hang"' | grep -v bucket)"
 # Breaker open: hang is skipped, up1 says 404.  Still no definite miss
 # (job_start() marks a job with a skipped upstream transient, as the
 # skipped one may have the file): a reset, but at once.
@@ -59,12 +53,9 @@ expect_reset "breaker open, unknown id: reset within 100 ms" \
 check "... and no negative entry stored" \
     metric_cmp symhub_cache_negative_entries -eq "${neg0:-0}"
 get "$URL/buildid/$ID1/executable" "$tmp/out/b"
-if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$EXE1" && less "$secs" 0.5; then
-	pass "breaker open: up1's file served at once (${secs}s)"
-else
-	fail "breaker open: up1's file served at once" \
-	    "status $code after ${secs}s"
-fi
+[ "$code" = 200 ] && cmp -s "$tmp/out/b" "$EXE1" && less "$secs" 0.5
+verdict $? "breaker open: up1's file served at once (${secs}s)" \
+    "status $code after ${secs}s"
 # The cooldown (60 s), stepped: half of it on, hang is still skipped;
 # past it, one request probes hang (half-open, 2), and the probe's
 # failure opens the breaker again.
@@ -143,11 +134,8 @@ for k in debuginfo executable; do
 	fi
 done
 client_env
-if f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err"); then
-	fail "liar alone: debuginfod-find finds nothing" "it found $f"
-else
-	pass "liar alone: debuginfod-find finds nothing"
-fi
+! f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err")
+verdict $? "liar alone: debuginfod-find finds nothing" "it found $f"
 check "symhub_upstream_requests_total{outcome=\"wrong_buildid\"} >= 1" \
     metric_cmp 'symhub_upstream_requests_total{upstream="liar",outcome="wrong_buildid"}' -ge 1
 check "liar alone: nothing cached (no entry, no negative entry)" \
@@ -159,12 +147,9 @@ u0=$(seen "$tmp/up1.log" "$ID1" debuginfo)
 hub -d "$tmp/store-liar" -u "$UP1 name=up1" --log-file "$tmp/liar.log"
 expect_url "then up1 on the same store: prog1 debuginfo" \
     "$URL/buildid/$ID1/debuginfo" "$DBG1"
-if [ "$(seen "$tmp/up1.log" "$ID1" debuginfo)" = $((u0 + 1)) ]; then
-	pass "... fetched from up1: the liar's answer was never stored"
-else
-	fail "... fetched from up1: the liar's answer was never stored" \
-	    "up1 saw $(($(seen "$tmp/up1.log" "$ID1" debuginfo) - u0)) requests"
-fi
+[ "$(seen "$tmp/up1.log" "$ID1" debuginfo)" = $((u0 + 1)) ]
+verdict $? "... fetched from up1: the liar's answer was never stored" \
+    "up1 saw $(($(seen "$tmp/up1.log" "$ID1" debuginfo) - u0)) requests"
 stop_symhubd
 # Liar and up1 together, a few times on fresh stores: whoever wins the
 # race, the client gets prog1's own bytes.
@@ -181,11 +166,9 @@ for r in 1 2 3; do
 	done
 	stop_symhubd
 done
-if [ ${#bad[@]} = 0 ]; then
-	pass "liar + up1, 3 rounds x 2 kinds: always prog1's own bytes"
-else
-	fail "liar + up1: always prog1's own bytes" "${bad[@]}"
-fi
+[ ${#bad[@]} = 0 ]
+verdict $? "liar + up1, 3 rounds x 2 kinds: always prog1's own bytes" \
+    "${bad[@]}"
 # Now make sure the liar wins the race: up1 behind a 1 s delay.  Its
 # attempt is cancelled when the liar's 200 starts, the liar's file is
 # rejected, and symhubd must ask up1 again.
@@ -217,13 +200,9 @@ if start_badupstream trickle trickle "$DBG1"; then
 	hub -d "$tmp/store-trickle" -u "$TRICKLE name=slow timeout=2" \
 	    -u "$UP1 name=up1"
 	get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
-	if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && less "$secs" 4
-	then
-		pass "trickle (timeout=2) + up1: up1's bytes (${secs}s)"
-	else
-		fail "trickle (timeout=2) + up1: up1's bytes" \
-		    "status $code, curl $cexit, after ${secs}s"
-	fi
+	[ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" && less "$secs" 4
+	verdict $? "trickle (timeout=2) + up1: up1's bytes (${secs}s)" \
+	    "status $code, curl $cexit, after ${secs}s"
 	stop_symhubd
 	# The trickler surely first: up1 behind the 1 s delay.  It wins,
 	# times out after 2 s, and up1 must be asked again.
@@ -231,26 +210,21 @@ if start_badupstream trickle trickle "$DBG1"; then
 		hub -d "$tmp/store-trickle1" -u "$TRICKLE name=slow timeout=2" \
 		    -u "$SLOW1 name=slowup1"
 		get "$URL/buildid/$ID1/debuginfo" "$tmp/out/b"
-		if [ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" &&
+		[ "$code" = 200 ] && cmp -s "$tmp/out/b" "$DBG1" &&
 		    less "$secs" 5 && metric_cmp \
 		    'symhub_upstream_requests_total{upstream="slow",outcome="timeout"}' \
-		    -ge 1; then
-			pass "trickle wins, times out, up1 asked again: up1's bytes (${secs}s)"
-		else
-			fail "trickle wins, times out, up1 asked again: up1's bytes" \
-			    "status $code, curl $cexit, after ${secs}s" \
-			    "$(metrics_text | grep 'upstream="slow",outcome="timeout"')"
-		fi
+		    -ge 1
+		verdict $? "trickle wins, times out, up1 asked again: up1's bytes (${secs}s)" \
+		    "status $code, curl $cexit, after ${secs}s" \
+		    "$(metrics_text | grep 'upstream="slow",outcome="timeout"')"
 		stop_symhubd
 	fi
 	hub -d "$tmp/store-trickle2" -u "$TRICKLE name=slow timeout=2"
 	expect_reset "trickle alone (timeout=2): reset within 3.5 s" \
 	    "$URL/buildid/$ID1/debuginfo" 3.5
-	if less 1.5 "$secs"; then
-		pass "... after the transfer timeout, not before (${secs}s)"
-	else
-		fail "... after the transfer timeout, not before" "${secs}s"
-	fi
+	less 1.5 "$secs"
+	verdict $? "... after the transfer timeout, not before (${secs}s)" \
+	    "${secs}s"
 	check "... counted as a timeout" metric_cmp \
 	    'symhub_upstream_requests_total{upstream="slow",outcome="timeout"}' \
 	    -ge 1

@@ -31,27 +31,19 @@ if start_symhubd_at "$PA" -d "$tmp/store-a" -u "http://127.0.0.1:$PB name=b" \
 		get "http://127.0.0.1:$PA/buildid/$U/debuginfo" "$tmp/out/b"
 		na=$(seen "$tmp/a.log" "$U" debuginfo)
 		nb=$(seen "$tmp/b.log" "$U" debuginfo)
-		if { [ "$code" = 404 ] || [ "$cexit" = 56 ]; } &&
-		    less "$secs" 2; then
-			pass "A <-> B: a miss ends quickly (status $code, ${secs}s)"
-		else
-			fail "A <-> B: a miss ends quickly" \
-			    "status $code, curl $cexit, ${secs}s"
-		fi
-		if [ "$nb" -ge 1 ] && [ "$na" -lt 10 ] && [ "$nb" -lt 10 ]; then
-			pass "A <-> B: few requests ($na at A, $nb at B)"
-		else
-			fail "A <-> B: few requests" "$na at A, $nb at B"
-		fi
+		{ [ "$code" = 404 ] || [ "$cexit" = 56 ]; } &&
+		    less "$secs" 2
+		verdict $? "A <-> B: a miss ends quickly (status $code, ${secs}s)" \
+		    "status $code, curl $cexit, ${secs}s"
+		[ "$nb" -ge 1 ] && [ "$na" -lt 10 ] && [ "$nb" -lt 10 ]
+		verdict $? "A <-> B: few requests ($na at A, $nb at B)" \
+		    "$na at A, $nb at B"
 		next_unknown
 		get "http://127.0.0.1:$PB/buildid/$U/executable" "$tmp/out/b"
-		if { [ "$code" = 404 ] || [ "$cexit" = 56 ]; } &&
-		    less "$secs" 2; then
-			pass "B <-> A: a miss ends quickly (status $code, ${secs}s)"
-		else
-			fail "B <-> A: a miss ends quickly" \
-			    "status $code, curl $cexit, ${secs}s"
-		fi
+		{ [ "$code" = 404 ] || [ "$cexit" = 56 ]; } &&
+		    less "$secs" 2
+		verdict $? "B <-> A: a miss ends quickly (status $code, ${secs}s)" \
+		    "status $code, curl $cexit, ${secs}s"
 		stop_symhubd "$B_PID"
 	else
 		fail "hub B starts on port $PB" "$(tail -n 3 "$tmp/symhubd.out")"

@@ -27,12 +27,9 @@ next_unknown
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
 c1=$code
 get "$URL/buildid/$U/debuginfo" "$tmp/out/b"
-if [ "$c1$code" = 404404 ] && [ "$(seen "$clog" "$U" debuginfo)" = 1 ]; then
-	pass "negative entry: a repeated miss does not reach the upstream"
-else
-	fail "negative entry: a repeated miss does not reach the upstream" \
-	    "status $c1, $code; the upstream saw $(seen "$clog" "$U" debuginfo)"
-fi
+[ "$c1$code" = 404404 ] && [ "$(seen "$clog" "$U" debuginfo)" = 1 ]
+verdict $? "negative entry: a repeated miss does not reach the upstream" \
+    "status $c1, $code; the upstream saw $(seen "$clog" "$U" debuginfo)"
 # asked_after SECONDS N: step the clock, ask once more; 404, and has the
 # upstream seen N requests for it by now?
 asked_after() {
@@ -64,29 +61,20 @@ LATE=$(free_port)
 hub -d "$tmp/store-late" -u "http://127.0.0.1:$LATE name=late" \
     --breaker-failures 5 --log-file "$tmp/late-hub.log"
 client_env
-if f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err"); then
-	fail "upstream down: debuginfod-find fails" "it found $f"
-else
-	pass "upstream down: debuginfod-find fails"
-fi
-if [ -s "$DEBUGINFOD_CACHE_PATH/$ID1/debuginfo" ] ||
-    [ ! -e "$DEBUGINFOD_CACHE_PATH/$ID1/debuginfo" ]; then
-	pass "... and its cache holds no 'not found' marker"
-else
-	fail "... and its cache holds no 'not found' marker" \
-	    "$(ls -la "$DEBUGINFOD_CACHE_PATH/$ID1/")"
-fi
+! f=$(timeout 30 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err")
+verdict $? "upstream down: debuginfod-find fails" "it found $f"
+[ -s "$DEBUGINFOD_CACHE_PATH/$ID1/debuginfo" ] ||
+    [ ! -e "$DEBUGINFOD_CACHE_PATH/$ID1/debuginfo" ]
+verdict $? "... and its cache holds no 'not found' marker" \
+    "$(ls -la "$DEBUGINFOD_CACHE_PATH/$ID1/" 2>&1)"
 if start_debuginfod late "$LATE" "$tmp/up1" &&
     wait_http 30 "$DURL/buildid/$ID1/debuginfo" 200; then
 	s0=$(date +%s.%N)
 	f=$(timeout 10 debuginfod-find debuginfo "$ID1" 2>"$tmp/out/err")
 	e=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-	if [ -n "$f" ] && cmp -s "$f" "$DBG1" && less "$e" 3; then
-		pass "upstream up: the same debuginfod-find succeeds at once (${e}s)"
-	else
-		fail "upstream up: the same debuginfod-find succeeds at once" \
-		    "got '${f:-(no path)}' after ${e}s" "$(tail -3 "$tmp/out/err")"
-	fi
+	[ -n "$f" ] && cmp -s "$f" "$DBG1" && less "$e" 3
+	verdict $? "upstream up: the same debuginfod-find succeeds at once (${e}s)" \
+	    "got '${f:-(no path)}' after ${e}s" "$(tail -3 "$tmp/out/err")"
 	check "... and symhubd stored no negative entry" \
 	    metric_cmp symhub_cache_negative_entries -eq 0
 	stop_symhubd "$DPID"

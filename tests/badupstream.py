@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Misbehaving debuginfod upstreams for symhub's federation test.
 
-    badupstream.py MODE PORT [ARG]
+    badupstream.py MODE PORT [ARG [LOG]]
 
 Listens on 127.0.0.1:PORT only, prints "ready" on stdout once listening
 and nothing else there.  One thread per connection; every answer closes
@@ -34,6 +34,10 @@ the connection.  Modes:
     status CODE     CODE to everything, with an S3-style XML error body
                     (a server in trouble: 500, 503; an S3 endpoint that
                     refuses: 403)
+    case FILE LOG   the canned reply of a case file (tests/cases/README)
+                    to everything: its "reply", "reply-header" and
+                    "reply-body" lines; each request logged to LOG as in
+                    count mode
 
 Python 3 standard library only.
 """
@@ -48,7 +52,7 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima", "meta", "gate", "status")
+         "gzipcut", "endless", "ima", "meta", "gate", "status", "case")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -81,6 +85,35 @@ def read_request(conn):
     return parts[0], parts[1], headers
 
 
+def read_case(path):
+    """The canned reply of a case file: (status, [header lines], body).
+    Lines are "key: value"; '#' starts a comment line; keys the fake
+    upstream does not know are the test driver's."""
+    status, headers, body = 404, [], b""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if key == "reply":
+                status = int(value)
+            elif key == "reply-header":
+                headers.append(value)
+            elif key == "reply-body":
+                body += value.encode("utf-8") + b"\n"
+    return status, headers, body
+
+
+def log_request(path, method, target, headers):
+    line = method + " " + target + "".join(
+        "\t%s: %s" % (n, v) for n, v in headers) + "\n"
+    with log_lock:
+        with open(path, "a") as f:
+            f.write(line)
+
+
 def answer(conn, status, body=b"", extra=()):
     reason = {200: "OK", 404: "Not Found"}.get(status, "Error")
     head = ["HTTP/1.1 %d %s" % (status, reason),
@@ -111,12 +144,14 @@ def serve(conn, mode, arg, payload):
         conn.close()
         return
     if mode == "count":
-        line = method + " " + path + "".join(
-            "\t%s: %s" % (n, v) for n, v in headers) + "\n"
-        with log_lock:
-            with open(arg, "a") as f:
-                f.write(line)
+        log_request(arg, method, path, headers)
         answer(conn, 404, b"not found\n")
+        conn.close()
+        return
+    if mode == "case":
+        log_request(sys.argv[4], method, path, headers)
+        status, extra, body = payload
+        answer(conn, status, body, extra)
         conn.close()
         return
     if mode == "delay":
@@ -224,10 +259,15 @@ def main():
                 "gzipcut", "ima", "meta", "gate", "status") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
         return 2
+    if mode == "case" and len(sys.argv) < 5:
+        sys.stderr.write("badupstream.py: case needs FILE and LOG\n")
+        return 2
     payload = b""
     if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta"):
         with open(arg, "rb") as f:
             payload = f.read()
+    elif mode == "case":
+        payload = read_case(arg)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -69,6 +69,37 @@ check() {
 	fi
 }
 
+# check_exit DESCRIPTION WANT GOT [COMMAND...]: pass when an exit status
+# GOT (taken as `$?` right after the program) is WANT and the command,
+# when given (a grep of the program's output), succeeds too.
+check_exit() {
+	local d=$1 want=$2 got=$3
+	shift 3
+	if [ "$got" != "$want" ]; then
+		fail "$d" "exit status $got, want $want"
+	elif [ $# -gt 0 ] && ! "$@"; then
+		fail "$d" "command failed: $*"
+	else
+		pass "$d"
+	fi
+}
+
+# verdict STATUS DESCRIPTION [DETAIL...]: pass when STATUS, the `$?` of
+# the command just before, is 0, else fail with the DETAIL lines (what
+# was seen instead).  `$?` goes first: it is expanded before the
+# details, whose command substitutions would set it.
+#   [ "$code" = 200 ] && cmp -s "$got" "$want"
+#   verdict $? "200 with the bytes" "status $code, $(wc -c <"$got") bytes"
+verdict() {
+	local rc=$1
+	shift
+	if [ "$rc" = 0 ]; then
+		pass "$1"
+	else
+		fail "$@"
+	fi
+}
+
 # skip_check DESCRIPTION [REASON...]: a check that cannot run here,
 # printed as a SKIP line with its reason and counted in the summary (CI,
 # which installs every tool, fails on it).
@@ -421,7 +452,7 @@ file_size() {
 	stat -c %s "$1"
 }
 
-# ---- upstreams: real and misbehaving (tests/test_federation.sh) ----------
+# ---- upstreams: real and misbehaving (tests/federation.sh) ---------------
 
 BADUPSTREAM=$top_srcdir/tests/badupstream.py
 
@@ -517,6 +548,41 @@ start_badupstream() {
 		wait_exit "$BPID" 1
 	done
 	return 1
+}
+
+# ---- the test clock (src/base/clock.h) ----------------------------------
+
+# test_clock_built: was this build configured with the test clock
+# (--enable-test-clock, implied by --enable-sanitizers)?  make check says
+# so in SYMHUB_TEST_CLOCK_BUILT; by hand, look for its code in symhubd.
+test_clock_built() {
+	case ${SYMHUB_TEST_CLOCK_BUILT:-} in
+	yes) return 0 ;;
+	no) return 1 ;;
+	esac
+	nm "$SYMHUBD" 2>/dev/null | grep -q ' clock_test_init$'
+}
+
+# clock_init: a clock file at offset 0, named in SYMHUB_TEST_CLOCK for
+# every symhubd started from now on (each maps it once, at start).
+clock_init() {
+	export SYMHUB_TEST_CLOCK=$tmp/test-clock
+	CLOCK_MS=0
+	clock_write
+}
+
+# clock_write: write $CLOCK_MS in place, in the file's fixed 32 bytes (a
+# daemon maps it: truncating it would pull the page from under it).
+clock_write() {
+	printf '%-31s\n' "$CLOCK_MS" |
+	    dd of="$SYMHUB_TEST_CLOCK" conv=notrunc status=none
+}
+
+# clock_step SECONDS: move the daemons' clocks forward (whole or decimal
+# seconds); nothing sleeps.
+clock_step() {
+	CLOCK_MS=$((CLOCK_MS + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }')))
+	clock_write
 }
 
 # ---- an S3 server (tests/s3/start-s3.sh) -------------------------------

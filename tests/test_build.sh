@@ -7,8 +7,8 @@
 # release build under the sanitizers' name.  The test command now builds
 # in a directory of its own; this check says which build ran.
 #
-# Run by `make check` (top_srcdir, top_builddir and SYMHUB_SANITIZERS
-# set), or by hand:
+# Run by `make check` (top_srcdir, top_builddir, SYMHUB_SANITIZERS and
+# SYMHUB_TEST_CLOCK_BUILT set), or by hand:
 #   SYMHUB_SANITIZERS=yes top_srcdir=SRC top_builddir=BUILD bash tests/test_build.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -34,4 +34,16 @@ for f in "$SYMHUBD" "$SYMHUB" "$top_builddir/tests/test_cache"; do
 		    eval "! has __asan_init '$f'"
 	fi
 done
+# The test clock (src/base/clock.h) is part of a test build only: a
+# release symhubd has none of its code.
+if [ -n "${SYMHUB_TEST_CLOCK_BUILT:-}" ]; then
+	if [ "$SYMHUB_TEST_CLOCK_BUILT" = yes ]; then
+		check "src/symhubd/symhubd carries the test clock" \
+		    has clock_test_init "$SYMHUBD"
+	else
+		check "src/symhubd/symhubd carries no test clock" \
+		    eval "! has clock_test '$SYMHUBD' &&
+		    ! grep -q SYMHUB_TEST_CLOCK '$SYMHUBD'"
+	fi
+fi
 finish

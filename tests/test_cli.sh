@@ -100,22 +100,16 @@ rc_of() {
 
 # expect_rc DESC NAME CODE
 expect_rc() {
-	if [ "$(rc_of "$2")" = "$3" ]; then
-		pass "$1"
-	else
-		fail "$1" "exit status $(rc_of "$2"), want $3" \
-		    "$(cat "$tmp/out/$2.out" "$tmp/out/$2.err")"
-	fi
+	[ "$(rc_of "$2")" = "$3" ]
+	verdict $? "$1" "exit status $(rc_of "$2"), want $3" \
+	    "$(cat "$tmp/out/$2.out" "$tmp/out/$2.err")"
 }
 
 # has DESC NAME out|err REGEX: a line of the output matches.
 has() {
-	if grep -Eq -- "$4" "$tmp/out/$2.$3"; then
-		pass "$1"
-	else
-		fail "$1" "no line matching '$4' in $3:" \
-		    "$(cat "$tmp/out/$2.out" "$tmp/out/$2.err")"
-	fi
+	grep -Eq -- "$4" "$tmp/out/$2.$3"
+	verdict $? "$1" "no line matching '$4' in $3:" \
+	    "$(cat "$tmp/out/$2.out" "$tmp/out/$2.err")"
 }
 
 # fetch_cmp DESC ID KIND EXPECTED: debuginfod-find through symhubd gets
@@ -124,11 +118,8 @@ fetch_cmp() {
 	local f
 	client_env
 	f=$(debuginfod-find "$3" "$2" 2>/dev/null)
-	if [ -n "$f" ] && cmp -s "$f" "$4"; then
-		pass "$1"
-	else
-		fail "$1" "debuginfod-find $3 $2: '${f:-(nothing)}'"
-	fi
+	[ -n "$f" ] && cmp -s "$f" "$4"
+	verdict $? "$1" "debuginfod-find $3 $2: '${f:-(nothing)}'"
 }
 
 section 'the CI case: -e stripped -d unstripped'
@@ -204,12 +195,9 @@ section 'refusals before anything is sent'
 puts=$(count PUT)
 heads=$(count HEAD)
 up mismatch --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello2"
-if [ "$(rc_of mismatch)" != 0 ] && [ "$(rc_of mismatch)" != 2 ]; then
-	pass "-e and -d with different build-ids: an error"
-else
-	fail "-e and -d with different build-ids: an error" \
-	    "exit status $(rc_of mismatch)"
-fi
+[ "$(rc_of mismatch)" != 0 ] && [ "$(rc_of mismatch)" != 2 ]
+verdict $? "-e and -d with different build-ids: an error" \
+    "exit status $(rc_of mismatch)"
 has "the error names both build-ids" mismatch err "$ID.*$ID2"
 up nosyms --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello.bare"
 expect_rc "-d without DWARF or symbols: exit 1" nosyms 1
@@ -276,12 +264,9 @@ has "... and as executable" dir out \
     "^stored +executable +$ID3 +$tmp/dir/hello3\$"
 has "a subdirectory is searched" dir out \
     "^skipped +debuginfo +$ID2 +$tmp/dir/sub/hello2.debug +already there"
-if grep -q "$tmp/dir/link" "$tmp/out/dir.out" "$tmp/out/dir.err"; then
-	fail "a symbolic link inside is not followed" \
-	    "$(cat "$tmp/out/dir.out")"
-else
-	pass "a symbolic link inside is not followed"
-fi
+! grep -q "$tmp/dir/link" "$tmp/out/dir.out" "$tmp/out/dir.err"
+verdict $? "a symbolic link inside is not followed" \
+    "$(cat "$tmp/out/dir.out")"
 has "directory summary" dir out \
     '^2 stored, 0 replaced, 0 unchanged, 4 skipped, 0 failed$'
 fetch_cmp "hello3's executable is the unstripped file" "$ID3" executable \
@@ -334,29 +319,20 @@ if grep -qx ready "$tmp/rec/ready"; then
 	    --token "$TOKEN" -e "$B/hello.stripped" -d "$B/hello" \
 	    >"$tmp/out/rec.out" 2>&1
 	n=$(grep -c " $FID Bearer $TOKEN " "$tmp/rec/puts" 2>/dev/null)
-	if [ "$n" = 2 ]; then
-		pass "both PUTs carry the -e file's FileID and the token"
-	else
-		fail "both PUTs carry the -e file's FileID and the token" \
-		    "want FileID $FID" "$(cat "$tmp/rec/puts" 2>/dev/null)"
-	fi
-	if grep -q "^/buildid/$ID/debuginfo .* $(file_size "$B/hello")\$" \
-	    "$tmp/rec/puts"; then
-		pass "the debuginfo body is the whole -d file"
-	else
-		fail "the debuginfo body is the whole -d file" \
-		    "$(cat "$tmp/rec/puts")"
-	fi
+	[ "$n" = 2 ]
+	verdict $? "both PUTs carry the -e file's FileID and the token" \
+	    "want FileID $FID" "$(cat "$tmp/rec/puts" 2>/dev/null)"
+	grep -q "^/buildid/$ID/debuginfo .* $(file_size "$B/hello")\$" \
+	    "$tmp/rec/puts"
+	verdict $? "the debuginfo body is the whole -d file" \
+	    "$(cat "$tmp/rec/puts")"
 else
 	fail "the recorder starts" "$(cat "$tmp/rec/ready")"
 fi
 
 section 'the token is never printed'
-if grep -rqF "$TOKEN" "$tmp/out"; then
-	fail "the token appears in no output" "$(grep -rlF "$TOKEN" "$tmp/out")"
-else
-	pass "the token appears in no output"
-fi
+! grep -rqF "$TOKEN" "$tmp/out"
+verdict $? "the token appears in no output" "$(grep -rlF "$TOKEN" "$tmp/out")"
 
 section 'store commands refuse a path that is not a store'
 # A scheduled `store verify` of a mistyped path must alert: each command
@@ -379,16 +355,13 @@ for cmd in "store verify" "store rebuild" "export"; do
 		*) want="$dir is not a symhub store: no index/data.mdb" ;;
 		esac
 		d="symhub $cmd, $what path: exit 1, says so, creates nothing"
-		if [ "$st" = 1 ] && grep -qF "symhub $cmd: $want" \
+		[ "$st" = 1 ] && grep -qF "symhub $cmd: $want" \
 		    "$tmp/out/ns.err" && [ ! -e "$tmp/ns/missing" ] &&
 		    dir_empty "$tmp/ns/empty" && [ -f "$tmp/ns/file" ] &&
-		    [ ! -e "$tmp/ns/exp" ]; then
-			pass "$d"
-		else
-			fail "$d" "exit $st" \
-			    "$(cat "$tmp/out/ns.err" "$tmp/out/ns")" \
-			    "$(find "$tmp/ns" | sed "s|^$tmp/||")"
-		fi
+		    [ ! -e "$tmp/ns/exp" ]
+		verdict $? "$d" "exit $st" \
+		    "$(cat "$tmp/out/ns.err" "$tmp/out/ns")" \
+		    "$(find "$tmp/ns" | sed "s|^$tmp/||")"
 	done
 done
 # A store whose index was lost (catalog/ alone) is one: verify points at
@@ -396,25 +369,18 @@ done
 mkdir -p "$tmp/ns/lost/catalog" || exit 99
 "$SYMHUB" store verify "$tmp/ns/lost" >"$tmp/out/ns" 2>"$tmp/out/ns.err"
 st=$?
-if [ "$st" = 1 ] && [ ! -e "$tmp/ns/lost/index" ] &&
+[ "$st" = 1 ] && [ ! -e "$tmp/ns/lost/index" ] &&
     grep -qF "run 'symhub store rebuild $tmp/ns/lost'" "$tmp/out/ns.err"
-then
-	pass "store verify of a store without its index: run rebuild"
-else
-	fail "store verify of a store without its index: run rebuild" \
-	    "exit $st" "$(cat "$tmp/out/ns.err")"
-fi
+verdict $? "store verify of a store without its index: run rebuild" \
+    "exit $st" "$(cat "$tmp/out/ns.err")"
 "$SYMHUB" store rebuild "$tmp/ns/lost" >"$tmp/out/ns" 2>"$tmp/out/ns.err"
 st=$?
 "$SYMHUB" store verify "$tmp/ns/lost" >"$tmp/out/ns" 2>>"$tmp/out/ns.err"
 st2=$?
-if [ "$st" = 0 ] && [ "$st2" = 0 ] &&
-    grep -q "^verified 0 blobs" "$tmp/out/ns"; then
-	pass "... which rebuilds it; then verify passes"
-else
-	fail "... which rebuilds it; then verify passes" "rebuild: exit $st" \
-	    "verify: exit $st2" "$(cat "$tmp/out/ns.err" "$tmp/out/ns")"
-fi
+[ "$st" = 0 ] && [ "$st2" = 0 ] &&
+    grep -q "^verified 0 blobs" "$tmp/out/ns"
+verdict $? "... which rebuilds it; then verify passes" "rebuild: exit $st" \
+    "verify: exit $st2" "$(cat "$tmp/out/ns.err" "$tmp/out/ns")"
 
 section '--help'
 # symhub --help names the commands with a help text of their own, and
@@ -425,25 +391,19 @@ check "symhub --help: exit 0" [ $? = 0 ]
 for c in gsym upload prefetch perf export import; do
 	"$SYMHUB" $c --help >"$tmp/out/help.$c" 2>&1
 	st=$?
-	if [ "$st" = 0 ] && grep -q "^usage: symhub $c" "$tmp/out/help.$c" &&
-	    grep -A2 'COMMAND --help' "$tmp/out/help" | grep -qw "$c"; then
-		pass "symhub --help points at $c --help, which answers"
-	else
-		fail "symhub --help points at $c --help, which answers" \
-		    "exit $st" "$(head -n 3 "$tmp/out/help.$c")" \
-		    "$(tail -n 3 "$tmp/out/help")"
-	fi
+	[ "$st" = 0 ] && grep -q "^usage: symhub $c" "$tmp/out/help.$c" &&
+	    grep -A2 'COMMAND --help' "$tmp/out/help" | grep -qw "$c"
+	verdict $? "symhub --help points at $c --help, which answers" \
+	    "exit $st" "$(head -n 3 "$tmp/out/help.$c")" \
+	    "$(tail -n 3 "$tmp/out/help")"
 done
 for c in "token new" "store verify" buildid info; do
 	"$SYMHUB" $c --help >"$tmp/out/help.x" 2>&1
 	st=$?
-	if [ "$st" = 0 ] && grep -q '^usage: symhub' "$tmp/out/help.x" &&
-	    ! grep -Eq '[0-9a-f]{64}' "$tmp/out/help.x"; then
-		pass "symhub $c --help: the usage, nothing done"
-	else
-		fail "symhub $c --help: the usage, nothing done" "exit $st" \
-		    "$(head -n 3 "$tmp/out/help.x")"
-	fi
+	[ "$st" = 0 ] && grep -q '^usage: symhub' "$tmp/out/help.x" &&
+	    ! grep -Eq '[0-9a-f]{64}' "$tmp/out/help.x"
+	verdict $? "symhub $c --help: the usage, nothing done" "exit $st" \
+	    "$(head -n 3 "$tmp/out/help.x")"
 done
 
 stop_check "symhubd stops cleanly"

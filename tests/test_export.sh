@@ -46,9 +46,9 @@ check "7 files: prog1's debuginfo, executable, 3 sources; prog2's two" \
     "$tmp/out/exp"
 B1=$EXP/buildid/$ID1
 check "the tree: buildid/ID/{debuginfo,executable,source/PATH}" \
-    [ -f "$B1/debuginfo" ] && [ -f "$B1/executable" ] &&
+    eval '[ -f "$B1/debuginfo" ] && [ -f "$B1/executable" ] &&
     [ -f "$B1/source$tmp/src/greet.c" ] &&
-    [ -f "$EXP/buildid/$ID2/debuginfo" ]
+    [ -f "$EXP/buildid/$ID2/debuginfo" ]'
 bad=$(tail -n +2 "$EXP/manifest.tsv" | while IFS=$'\t' read -r id k size sha o p
 do
 	f=$EXP/buildid/$id/$k
@@ -61,8 +61,8 @@ FID2=$("$SYMHUB" fileid "$tmp/up/prog2")
 check "the FileID map of prog2's upload, in fileids.tsv" \
     grep -qx "$FID2	$ID2" "$EXP/fileids.tsv"
 check "the manifest keeps origins: scan, and upload by token ci" \
-    grep -q "^$ID1	debuginfo	.*	scan	-\$" "$EXP/manifest.tsv" &&
-    grep -q "^$ID2	debuginfo	.*	upload:ci	-\$" "$EXP/manifest.tsv"
+    eval 'grep -q "^$ID1	debuginfo	.*	scan	-\$" "$EXP/manifest.tsv" &&
+    grep -q "^$ID2	debuginfo	.*	upload:ci	-\$" "$EXP/manifest.tsv"'
 
 section 'clients read it through file://'
 client_env
@@ -110,7 +110,7 @@ section 'again: only what changed is written'
 stat -c '%n %Y %i' "$B1/debuginfo" "$EXP/buildid/$ID2/debuginfo" \
     >"$tmp/before"
 export_to "$tmp/store" "$EXP"
-check "a second export writes nothing" [ $? = 0 ] &&
+check_exit "a second export writes nothing" 0 $? \
     grep -q "^0 written (0 bytes), 7 unchanged, 0 failed\$" "$tmp/out/exp"
 stat -c '%n %Y %i' "$B1/debuginfo" "$EXP/buildid/$ID2/debuginfo" \
     >"$tmp/after"
@@ -128,17 +128,17 @@ check "... with its new bytes" cmp -s "$B1/source$tmp/src/greet.h" \
 section 'selections'
 export_to --kind executable "$tmp/store" "$tmp/exp-exe"
 check "--kind executable: the two executables" \
-    [ "$(find "$tmp/exp-exe/buildid" -type f | wc -l)" = 2 ] &&
-    [ -f "$tmp/exp-exe/buildid/$ID1/executable" ]
+    eval '[ "$(find "$tmp/exp-exe/buildid" -type f | wc -l)" = 2 ] &&
+    [ -f "$tmp/exp-exe/buildid/$ID1/executable" ]'
 export_to --origin upload "$tmp/store" "$tmp/exp-up"
 check "--origin upload: prog2's two files" \
-    [ "$(find "$tmp/exp-up/buildid" -type f | wc -l)" = 2 ] &&
-    [ -d "$tmp/exp-up/buildid/$ID2" ] && [ ! -d "$tmp/exp-up/buildid/$ID1" ]
+    eval '[ "$(find "$tmp/exp-up/buildid" -type f | wc -l)" = 2 ] &&
+    [ -d "$tmp/exp-up/buildid/$ID2" ] && [ ! -d "$tmp/exp-up/buildid/$ID1" ]'
 export_to -q --build-id "$ID1" --kind source "$tmp/store" "$tmp/exp-src"
 check "--build-id and --kind source: prog1's 3 sources, quietly" \
-    [ "$(find "$tmp/exp-src/buildid" -type f | wc -l)" = 3 ] &&
+    eval '[ "$(find "$tmp/exp-src/buildid" -type f | wc -l)" = 3 ] &&
     [ "$(cat "$tmp/out/exp")" = "3 written ($(cat "$tmp/src/hello.c" \
-    "$tmp/src/greet.c" "$tmp/src/greet.h" | wc -c) bytes), 0 unchanged, 0 failed" ]
+    "$tmp/src/greet.c" "$tmp/src/greet.h" | wc -c) bytes), 0 unchanged, 0 failed" ]'
 export_to --kind gsym "$tmp/store" "$tmp/exp-bad"
 check "--kind gsym is a usage error (exit 2)" [ $? = 2 ]
 export_to "$tmp/store"
@@ -149,8 +149,8 @@ section 'a rotten blob is reported, not exported'
 blob=$(find "$tmp/store/blobs" -type f -size +1k | head -1)
 printf 'X' | dd of="$blob" bs=1 seek=100 conv=notrunc 2>/dev/null
 export_to "$tmp/store" "$tmp/exp-rot"
-check "exit 1, one failed" [ $? = 1 ] &&
-    grep -q " 1 failed\$" "$tmp/out/exp" &&
+check_exit "exit 1, one failed" 1 $? grep -q " 1 failed\$" "$tmp/out/exp"
+check "... named: its bytes do not match their SHA-256" \
     grep -q "do not match their SHA-256" "$tmp/out/exp.err"
 check "... and nothing half-written left" \
     [ -z "$(find "$tmp/exp-rot" -name '*.tmp*')" ]
@@ -165,7 +165,7 @@ lines() {
 
 section 'import into a new store, its hub not running'
 import_to "$EXP" "$tmp/store-b"
-check "exit 0, 7 imported" [ $? = 0 ] &&
+check_exit "exit 0, 7 imported" 0 $? \
     grep -q "^7 imported ([0-9]* bytes), 0 already there, 0 refused\$" \
     "$tmp/out/imp"
 check "... and the FileID map" \
@@ -174,7 +174,7 @@ export_to -q "$tmp/store-b" "$tmp/exp-b"
 check "exported again: the same files, hashes and origins" \
     cmp -s <(lines "$EXP/manifest.tsv") <(lines "$tmp/exp-b/manifest.tsv")
 import_to "$EXP" "$tmp/store-b"
-check "imported again: all already there" [ $? = 0 ] &&
+check_exit "imported again: all already there" 0 $? \
     grep -q "^0 imported (0 bytes), 7 already there, 0 refused\$" \
     "$tmp/out/imp"
 hub -d "$tmp/store-b" --offline
@@ -190,7 +190,7 @@ stop_check "... it stops"
 section 'export --source-root: the sources under a root cross too'
 # store-b, imported above, holds prog1's sources but not prog2's.
 export_to -q --source-root "$tmp/src" "$tmp/store-b" "$tmp/exp-roots"
-check "exit 0, prog2's 3 sources too (10 files)" [ $? = 0 ] &&
+check_exit "exit 0, prog2's 3 sources too (10 files)" 0 $? \
     grep -q "^10 written ([0-9]* bytes), 0 unchanged, 0 failed\$" \
     "$tmp/out/exp"
 check "prog2's greet.c, byte-identical, with its manifest line" \
@@ -204,7 +204,7 @@ export_to -q --source-root "$tmp/src" "$tmp/store-b" "$tmp/exp-roots"
 check "again: 10 unchanged" grep -q \
     "^0 written (0 bytes), 10 unchanged, 0 failed\$" "$tmp/out/exp"
 import_to "$tmp/exp-roots" "$tmp/store-s"
-check "imported: 10" [ $? = 0 ] && grep -q \
+check_exit "imported: 10" 0 $? grep -q \
     "^10 imported ([0-9]* bytes), 0 already there, 0 refused\$" \
     "$tmp/out/imp"
 hub -d "$tmp/store-s" --offline
@@ -219,7 +219,7 @@ section "import into a running hub's store"
 hub -d "$tmp/store-c" --offline
 expect_get "before: a miss" "/buildid/$ID1/debuginfo" 404
 import_to -q "$EXP" "$tmp/store-c"
-check "7 imported beside the running hub" [ $? = 0 ] &&
+check_exit "7 imported beside the running hub" 0 $? \
     grep -q "^7 imported" "$tmp/out/imp"
 expect_get "after: served" "/buildid/$ID1/debuginfo" 200 "$tmp/scan/prog1"
 stop_check "the hub stops, its store intact"
@@ -249,7 +249,7 @@ printf 'not-a-fileid\t%s\n0123456789abcdef0123456789abcdef\t%s\n' \
     "$ID1" "$FAKE" >>"$tmp/bad/fileids.tsv"
 import_to "$tmp/bad" "$tmp/store-d"
 st=$?
-check "exit 1: 6 refused, the 6 good ones imported" [ "$st" = 1 ] &&
+check_exit "exit 1: 6 refused, the 6 good ones imported" 1 "$st" \
     grep -q "^6 imported ([0-9]* bytes), 0 already there, 6 refused\$" \
     "$tmp/out/imp"
 check "... the flipped byte: its SHA-256 differs" \
@@ -341,7 +341,7 @@ EOF
 timeout 30 "$SYMHUB" import "$tmp/ctl" "$tmp/store-f" >"$tmp/out/imp" \
     2>"$tmp/out/imp.err"
 st=$?
-check "exit 1: 5 refused, the 2 good sources imported" [ "$st" = 1 ] &&
+check_exit "exit 1: 5 refused, the 2 good sources imported" 1 "$st" \
     grep -q "^2 imported ([0-9]* bytes), 0 already there, 5 refused\$" \
     "$tmp/out/imp"
 check "... the origin with an escape, printed escaped" grep -qF \

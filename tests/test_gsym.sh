@@ -201,12 +201,10 @@ cmp_results() {
 			bad+=("llvm: $l" "ours: $o")
 		fi
 	done < <(paste "$3.blocks" "$4.blocks" | awk -F'\t' '$1 != $2')
-	if [ ${#bad[@]} -eq 0 ]; then
-		pass "$d ($5 addresses, $nallow allowed differences)"
-	else
-		fail "$d" "$((${#bad[@]} / 2)) of $5 results differ (first 10):" \
-		    "${bad[@]:0:20}"
-	fi
+	[ ${#bad[@]} -eq 0 ]
+	verdict $? "$d ($5 addresses, $nallow allowed differences)" \
+	    "$((${#bad[@]} / 2)) of $5 results differ (first 10):" \
+	    "${bad[@]:0:20}"
 }
 
 # alias_names FILE: "START<tab>NAME" (START decimal) for every .symtab
@@ -324,12 +322,10 @@ dump_check() {
 	want=$(sed -n 's/^ *NumAddresses = \(0x[0-9a-f]*\)$/\1/p' "$4")
 	n=$(grep -Ec \
 	    '^FunctionInfo @ 0x[0-9a-f]+: \[0x[0-9a-f]+ - 0x[0-9a-f]+\) "' "$4")
-	if [ -n "$want" ] && [ "$n" = "$((want))" ]; then
-		pass "$1 ($n functions)"
-	else
-		fail "$1" "NumAddresses ${want:-missing}, $n FunctionInfo lines" \
-		    "$(grep '^FunctionInfo' "$4" | grep -v '"$' | head -5)"
-	fi
+	[ -n "$want" ] && [ "$n" = "$((want))" ]
+	verdict $? "$1 ($n functions)" \
+	    "NumAddresses ${want:-missing}, $n FunctionInfo lines" \
+	    "$(grep '^FunctionInfo' "$4" | grep -v '"$' | head -5)"
 }
 
 # corrupt_check DESC GSYM: tests/test_gsym GSYM (1,000 random corruptions
@@ -338,11 +334,9 @@ corrupt_check() {
 	local rc
 	timeout 600 "$GSYMTEST" "$2" >"$2.corrupt" 2>&1
 	rc=$?
-	if [ "$rc" = 0 ]; then
-		pass "$1"
-	else
-		fail "$1" "exit status $rc" "$(grep -v '^ok' "$2.corrupt" | tail -10)"
-	fi
+	[ "$rc" = 0 ]
+	verdict $? "$1" \
+	    "exit status $rc" "$(grep -v '^ok' "$2.corrupt" | tail -10)"
 }
 
 section 'fixtures'
@@ -471,12 +465,9 @@ check_variant() {
 	[ -f "$ours" ] || return
 
 	"$SYMHUB" gsym convert -j 1 "$f" -o "$d/ours2.gsym" >/dev/null 2>&1
-	if cmp -s "$ours" "$d/ours2.gsym"; then
-		pass "$v: a second conversion, on one thread, gives the same bytes"
-	else
-		fail "$v: a second conversion, on one thread, gives the same bytes" \
-		    "$(cmp "$ours" "$d/ours2.gsym" 2>&1)"
-	fi
+	cmp -s "$ours" "$d/ours2.gsym"
+	verdict $? "$v: a second conversion, on one thread, gives the same bytes" \
+	    "$(cmp "$ours" "$d/ours2.gsym" 2>&1)"
 
 	for ver in 14 16 19; do
 		tool=llvm-gsymutil-$ver
@@ -494,12 +485,8 @@ check_variant() {
 	same_output "$v: symhub gsym lookup (stdin) on our GSYM = llvm-gsymutil-19" \
 	    "$d/l19.ours" "$d/sh.ours" $?
 
-	if "$SYMHUB" gsym dump "$ours" >"$d/sh.dump" 2>&1 && [ -s "$d/sh.dump" ]
-	then
-		pass "$v: symhub gsym dump"
-	else
-		fail "$v: symhub gsym dump" "$(tail -5 "$d/sh.dump")"
-	fi
+	"$SYMHUB" gsym dump "$ours" >"$d/sh.dump" 2>&1 && [ -s "$d/sh.dump" ]
+	verdict $? "$v: symhub gsym dump" "$(tail -5 "$d/sh.dump")"
 }
 
 for v in "${VARIANTS[@]}"; do
@@ -631,12 +618,9 @@ if [ -f "$L/ours.gsym" ]; then
 	for j in 1 2 3 4; do
 		"$SYMHUB" gsym convert -j "$j" "$LIBC_DEBUG" \
 		    -o "$L/ours.j$j.gsym" >/dev/null 2>&1
-		if cmp -s "$L/ours.gsym" "$L/ours.j$j.gsym"; then
-			pass "libc: a conversion on $j thread(s) gives the same bytes"
-		else
-			fail "libc: a conversion on $j thread(s) gives the same bytes" \
-			    "$(cmp "$L/ours.gsym" "$L/ours.j$j.gsym" 2>&1)"
-		fi
+		cmp -s "$L/ours.gsym" "$L/ours.j$j.gsym"
+		verdict $? "libc: a conversion on $j thread(s) gives the same bytes" \
+		    "$(cmp "$L/ours.gsym" "$L/ours.j$j.gsym" 2>&1)"
 	done
 fi
 
@@ -707,25 +691,20 @@ fuzz_convert() {
 		grep -Eq 'Sanitizer|runtime error' "$tmp/fz/err" &&
 		    probs+=("variant $i (seed $seed): $(head -3 "$tmp/fz/err")")
 	done
-	if [ ${#probs[@]} -eq 0 ]; then
-		pass "$d: $ok converted, $failed refused with a message"
-	else
-		fail "$d" "${probs[@]:0:5}"
-	fi
+	[ ${#probs[@]} -eq 0 ]
+	verdict $? "$d: $ok converted, $failed refused with a message" \
+	    "${probs[@]:0:5}"
 }
 # No line table at all: functions without rows, on two threads as on one.
-if objcopy --remove-section=.debug_line --remove-section=.debug_line_str \
+objcopy --remove-section=.debug_line --remove-section=.debug_line_str \
     "$B/cc-O2" "$tmp/noline" 2>/dev/null &&
     "$SYMHUB" gsym convert -j 2 "$tmp/noline" -o "$tmp/noline.2.gsym" \
     >/dev/null 2>"$tmp/noline.err" &&
     "$SYMHUB" gsym convert -j 1 "$tmp/noline" -o "$tmp/noline.1.gsym" \
     >/dev/null 2>>"$tmp/noline.err" &&
-    cmp -s "$tmp/noline.1.gsym" "$tmp/noline.2.gsym"; then
-	pass "convert: DWARF without a line table, on 1 and 2 threads: same bytes"
-else
-	fail "convert: DWARF without a line table, on 1 and 2 threads: same bytes" \
-	    "$(head -3 "$tmp/noline.err")"
-fi
+    cmp -s "$tmp/noline.1.gsym" "$tmp/noline.2.gsym"
+verdict $? "convert: DWARF without a line table, on 1 and 2 threads: same bytes" \
+    "$(head -3 "$tmp/noline.err")"
 fuzz_convert "convert: 100 corruptions of the cc-O2 binary's DWARF" \
     "$B/cc-O2" 100 7
 if [ -f "$LIBC_DEBUG" ] && objcopy --decompress-debug-sections \
@@ -779,11 +758,9 @@ flip_refused() {
 	grep -qF "$(basename "$2")" "$F/err" ||
 	    probs+=("the message does not name the file")
 	grep -qi corrupt "$F/err" || probs+=("the message does not say corrupt")
-	if [ ${#probs[@]} -eq 0 ]; then
-		pass "$1: exit 1, \"$flip_err\""
-	else
-		fail "$1" "${probs[@]}" "stderr: $(head -3 "$F/err")"
-	fi
+	[ ${#probs[@]} -eq 0 ]
+	verdict $? "$1: exit 1, \"$flip_err\"" \
+	    "${probs[@]}" "stderr: $(head -3 "$F/err")"
 }
 
 pick=$(python3 "$FLIP" pick "$F/cc-O2.debug") &&
@@ -900,11 +877,9 @@ fails_clearly() {
 	! grep -Eq 'Sanitizer|runtime error' "$E/stderr" ||
 	    probs+=("sanitizer report")
 	dir_empty "$E/out" || probs+=("left behind: $(ls -A "$E/out")")
-	if [ ${#probs[@]} -eq 0 ]; then
-		pass "$d: exit $rc, \"$(head -1 "$E/stderr")\""
-	else
-		fail "$d" "${probs[@]}" "stderr: $(head -5 "$E/stderr")"
-	fi
+	[ ${#probs[@]} -eq 0 ]
+	verdict $? "$d: exit $rc, \"$(head -1 "$E/stderr")\"" \
+	    "${probs[@]}" "stderr: $(head -5 "$E/stderr")"
 }
 
 # Wrappers that take the input last, for fails_clearly.

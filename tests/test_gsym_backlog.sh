@@ -63,8 +63,8 @@ EOF
 mapfile -t IDS <"$tmp/ids"
 LAST=${IDS[$((N - 1))]}
 check "$N debug files, each with its own build-id" \
-    [ "$(sort -u "$tmp/ids" | wc -l)" = "$N" ] &&
-    [ "$(buildid "$tmp/scan/$(printf %03d $((N - 1))).debug")" = "$LAST" ]
+    eval '[ "$(sort -u "$tmp/ids" | wc -l)" = "$N" ] &&
+    [ "$(buildid "$tmp/scan/$(printf %03d $((N - 1))).debug")" = "$LAST" ]'
 # The expected answers, for two of them: symhub's own converter.
 for i in 0 $((N - 1)); do
 	"$SYMHUB" gsym convert "$tmp/scan/$(printf %03d $i).debug" \
@@ -159,9 +159,9 @@ else
 	fail "the pass ends" "$(metrics_text | grep '^symhub_gsym_backlog')"
 fi
 check "... having looked at the $N records and queued none" \
-    metric_cmp symhub_gsym_backlog_records_total -eq "$N" &&
-    metric_cmp 'symhub_gsym_ahead_total{result="backlog"}' -eq 0 &&
-    metric_cmp 'symhub_gsym_conversions_total{result="ok"}' -eq 0
+    eval 'metric_cmp symhub_gsym_backlog_records_total -eq "$N" &&
+    metric_cmp "symhub_gsym_ahead_total{result=\"backlog\"}" -eq 0 &&
+    metric_cmp "symhub_gsym_conversions_total{result=\"ok\"}" -eq 0'
 "$SYMHUB" import -q "$tmp/tree0" "$tmp/storeB" >"$tmp/out/imp0" 2>&1
 check "an import beside the running hub" [ $? = 0 ]
 kill -HUP "$SYMHUBD_PID"

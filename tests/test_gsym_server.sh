@@ -113,11 +113,9 @@ expect_conv() {
 	local d=$1 got want
 	got="ok=$(conv ok) nothing=$(conv nothing) error=$(conv error)"
 	want="ok=$2 nothing=${3:-0} error=0"
-	if [ "$got" = "$want" ]; then
-		pass "$d ($got)"
-	else
-		fail "$d" "symhub_gsym_conversions_total: $got, want $want"
-	fi
+	[ "$got" = "$want" ]
+	verdict $? "$d ($got)" \
+	    "symhub_gsym_conversions_total: $got, want $want"
 }
 
 # post PATH BODY-FILE OUT [CURL-ARGS...]: POST the file's bytes; answer to
@@ -160,13 +158,10 @@ case $(access a "$tmp/hub1.log") in
 esac
 code=$(curl -s --max-time 10 -I -o "$tmp/out/head.hdr" -w '%{http_code}' \
     "$URL/buildid/${ID[a]}/gsym")
-if [ "$code" = 200 ] && [ "$(header "$tmp/out/head.hdr" Content-Length)" = \
-    "$(file_size "$tmp/exp/a.gsym")" ]; then
-	pass "HEAD /gsym: 200 with the GSYM's Content-Length"
-else
-	fail "HEAD /gsym: 200 with the GSYM's Content-Length" "status $code" \
-	    "$(cat "$tmp/out/head.hdr")"
-fi
+[ "$code" = 200 ] && [ "$(header "$tmp/out/head.hdr" Content-Length)" = \
+    "$(file_size "$tmp/exp/a.gsym")" ]
+verdict $? "HEAD /gsym: 200 with the GSYM's Content-Length" "status $code" \
+    "$(cat "$tmp/out/head.hdr")"
 
 section '/symbolize against `symhub gsym lookup`'
 # Every function start nm knows, ~480 random addresses over the executable
@@ -278,19 +273,14 @@ for kind in json txt; do
 	pass "/symbolize, $naddr addresses as $kind: 200"
 	check "... Content-Type: application/json" \
 	    test "$(header "$tmp/par/ans.$kind.hdr" Content-Type)" = application/json
-	if to_text "$tmp/par/ans.$kind" >"$tmp/par/ans.$kind.txt" \
-	    2>"$tmp/par/ans.$kind.err"; then
-		pass "... well formed: $(tail -1 "$tmp/par/ans.$kind.err" | cut -c3-)"
-	else
-		fail "... well formed" "$(cat "$tmp/par/ans.$kind.err")"
-	fi
-	if diff "$tmp/par/lookup.txt" "$tmp/par/ans.$kind.txt" \
-	    >"$tmp/par/diff.$kind"; then
-		pass "... as llvm-gsymutil text: identical to symhub gsym lookup"
-	else
-		fail "... as llvm-gsymutil text: identical to symhub gsym lookup" \
-		    "$(head -12 "$tmp/par/diff.$kind")"
-	fi
+	to_text "$tmp/par/ans.$kind" >"$tmp/par/ans.$kind.txt" \
+	    2>"$tmp/par/ans.$kind.err"
+	verdict $? "... well formed: $(tail -1 "$tmp/par/ans.$kind.err" | cut -c3-)" \
+	    "$(cat "$tmp/par/ans.$kind.err")"
+	diff "$tmp/par/lookup.txt" "$tmp/par/ans.$kind.txt" \
+	    >"$tmp/par/diff.$kind"
+	verdict $? "... as llvm-gsymutil text: identical to symhub gsym lookup" \
+	    "$(head -12 "$tmp/par/diff.$kind")"
 	read -r _ _ FOUND[$kind] _ ninl _ nerr < <(tail -1 "$tmp/par/ans.$kind.err")
 	if [ $kind = json ]; then
 		h1=$(hits) m1=$(misses)
@@ -298,12 +288,9 @@ for kind in json txt; do
 done
 h2=$(hits) m2=$(misses)
 # Not vacuous: inline chains and misses among the results.
-if [ "${ninl:-0}" -ge 20 ] && [ "${nerr:-0}" -ge 6 ]; then
-	pass "the addresses include $ninl with inline frames, $nerr not in GSYM"
-else
-	fail "the addresses include inline frames (>= 20) and misses (>= 6)" \
-	    "$ninl with inline frames, $nerr not found"
-fi
+[ "${ninl:-0}" -ge 20 ] && [ "${nerr:-0}" -ge 6 ]
+verdict $? "the addresses include $ninl with inline frames, $nerr not in GSYM" \
+    "$ninl with inline frames, $nerr not found"
 check "the line body's answer is the JSON body's, byte for byte" \
     cmp -s "$tmp/par/ans.json" "$tmp/par/ans.txt"
 if [ -n "$m1" ] && [ $((h1 - h0 + m1 - m0)) = "${FOUND[json]}" ] &&
@@ -314,12 +301,9 @@ else
 	fail "record cache, first request: misses + hits = ${FOUND[json]} found" \
 	    "$((m1 - m0)) misses, $((h1 - h0)) hits"
 fi
-if [ -n "$m2" ] && [ "$m2" = "$m1" ] && [ $((h2 - h1)) = "${FOUND[txt]}" ]; then
-	pass "record cache, the same again: ${FOUND[txt]} hits, no miss"
-else
-	fail "record cache, the same again: ${FOUND[txt]} hits, no miss" \
-	    "$((h2 - h1)) hits, $((m2 - m1)) misses"
-fi
+[ -n "$m2" ] && [ "$m2" = "$m1" ] && [ $((h2 - h1)) = "${FOUND[txt]}" ]
+verdict $? "record cache, the same again: ${FOUND[txt]} hits, no miss" \
+    "$((h2 - h1)) hits, $((m2 - m1)) misses"
 
 # Inline chains against binutils: for every address addr2line -i resolves
 # to three or more frames, the same functions, files and lines, innermost
@@ -353,12 +337,9 @@ for (a, g), r in zip(groups, res):
 print("compared %d mismatched %d" % (n, bad))
 EOF
 read -r _ ncmp _ nbad < <(tail -1 "$tmp/par/a2l.out")
-if [ "${ncmp:-0}" -ge 10 ] && [ "$nbad" = 0 ]; then
-	pass "inline chains (3+ deep) are addr2line's: $ncmp addresses"
-else
-	fail "inline chains (3+ deep) are addr2line's (>= 10 addresses)" \
-	    "$(cat "$tmp/par/a2l.out")"
-fi
+[ "${ncmp:-0}" -ge 10 ] && [ "$nbad" = 0 ]
+verdict $? "inline chains (3+ deep) are addr2line's: $ncmp addresses" \
+    "$(cat "$tmp/par/a2l.out")"
 
 section 'concurrent first requests: one conversion'
 ok0=$(conv ok) co0=$(metric symhub_gsym_coalesced_total)
@@ -373,12 +354,9 @@ for i in $(seq 20); do
 	cmp -s "$tmp/par/b.$i" "$tmp/exp/b.gsym" && nok=$((nok + 1))
 done
 codes=$(sort "$tmp/par/b.codes" | uniq -c | awk '{ printf "%s x %s ", $1, $2 }')
-if [ "$codes" = "20 x 200 " ] && [ "$nok" = 20 ]; then
-	pass "20 concurrent GET /gsym of a new build-id: 20 x 200, the right bytes"
-else
-	fail "20 concurrent GET /gsym of a new build-id: 20 x 200, the right bytes" \
-	    "statuses: $codes; $nok with the right bytes"
-fi
+[ "$codes" = "20 x 200 " ] && [ "$nok" = 20 ]
+verdict $? "20 concurrent GET /gsym of a new build-id: 20 x 200, the right bytes" \
+    "statuses: $codes; $nok with the right bytes"
 ok1=$(conv ok) co1=$(metric symhub_gsym_coalesced_total)
 check "... one conversion ($((ok1 - ok0)); $((co1 - co0)) coalesced)" \
     test $((ok1 - ok0)) = 1
@@ -386,33 +364,22 @@ check "... one conversion ($((ok1 - ok0)); $((co1 - co0)) coalesced)" \
 section 'errors'
 printf '0x%x\n' "$lo" >"$tmp/par/one"
 code=$(get_gsym $UNKNOWN "$tmp/out/unk")
-if [ "$code" = 404 ] && grep -qx 'no debuginfo for this build-id' "$tmp/out/unk"
-then
-	pass "unknown build-id, no upstream: GET /gsym -> 404 no debuginfo"
-else
-	fail "unknown build-id, no upstream: GET /gsym -> 404 no debuginfo" \
-	    "status $code: $(head -c 200 "$tmp/out/unk")"
-fi
+[ "$code" = 404 ] && grep -qx 'no debuginfo for this build-id' "$tmp/out/unk"
+verdict $? "unknown build-id, no upstream: GET /gsym -> 404 no debuginfo" \
+    "status $code: $(head -c 200 "$tmp/out/unk")"
 code=$(post "/buildid/$UNKNOWN/symbolize" "$tmp/par/one" "$tmp/out/unk")
 expect_status "unknown build-id: POST /symbolize -> 404" 404 "$code" \
     "$tmp/out/unk"
 
 code=$(http "/buildid/${ID[a]}/symbolize" "$tmp/out/b" "$tmp/out/h")
-if [ "$code" = 405 ] && [ "$(header "$tmp/out/h" Allow)" = POST ]; then
-	pass "GET /symbolize -> 405, Allow: POST"
-else
-	fail "GET /symbolize -> 405, Allow: POST" \
-	    "status $code, Allow: '$(header "$tmp/out/h" Allow)'"
-fi
+[ "$code" = 405 ] && [ "$(header "$tmp/out/h" Allow)" = POST ]
+verdict $? "GET /symbolize -> 405, Allow: POST" \
+    "status $code, Allow: '$(header "$tmp/out/h" Allow)'"
 for k in debuginfo gsym; do
 	code=$(post "/buildid/${ID[a]}/$k" "$tmp/par/one" "$tmp/out/b")
-	if [ "$code" = 405 ] && [ "$(header "$tmp/out/b.hdr" Allow)" = "GET, HEAD" ]
-	then
-		pass "POST /$k -> 405, Allow: GET, HEAD"
-	else
-		fail "POST /$k -> 405, Allow: GET, HEAD" \
-		    "status $code, Allow: '$(header "$tmp/out/b.hdr" Allow)'"
-	fi
+	[ "$code" = 405 ] && [ "$(header "$tmp/out/b.hdr" Allow)" = "GET, HEAD" ]
+	verdict $? "POST /$k -> 405, Allow: GET, HEAD" \
+	    "status $code, Allow: '$(header "$tmp/out/b.hdr" Allow)'"
 done
 for body in zzz '{}' '["0xzz"]' '[-1]' '[{}]' '[1, "0x2"' 0x12345678901234567 \
     '0x10 junk'; do
@@ -446,14 +413,10 @@ python3 -c 'import json, sys
 print(json.dumps([int(l, 16) for l in open(sys.argv[1]).read().split()]))' \
     "$tmp/par/eleven" >"$tmp/par/eleven.json" || exit 99
 code=$(post "/buildid/${ID[a]}/symbolize" "$tmp/par/ten" "$tmp/out/ten")
-if [ "$code" = 200 ] && [ "$(python3 -c 'import json, sys
+[ "$code" = 200 ] && [ "$(python3 -c 'import json, sys
 print(len(json.load(open(sys.argv[1]))["results"]))' "$tmp/out/ten")" = 10 ]
-then
-	pass "--symbolize-max-addresses 10: 10 addresses -> 200, 10 results"
-else
-	fail "--symbolize-max-addresses 10: 10 addresses -> 200, 10 results" \
-	    "status $code: $(head -c 200 "$tmp/out/ten")"
-fi
+verdict $? "--symbolize-max-addresses 10: 10 addresses -> 200, 10 results" \
+    "status $code: $(head -c 200 "$tmp/out/ten")"
 code=$(post "/buildid/${ID[a]}/symbolize" "$tmp/par/eleven" "$tmp/out/b")
 expect_status "... 11 addresses as lines -> 413" 413 "$code" "$tmp/out/b"
 code=$(post "/buildid/${ID[a]}/symbolize" "$tmp/par/eleven.json" "$tmp/out/b")
@@ -491,13 +454,10 @@ if start_debuginfod up "" "$tmp/up" &&
 	    test "$(seen "${ID[d]}")" = "$n1"
 	expect_conv "... or converting again" 1
 	code=$(http "/buildid/${ID[d]}/debuginfo" "$tmp/out/d.dbg" "$tmp/out/h")
-	if [ "$code" = 200 ] && cmp -s "$tmp/out/d.dbg" "$tmp/bin/d.debug" &&
-	    [ "$(seen "${ID[d]}")" = "$n1" ]; then
-		pass "... and the fetched debuginfo is stored: served from the hub"
-	else
-		fail "... and the fetched debuginfo is stored: served from the hub" \
-		    "status $code; upstream requests $n1 -> $(seen "${ID[d]}")"
-	fi
+	[ "$code" = 200 ] && cmp -s "$tmp/out/d.dbg" "$tmp/bin/d.debug" &&
+	    [ "$(seen "${ID[d]}")" = "$n1" ]
+	verdict $? "... and the fetched debuginfo is stored: served from the hub" \
+	    "status $code; upstream requests $n1 -> $(seen "${ID[d]}")"
 	# The control for 7: without --gsym-on-upload an upload is converted
 	# by the first request that needs it, here a /symbolize.
 	code=$(put_file "/buildid/${ID[e]}/debuginfo" "$tmp/bin/e.debug" \
@@ -511,24 +471,17 @@ if start_debuginfod up "" "$tmp/up" &&
 	    "$tmp/out/e.json")
 	"$SYMHUB" gsym lookup "$tmp/exp/e.gsym" "${forty[@]}" |
 	    tail -n +2 >"$tmp/par/e.lookup"
-	if [ "$code" = 200 ] &&
+	[ "$code" = 200 ] &&
 	    to_text "$tmp/out/e.json" e "$tmp/par/forty" >"$tmp/par/e.txt" \
 	    2>"$tmp/par/e.err" && cmp -s "$tmp/par/e.txt" "$tmp/par/e.lookup"
-	then
-		pass "... the first POST /symbolize: symhub gsym lookup's answers"
-	else
-		fail "... the first POST /symbolize: symhub gsym lookup's answers" \
-		    "status $code: $(head -c 200 "$tmp/out/e.json")" \
-		    "$(cat "$tmp/par/e.err")" \
-		    "$(diff "$tmp/par/e.lookup" "$tmp/par/e.txt" | head -5)"
-	fi
-	if grep "POST /buildid/${ID[e]}/symbolize " "$tmp/hub2.log" |
-	    tail -1 | grep -q " converted "; then
-		pass "... converted by it (access log)"
-	else
-		fail "... converted by it (access log)" \
-		    "$(grep "/buildid/${ID[e]}/" "$tmp/hub2.log")"
-	fi
+	verdict $? "... the first POST /symbolize: symhub gsym lookup's answers" \
+	    "status $code: $(head -c 200 "$tmp/out/e.json")" \
+	    "$(cat "$tmp/par/e.err")" \
+	    "$(diff "$tmp/par/e.lookup" "$tmp/par/e.txt" | head -5)"
+	grep "POST /buildid/${ID[e]}/symbolize " "$tmp/hub2.log" |
+	    tail -1 | grep -q " converted "
+	verdict $? "... converted by it (access log)" \
+	    "$(grep "/buildid/${ID[e]}/" "$tmp/hub2.log")"
 	expect_conv "... once" 2
 	expect_gsym "... then GET /gsym: symhub gsym convert's bytes" e
 	expect_conv "... from the store" 2
@@ -547,12 +500,9 @@ expect_conv "--gsym-on-upload, empty store: no conversion" 0
 code=$(put_file "/buildid/${ID[e]}/debuginfo" "$tmp/bin/e.debug" \
     "$tmp/out/put" "$tmp/out/put.hdr" -H "Authorization: Bearer $TOK")
 expect_status "PUT e.debug -> 201" 201 "$code" "$tmp/out/put"
-if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 1 20; then
-	pass "... converted with no request for it"
-else
-	fail "... converted with no request for it" \
-	    "$(metrics_text | grep '^symhub_gsym_conversions_total')"
-fi
+wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 1 20
+verdict $? "... converted with no request for it" \
+    "$(metrics_text | grep '^symhub_gsym_conversions_total')"
 expect_conv "... once" 1
 expect_gsym "... GET /gsym: symhub gsym convert's bytes" e
 expect_conv "... served from the store: no second conversion" 1
@@ -570,12 +520,9 @@ section '--gsym-ahead: new debuginfo converted before anybody asks'
 args=(-d "$tmp/store5" -F "$tmp/scan" --gsym-ahead --log-file "$tmp/hub5.log")
 [ -n "$UP" ] && args+=(-u "$UP name=up")
 hub "${args[@]}"
-if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 2 60; then
-	pass "the scanned a.debug and b.debug are converted with no request"
-else
-	fail "the scanned a.debug and b.debug are converted with no request" \
-	    "$(metrics_text | grep '^symhub_gsym_')"
-fi
+wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 2 60
+verdict $? "the scanned a.debug and b.debug are converted with no request" \
+    "$(metrics_text | grep '^symhub_gsym_')"
 expect_gsym "... GET /gsym: symhub gsym convert's bytes" a
 case $(access a "$tmp/hub5.log") in
 "") fail "... access log has the GET" ;;
@@ -586,13 +533,9 @@ esac
 if [ -n "$UP" ]; then
 	code=$(http "/buildid/${ID[d]}/debuginfo" "$tmp/out/d5" "$tmp/out/h5")
 	expect_status "a fetched debuginfo (d)" 200 "$code" "$tmp/out/d5"
-	if wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 3 60
-	then
-		pass "... is converted with no request for its GSYM"
-	else
-		fail "... is converted with no request for its GSYM" \
-		    "$(metrics_text | grep '^symhub_gsym_')"
-	fi
+	wait_metric 'symhub_gsym_conversions_total{result="ok"}' -ge 3 60
+	verdict $? "... is converted with no request for its GSYM" \
+	    "$(metrics_text | grep '^symhub_gsym_')"
 	expect_gsym "... GET /gsym: symhub gsym convert's bytes" d
 	case $(access d "$tmp/hub5.log") in
 	*" converted "*) fail "... served from the store, not converted now" \

@@ -33,8 +33,8 @@ for f in sbin/symhubd bin/symhub share/man/man8/symhubd.8 \
     lib/systemd/system/symhubd.service; do
 	check "$prefix/$f is installed" [ -s "$R$prefix/$f" ]
 done
-check "the programs are executable" [ -x "$R$prefix/sbin/symhubd" ] &&
-    [ -x "$R$prefix/bin/symhub" ]
+check "the programs are executable" \
+    eval '[ -x "$R$prefix/sbin/symhubd" ] && [ -x "$R$prefix/bin/symhub" ]'
 check "the configuration is the example" cmp -s "$R$prefix/etc/symhubd.conf" \
     "$top_srcdir/etc/symhubd.conf"
 unit=$R$prefix/lib/systemd/system/symhubd.service

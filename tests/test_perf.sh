@@ -35,7 +35,7 @@ for f in spin libspin.so; do
 done
 ID_EXE=$(buildid "$tmp/bin/spin")
 ID_LIB=$(buildid "$tmp/bin/libspin.so")
-check "two build-ids" [ -n "$ID_EXE" ] && [ -n "$ID_LIB" ]
+check "two build-ids" eval '[ -n "$ID_EXE" ] && [ -n "$ID_LIB" ]'
 check "the stripped program names none of its functions" \
     eval "! nm \"$tmp/bin/spin\" 2>/dev/null | grep -q spin_main_loop"
 check "the stripped library names its inner function nowhere" \
@@ -532,8 +532,10 @@ check "no control byte reaches the terminal" eval "! LC_ALL=C grep -q \
 check "every line is one of ours" eval "! grep -Evq \"^(fetched|present|\
 failed|missing|skipped|perf's build-id cache:|[0-9]+ fetched)\" \
     '$tmp/out/hostile' '$tmp/out/hostile.err'"
-check "the files are below the cache" [ -f "$HC/opt/good/prog7/$(hid 7)/debug" ] &&
-    [ -f "$HC/opt/$'\e]0;pwned\a\e[2J'/evil.so/$(hid 4)/debug" ]
+check "the files are below the cache" \
+    test -f "$HC/opt/good/prog7/$(hid 7)/debug"
+check "... the hostile one's too, under its name as it is" \
+    test -f "$HC/opt/"$'\e]0;pwned\a\e[2J'"/evil.so/$(hid 4)/debug"
 check "nothing is written outside the cache" \
     [ -z "$(find "$tmp/hz" -mindepth 1 -not -path "$HC" -not -path "$HC/*" \
     -not -path "$tmp/hz/cache" -not -path "$tmp/hz/outside")" ]

@@ -32,8 +32,8 @@ strip -g -o "$tmp/bin/prog3" "$tmp/up/prog3" || exit 99
 ID1=$(buildid "$tmp/up/prog1")
 ID2=$(buildid "$tmp/bin/prog2")
 ID3=$(buildid "$tmp/up/prog3")
-check "three programs with build-ids" [ -n "$ID1" ] && [ -n "$ID2" ] &&
-    [ -n "$ID3" ]
+check "three programs with build-ids" \
+    eval '[ -n "$ID1" ] && [ -n "$ID2" ] && [ -n "$ID3" ]'
 cp "$tmp/bin/prog1" "$tmp/mixed/sub/"
 # prog4: upstream, but one of its sources is gone from where it was built.
 mkdir -p "$tmp/src4"
@@ -175,7 +175,7 @@ check "the hub asked its upstream for a source (access log)" wait_until 10 \
     grep -q "HEAD /buildid/$ID1/source$tmp/src/hello.c 200 .* upstream up " \
     "$tmp/hub.log"
 prefetch --sources "$ID4"
-check "a source nobody has: missing, exit 0" [ $? = 0 ] && grep -q \
+check_exit "a source nobody has: missing, exit 0" 0 $? grep -q \
     "^missing  *source  *$ID4  $tmp/src4/greet.c\$" "$tmp/out/pf"
 check "... counted as a missing source" grep -q \
     "; sources: [1-9][0-9]* found, 1 missing, 0 failed\$" "$tmp/out/pf"
@@ -195,7 +195,7 @@ done
 prefetch "$tmp/bin/prog1"
 check "a second prefetch finds it in the store" [ $? = 0 ]
 prefetch --sources "$tmp/bin/prog1"
-check "... and its sources" [ $? = 0 ] && grep -q \
+check_exit "... and its sources" 0 $? grep -q \
     "^found  *source  *$ID1  $tmp/src/hello.c\$" "$tmp/out/pf"
 stop_check "the hub stops"
 finish

@@ -110,11 +110,8 @@ check_headers() {
 	lm=$(date -u -d "$lm" +%s 2>/dev/null)
 	[ -n "$lm" ] && [ "$lm" -gt 86400 ] ||
 	    errs+=("Last-Modified '$(header "$h" Last-Modified)' (epoch or bad)")
-	if [ ${#errs[@]} -eq 0 ]; then
-		pass "$d"
-	else
-		fail "$d" "${errs[@]}"
-	fi
+	[ ${#errs[@]} -eq 0 ]
+	verdict $? "$d" "${errs[@]}"
 }
 
 for kind in debuginfo section; do
@@ -131,14 +128,11 @@ for kind in debuginfo section; do
 		check_headers "$kind $w: headers" "$tmp/out/$kind.$w.hdrs" \
 		    "$(file_size "$exp")" "$xf"
 	done
-	if [ "$(hdrset "$tmp/out/$kind.cold.hdrs")" = \
-	    "$(hdrset "$tmp/out/$kind.warm.hdrs")" ]; then
-		pass "$kind: cold and warm headers identical"
-	else
-		fail "$kind: cold and warm headers identical" \
-		    "$(diff <(hdrset "$tmp/out/$kind.cold.hdrs") \
-		    <(hdrset "$tmp/out/$kind.warm.hdrs"))"
-	fi
+	[ "$(hdrset "$tmp/out/$kind.cold.hdrs")" = \
+	    "$(hdrset "$tmp/out/$kind.warm.hdrs")" ]
+	verdict $? "$kind: cold and warm headers identical" \
+	    "$(diff <(hdrset "$tmp/out/$kind.cold.hdrs") \
+	    <(hdrset "$tmp/out/$kind.warm.hdrs"))"
 done
 # The access log says how each was served: extracted, then from the cache.
 access_hows() {
@@ -148,12 +142,9 @@ access_hows() {
 hows_ok() {
 	[ "$(access_hows)" = "extracted hit " ]
 }
-if wait_until 5 hows_ok; then
-	pass "section: first request extracted, second served from the cache"
-else
-	fail "section: first request extracted, second served from the cache" \
-	    "log says: $(access_hows)"
-fi
+wait_until 5 hows_ok
+verdict $? "section: first request extracted, second served from the cache" \
+    "log says: $(access_hows)"
 
 section 'debuginfod-find'
 client_env
@@ -164,19 +155,13 @@ client_file "debuginfod-find section .debug_info" "$tmp/orig/debug_info" \
     debuginfod-find section "$ID" .debug_info
 client_file "debuginfod-find section .text (from the executable)" \
     "$tmp/orig/text" debuginfod-find section "$ID" .text
-if timeout 30 debuginfod-find debuginfo "$UNKNOWN" >/dev/null 2>&1; then
-	fail "debuginfod-find: unknown build-id fails"
-else
-	pass "debuginfod-find: unknown build-id fails"
-fi
+! timeout 30 debuginfod-find debuginfo "$UNKNOWN" >/dev/null 2>&1
+verdict $? "debuginfod-find: unknown build-id fails"
 # 406 "too big" is not remembered by the client as "not found".
 client_env
-if DEBUGINFOD_MAXSIZE=10 timeout 30 debuginfod-find debuginfo "$ID" \
-    >/dev/null 2>&1; then
-	fail "debuginfod-find with DEBUGINFOD_MAXSIZE=10 fails"
-else
-	pass "debuginfod-find with DEBUGINFOD_MAXSIZE=10 fails"
-fi
+! DEBUGINFOD_MAXSIZE=10 timeout 30 debuginfod-find debuginfo "$ID" \
+    >/dev/null 2>&1
+verdict $? "debuginfod-find with DEBUGINFOD_MAXSIZE=10 fails"
 client_file "debuginfod-find after a 406, same client cache" "$DBG" \
     debuginfod-find debuginfo "$ID"
 
@@ -201,24 +186,15 @@ cp "$EXE" "$tmp/gdb/hello"
     -iex "set substitute-path $tmp/src $tmp/nonexistent" \
     -ex 'info line square' -ex 'list main' "$tmp/gdb/hello") \
     >"$tmp/out/gdb" 2>&1
-if grep -Eq '^Line [0-9]+ of "hello.c".*<square' "$tmp/out/gdb"; then
-	pass "gdb: info line square names hello.c and a line"
-else
-	fail "gdb: info line square names hello.c and a line" \
-	    "$(head -20 "$tmp/out/gdb")"
-fi
-if grep -q 'square(argc + 1)' "$tmp/out/gdb"; then
-	pass "gdb: list main shows the source, fetched through debuginfod"
-else
-	fail "gdb: list main shows the source, fetched through debuginfod" \
-	    "$(head -20 "$tmp/out/gdb")"
-fi
-if cmp -s "$DEBUGINFOD_CACHE_PATH/$ID/debuginfo" "$DBG"; then
-	pass "gdb: debuginfo came from symhubd"
-else
-	fail "gdb: debuginfo came from symhubd" \
-	    "$(find "$DEBUGINFOD_CACHE_PATH" | head)"
-fi
+grep -Eq '^Line [0-9]+ of "hello.c".*<square' "$tmp/out/gdb"
+verdict $? "gdb: info line square names hello.c and a line" \
+    "$(head -20 "$tmp/out/gdb")"
+grep -q 'square(argc + 1)' "$tmp/out/gdb"
+verdict $? "gdb: list main shows the source, fetched through debuginfod" \
+    "$(head -20 "$tmp/out/gdb")"
+cmp -s "$DEBUGINFOD_CACHE_PATH/$ID/debuginfo" "$DBG"
+verdict $? "gdb: debuginfo came from symhubd" \
+    "$(find "$DEBUGINFOD_CACHE_PATH" | head)"
 f=$(find "$DEBUGINFOD_CACHE_PATH/$ID" -name 'source*hello.c' 2>/dev/null |
     head -1)
 expect_file "gdb: hello.c came from symhubd" "$f" "$SRC"
@@ -232,13 +208,10 @@ if raw_request HEAD "/buildid/$ID/debuginfo" "$tmp/out/head"; then
 	st=$(head -1 "$tmp/out/head" | awk '{ print $2 }')
 	cl=$(header "$tmp/out/head" Content-Length)
 	blen=$(($(file_size "$tmp/out/head") - ${hlen:-0}))
-	if [ "$st" = 200 ] && [ "$cl" = "$(file_size "$DBG")" ] &&
-	    [ -n "$hlen" ] && [ "$blen" = 0 ]; then
-		pass "HEAD: 200, Content-Length, no body"
-	else
-		fail "HEAD: 200, Content-Length, no body" "status $st," \
-		    "Content-Length '$cl', header bytes '$hlen', body $blen bytes"
-	fi
+	[ "$st" = 200 ] && [ "$cl" = "$(file_size "$DBG")" ] &&
+	    [ -n "$hlen" ] && [ "$blen" = 0 ]
+	verdict $? "HEAD: 200, Content-Length, no body" "status $st," \
+	    "Content-Length '$cl', header bytes '$hlen', body $blen bytes"
 else
 	fail "HEAD: 200, Content-Length, no body" "no connection"
 fi
@@ -257,14 +230,11 @@ expect_get "X-DEBUGINFOD-MAXSIZE on a section -> 406" \
 expect_400() {
 	local code
 	code=$(http "$2" "$tmp/out/body" "$tmp/out/hdrs")
-	if [ "$code" = 400 ] && [ -s "$tmp/out/body" ] &&
+	[ "$code" = 400 ] && [ -s "$tmp/out/body" ] &&
 	    [ "$(wc -l <"$tmp/out/body")" -le 1 ] &&
-	    [ -n "$(tr -d '[:space:]' <"$tmp/out/body")" ]; then
-		pass "$1 -> 400 ($(head -1 "$tmp/out/body"))"
-	else
-		fail "$1 -> 400 with a reason" "status $code" \
-		    "body: $(head -c 200 "$tmp/out/body")"
-	fi
+	    [ -n "$(tr -d '[:space:]' <"$tmp/out/body")" ]
+	verdict $? "$1 -> 400 ($(head -1 "$tmp/out/body"))" "status $code" \
+	    "body: $(head -c 200 "$tmp/out/body")"
 }
 long=$(printf '%0130d' 0)
 expect_400 "uppercase id" "/buildid/$(echo "$ID" | tr a-f A-F)/debuginfo"
@@ -300,8 +270,8 @@ expect_get "source not named in the DWARF -> 404" \
 hops8=10.0.0.1,10.0.0.2,10.0.0.3,10.0.0.4,10.0.0.5,10.0.0.6,10.0.0.7,10.0.0.8
 hops7=${hops8%,*}
 # The hop limit stops federation, not local answers (as in elfutils):
-# what the hub has is served whatever the chain; test_federation.sh checks
-# that no upstream is asked past the limit.
+# what the hub has is served whatever the chain; test_federation_hops.sh
+# checks that no upstream is asked past the limit.
 expect_get "X-Forwarded-For with 8 hops: a stored hit is still 200" \
     "/buildid/$ID/debuginfo" 200 "$DBG" -H "X-Forwarded-For: $hops8"
 # Another id: the last byte changed (one id in 256 ends in 00 already).
@@ -343,11 +313,8 @@ for i in $(seq 0 63); do
 	[ "$(cat "$tmp/par/$i.code")" = 200 ] && cmp -s "$tmp/par/$i" "$exp" ||
 	    bad+=("request $i: status $(cat "$tmp/par/$i.code")")
 done
-if [ ${#bad[@]} -eq 0 ]; then
-	pass "64 parallel requests: all 200 with the right bytes"
-else
-	fail "64 parallel requests: all 200 with the right bytes" "${bad[@]}"
-fi
+[ ${#bad[@]} -eq 0 ]
+verdict $? "64 parallel requests: all 200 with the right bytes" "${bad[@]}"
 check "symhubd still alive after the parallel burst" alive "$SYMHUBD_PID"
 
 section 'metrics and the access log'
@@ -355,12 +322,9 @@ metrics_text >"$tmp/out/metrics"
 check "/metrics: ready 1" grep -qx 'ready 1' "$tmp/out/metrics"
 files1=$(awk '$1 == "http_responses_total{result=\"file\"}" { print $2 }' \
     "$tmp/out/metrics")
-if [ -n "$files1" ] && [ "$files1" -gt "${files0:-0}" ]; then
-	pass "/metrics: http_responses_total{result=\"file\"} grew ($files0 -> $files1)"
-else
-	fail "/metrics: http_responses_total{result=\"file\"} grew" \
-	    "before '$files0', after '$files1'"
-fi
+[ -n "$files1" ] && [ "$files1" -gt "${files0:-0}" ]
+verdict $? "/metrics: http_responses_total{result=\"file\"} grew ($files0 -> $files1)" \
+    "before '$files0', after '$files1'"
 check '/metrics: http_responses_transfer_bytes_count{code="200",type="buildid"}' \
     grep -Eq '^http_responses_transfer_bytes_count\{code="200",type="buildid"\} [1-9]' \
     "$tmp/out/metrics"
@@ -380,18 +344,12 @@ want=("GET /buildid/$u1/executable 404" "HEAD /buildid/$u2/debuginfo 404"
 for w in "${want[@]}"; do
 	wait_until 5 grep -qF " $w " "$log"
 	n=$(grep -cF " $w " "$log")
-	if [ "$n" = 1 ]; then
-		pass "access log: one line for '$w'"
-	else
-		fail "access log: one line for '$w'" "found $n"
-	fi
+	[ "$n" = 1 ]
+	verdict $? "access log: one line for '$w'" "found $n"
 done
 n=$(grep -cF "GET /buildid/$ID/section/.debug_line 200" "$log")
-if [ "$n" = 2 ]; then
-	pass "access log: one line per request (2 for .debug_line)"
-else
-	fail "access log: one line per request (2 for .debug_line)" "found $n"
-fi
+[ "$n" = 2 ]
+verdict $? "access log: one line per request (2 for .debug_line)" "found $n"
 
 section 'restart'
 stop_check "SIGTERM: symhubd exits 0 within 10 s"
@@ -423,12 +381,9 @@ if start_symhubd -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \
 	pass "restart with scanning"
 	# Files known from the last start are not "0 files indexed".
 	l=$(grep 'first scan:' "$log" | tail -n 1)
-	if grep -Eq 'first scan: [0-9]+ files in 3 directories: [0-9]+ new or changed \([0-9]+ indexed\), [1-9][0-9]* unchanged since the last start' <<<"$l"
-	then
-		pass "the first scan after a restart counts the unchanged files"
-	else
-		fail "the first scan after a restart counts the unchanged files" "$l"
-	fi
+	grep -Eq 'first scan: [0-9]+ files in 3 directories: [0-9]+ new or changed \([0-9]+ indexed\), [1-9][0-9]* unchanged since the last start' <<<"$l"
+	verdict $? "the first scan after a restart counts the unchanged files" \
+	    "$l"
 else
 	fail "restart with scanning" "$(tail -n 5 "$log")"
 fi
@@ -476,11 +431,8 @@ expect_get "removed debuginfo: old id section .debug_info -> 404" \
     "/buildid/$ID/section/.debug_info" 404
 expect_get "removed debuginfo: its source -> 404" "/buildid/$ID/source$SRC" 404
 client_env
-if timeout 30 debuginfod-find debuginfo "$ID" >/dev/null 2>&1; then
-	fail "debuginfod-find: removed debuginfo is not found"
-else
-	pass "debuginfod-find: removed debuginfo is not found"
-fi
+! timeout 30 debuginfod-find debuginfo "$ID" >/dev/null 2>&1
+verdict $? "debuginfod-find: removed debuginfo is not found"
 
 section 'files that are not usable ELF'
 skipped0=$(metric 'symhub_scan_files_total{result="skipped"}')
@@ -490,19 +442,13 @@ head -c 1000 "$tmp/bin/hello" >"$tmp/junk/truncated"
 check "rescan with bad files" rescan
 check "symhubd still alive after scanning bad files" alive "$SYMHUBD_PID"
 for f in notelf.txt truncated empty; do
-	if grep -q "skipping $tmp/junk/$f\\b" "$log"; then
-		pass "log: skipping $f"
-	else
-		fail "log: skipping $f" "$(grep -i skipping "$log" | tail -5)"
-	fi
+	grep -q "skipping $tmp/junk/$f\\b" "$log"
+	verdict $? "log: skipping $f" "$(grep -i skipping "$log" | tail -5)"
 done
-if metric_cmp 'symhub_scan_files_total{result="skipped"}' -ge \
-    $((${skipped0:-0} + 2)); then
-	pass "symhub_scan_files_total{result=\"skipped\"} grew by >= 2"
-else
-	fail "symhub_scan_files_total{result=\"skipped\"} grew by >= 2" \
-	    "before $skipped0, now $(metric 'symhub_scan_files_total{result="skipped"}')"
-fi
+metric_cmp 'symhub_scan_files_total{result="skipped"}' -ge \
+    $((${skipped0:-0} + 2))
+verdict $? "symhub_scan_files_total{result=\"skipped\"} grew by >= 2" \
+    "before $skipped0, now $(metric 'symhub_scan_files_total{result="skipped"}')"
 expect_get "after bad files: new id still served" \
     "/buildid/$ID2/executable" 200 "$EXE2"
 expect_get "truncated copy of hello does not serve the old id" \
@@ -531,12 +477,10 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=16m symhub-test "$mnt_ro" \
 		rolines=$(wc -l <"$rolog")
 		if start_symhubd -d "$mnt_ro/store" --log-file "$rolog"; then
 			pass "read-only store: symhubd starts"
-			if tail -n +$((rolines + 1)) "$rolog" |
-			    grep -i 'read-only' | grep -qF "$mnt_ro/store"; then
-				pass "read-only store: logged"
-			else
-				fail "read-only store: logged" "$(tail -n 5 "$rolog")"
-			fi
+			tail -n +$((rolines + 1)) "$rolog" |
+			    grep -i 'read-only' | grep -qF "$mnt_ro/store"
+			verdict $? "read-only store: logged" \
+			    "$(tail -n 5 "$rolog")"
 			expect_get "read-only store: debuginfo" \
 			    "/buildid/$ID/debuginfo" 200 "$tmp/rofix/hello.debug"
 			expect_get "read-only store: cached section" \
@@ -567,13 +511,9 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=16m symhub-test "$mnt_ro" \
 		    wait_metric symhub_scan_passes_total -ge 1 20; then
 			dd if=/dev/zero of="$mnt_full/filler" bs=4k \
 			    2>/dev/null
-			if [ "$(df -P "$mnt_full" | awk 'NR == 2 { print $4 }')" = 0 ]
-			then
-				pass "full store: file system filled"
-			else
-				fail "full store: file system filled" \
-				    "$(df -P "$mnt_full")"
-			fi
+			[ "$(df -P "$mnt_full" | awk 'NR == 2 { print $4 }')" = 0 ]
+			verdict $? "full store: file system filled" \
+			    "$(df -P "$mnt_full")"
 			for s in .debug_info .debug_line .debug_str .debug_abbrev; do
 				expect_get "full store: section $s" \
 				    "/buildid/$ID/section/$s" 200 \
@@ -601,30 +541,18 @@ fi
 
 section 'the command-line tool and the configuration'
 out=$("$SYMHUB" buildid "$EXE" 2>&1)
-if [ "$out" = "$ID" ]; then
-	pass "symhub buildid matches readelf"
-else
-	fail "symhub buildid matches readelf" "got '$out', want '$ID'"
-fi
+[ "$out" = "$ID" ]
+verdict $? "symhub buildid matches readelf" "got '$out', want '$ID'"
 out=$("$SYMHUB" info "$EXE" 2>&1)
-if grep -q '^kind: executable' <<<"$out" && grep -q '^quality:' <<<"$out" &&
-    grep -q "^buildid: $ID" <<<"$out"; then
-	pass "symhub info: buildid, kind and quality lines (executable)"
-else
-	fail "symhub info: buildid, kind and quality lines (executable)" "$out"
-fi
+grep -q '^kind: executable' <<<"$out" && grep -q '^quality:' <<<"$out" &&
+    grep -q "^buildid: $ID" <<<"$out"
+verdict $? "symhub info: buildid, kind and quality lines (executable)" "$out"
 out=$("$SYMHUB" info "$DBG" 2>&1)
-if grep -q '^kind:.*debuginfo' <<<"$out" &&
-    grep -q '^quality:.*debug_info' <<<"$out"; then
-	pass "symhub info: debuginfo kind and debug_info quality"
-else
-	fail "symhub info: debuginfo kind and debug_info quality" "$out"
-fi
-if "$SYMHUB" buildid "$tmp/junk/notelf.txt" >/dev/null 2>&1; then
-	fail "symhub buildid on a non-ELF file fails"
-else
-	pass "symhub buildid on a non-ELF file fails"
-fi
+grep -q '^kind:.*debuginfo' <<<"$out" &&
+    grep -q '^quality:.*debug_info' <<<"$out"
+verdict $? "symhub info: debuginfo kind and debug_info quality" "$out"
+! "$SYMHUB" buildid "$tmp/junk/notelf.txt" >/dev/null 2>&1
+verdict $? "symhub buildid on a non-ELF file fails"
 
 conf=$tmp/test.conf
 cat >"$conf" <<EOF
@@ -637,73 +565,49 @@ scan-dir = $tmp/deploy
 source-root = $tmp/src
 cache-max = 2M
 EOF
-if out=$("$SYMHUBD" -n -c "$conf" 2>&1); then
-	pass "symhubd -n -c FILE exits 0"
-else
-	fail "symhubd -n -c FILE exits 0" "$out"
-fi
+out=$("$SYMHUBD" -n -c "$conf" 2>&1)
+verdict $? "symhubd -n -c FILE exits 0" "$out"
 bad=()
 for l in "listen = 127.0.0.1:1234" "store = $tmp/conf-store" "threads = 3" \
     "scan-dir = $tmp/debug" "scan-dir = $tmp/deploy" \
     "source-root = $tmp/src" "cache-max = 2097152" "rescan = 300"; do
 	grep -qxF "$l" <<<"$out" || bad+=("missing: $l")
 done
-if [ ${#bad[@]} -eq 0 ]; then
-	pass "symhubd -n prints the effective config"
-else
-	fail "symhubd -n prints the effective config" "${bad[@]}" "$out"
-fi
+[ ${#bad[@]} -eq 0 ]
+verdict $? "symhubd -n prints the effective config" "${bad[@]}" "$out"
 out=$("$SYMHUBD" -n -c "$conf" --threads 5 -p 4321 2>&1)
-if grep -qxF "threads = 5" <<<"$out" &&
-    grep -qxF "listen = 127.0.0.1:4321" <<<"$out"; then
-	pass "symhubd -n: the command line wins over the file"
-else
-	fail "symhubd -n: the command line wins over the file" "$out"
-fi
+grep -qxF "threads = 5" <<<"$out" &&
+    grep -qxF "listen = 127.0.0.1:4321" <<<"$out"
+verdict $? "symhubd -n: the command line wins over the file" "$out"
 printf 'threads = 2\nno-such-option = 1\n' >"$tmp/bad.conf"
 out=$("$SYMHUBD" -n -c "$tmp/bad.conf" 2>&1)
 rc=$?
-if [ "$rc" != 0 ] && grep -q "bad.conf:2" <<<"$out" &&
-    grep -q "no-such-option" <<<"$out"; then
-	pass "unknown config option: exit $rc, names the line ($out)"
-else
-	fail "unknown config option: non-zero exit naming the line" \
-	    "exit $rc: $out"
-fi
+[ "$rc" != 0 ] && grep -q "bad.conf:2" <<<"$out" &&
+    grep -q "no-such-option" <<<"$out"
+verdict $? "unknown config option: exit $rc, names the line ($out)" \
+    "exit $rc: $out"
 printf 'threads = lots\n' >"$tmp/bad2.conf"
 out=$("$SYMHUBD" -n -c "$tmp/bad2.conf" 2>&1)
 rc=$?
-if [ "$rc" != 0 ] && grep -q "bad2.conf:1" <<<"$out"; then
-	pass "bad config value: exit $rc, names the line"
-else
-	fail "bad config value: non-zero exit naming the line" "exit $rc: $out"
-fi
-if "$SYMHUBD" --no-such-flag >/dev/null 2>&1; then
-	fail "unknown command-line option: non-zero exit"
-else
-	pass "unknown command-line option: non-zero exit"
-fi
+[ "$rc" != 0 ] && grep -q "bad2.conf:1" <<<"$out"
+verdict $? "bad config value: exit $rc, names the line" "exit $rc: $out"
+! "$SYMHUBD" --no-such-flag >/dev/null 2>&1
+verdict $? "unknown command-line option: non-zero exit"
 
 # Every option name: those the dump prints (every file option, lists
 # included when set) plus the command-line-only ones.
 dump=$("$SYMHUBD" -n -d "$tmp/x" -F "$tmp/x" --source-root "$tmp/x" 2>&1)
 names=$(sed -n 's/^\([a-z][a-z0-9-]*\) = .*/\1/p' <<<"$dump" | sort -u)
-if [ "$(wc -l <<<"$names")" -ge 10 ]; then
-	pass "symhubd -n dump lists $(wc -l <<<"$names") options"
-else
-	fail "symhubd -n dump lists the options" "$dump"
-fi
+[ "$(wc -l <<<"$names")" -ge 10 ]
+verdict $? "symhubd -n dump lists $(wc -l <<<"$names") options" "$dump"
 help=$("$SYMHUBD" --help 2>&1)
 rc=$?
 bad=()
 for n in $names port config check help version; do
 	grep -q -- "--$n\\b" <<<"$help" || bad+=("--$n")
 done
-if [ "$rc" = 0 ] && [ ${#bad[@]} -eq 0 ]; then
-	pass "symhubd --help lists every option"
-else
-	fail "symhubd --help lists every option (exit $rc)" "missing: ${bad[*]}"
-fi
+[ "$rc" = 0 ] && [ ${#bad[@]} -eq 0 ]
+verdict $? "symhubd --help lists every option" "missing: ${bad[*]}"
 
 section 'start-up errors: one line, the thing and the cause'
 # refuses DESC PATTERN ARGS...: symhubd must not start (exit 1), and say
@@ -717,22 +621,16 @@ refuses() {
 	    "$@" 2>&1)
 	rc=$?
 	lines=$(grep -c 'warning\|fatal\|http:' <<<"$out")
-	if [ "$rc" = 1 ] && [ "$lines" = 1 ] &&
-	    grep -Eq "fatal: $pat\$" <<<"$out"; then
-		pass "$desc"
-	else
-		fail "$desc" "exit $rc, want 1 and one line: fatal: $pat" "$out"
-	fi
+	[ "$rc" = 1 ] && [ "$lines" = 1 ] &&
+	    grep -Eq "fatal: $pat\$" <<<"$out"
+	verdict $? "$desc" "exit $rc, want 1 and one line: fatal: $pat" "$out"
 	[ "${check_n:-yes}" = yes ] || return
 	out=$(env -u DEBUGINFOD_URLS -u AWS_ACCESS_KEY_ID \
 	    -u AWS_SECRET_ACCESS_KEY "$SYMHUBD" -n -d "$tmp/store-refused" \
 	    "$@" 2>&1 >/dev/null)
 	rc=$?
-	if [ "$rc" = 1 ] && grep -Eqx "symhubd: $pat" <<<"$out"; then
-		pass "... and -n refuses it too"
-	else
-		fail "... and -n refuses it too" "exit $rc, want 1" "$out"
-	fi
+	[ "$rc" = 1 ] && grep -Eqx "symhubd: $pat" <<<"$out"
+	verdict $? "... and -n refuses it too" "exit $rc, want 1" "$out"
 }
 refuses "--listen to an address not on this machine" \
     "cannot listen on 192\.0\.2\.1:[0-9]+: the address is not on this machine" \
@@ -758,32 +656,23 @@ printf 'Authorization: Bearer x\nno colon here\n' >"$tmp/bad-headers"
 refuses "an upstream's header file with a bad line" \
     "upstream 127\.0\.0\.1:9: header file $tmp/bad-headers: line 2 is not 'Name: value'" \
     -p 0 -u "http://127.0.0.1:9 header-file=$tmp/bad-headers"
-if [ -e "$tmp/store-refused" ]; then
-	fail "a refused start creates no store" "$(ls -la "$tmp/store-refused")"
-else
-	pass "a refused start creates no store"
-fi
+! [ -e "$tmp/store-refused" ]
+verdict $? "a refused start creates no store" \
+    "$(ls -la "$tmp/store-refused" 2>&1)"
 
 out=$("$SYMHUBD" --no-such-flag 2>&1)
 rc=$?
-if [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [ "$out" = \
+[ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && [ "$out" = \
     "symhubd: unknown option --no-such-flag (symhubd --help lists the options)" ]
-then
-	pass "an unknown option: one line, exit 2"
-else
-	fail "an unknown option: one line, exit 2" "exit $rc, $(wc -l <<<"$out") lines:" \
-	    "$(head -n 3 <<<"$out")"
-fi
+verdict $? "an unknown option: one line, exit 2" \
+    "exit $rc, $(wc -l <<<"$out") lines:" \
+    "$(head -n 3 <<<"$out")"
 out=$("$SYMHUBD" -d "$tmp/x" --listen 2>&1)
 rc=$?
-if [ "$rc" = 2 ] && [ "$out" = \
+[ "$rc" = 2 ] && [ "$out" = \
     "symhubd: option --listen needs a value (symhubd --help lists the options)" ]
-then
-	pass "an option without its value: one line naming it, exit 2"
-else
-	fail "an option without its value: one line naming it, exit 2" \
-	    "exit $rc:" "$(head -n 3 <<<"$out")"
-fi
+verdict $? "an option without its value: one line naming it, exit 2" \
+    "exit $rc:" "$(head -n 3 <<<"$out")"
 
 # A port in use: named so, with no libmicrohttpd line about "port 0".
 if start_symhubd -d "$tmp/store-busy"; then
@@ -793,13 +682,9 @@ if start_symhubd -d "$tmp/store-busy"; then
 	# ... where -n, refused above, is for the running hub a note only.
 	out=$("$SYMHUBD" -n -d "$tmp/store-busy" -p "$PORT" 2>&1 >/dev/null)
 	rc=$?
-	if [ "$rc" = 0 ] && grep -q "note: cannot listen .*in use" <<<"$out"
-	then
-		pass "-n on the running hub's port: exit 0 and a note"
-	else
-		fail "-n on the running hub's port: exit 0 and a note" \
-		    "exit $rc" "$out"
-	fi
+	[ "$rc" = 0 ] && grep -q "note: cannot listen .*in use" <<<"$out"
+	verdict $? "-n on the running hub's port: exit 0 and a note" \
+	    "exit $rc" "$out"
 	stop_check "... and the hub on it stops"
 else
 	fail "a hub for the port-in-use check starts" \
@@ -810,22 +695,15 @@ fi
 # (start-up goes on: it may appear later).
 out=$("$SYMHUBD" -n -d "$tmp/x" -F "$tmp/no-dir" 2>&1 >/dev/null)
 rc=$?
-if [ "$rc" = 0 ] && grep -q "scan directory $tmp/no-dir: No such file" <<<"$out"
-then
-	pass "-n names a missing scan directory, exit 0"
-else
-	fail "-n names a missing scan directory, exit 0" "exit $rc" "$out"
-fi
+[ "$rc" = 0 ] && grep -q "scan directory $tmp/no-dir: No such file" <<<"$out"
+verdict $? "-n names a missing scan directory, exit 0" "exit $rc" "$out"
 : >"$tmp/nodir.log"
 if start_symhubd -d "$tmp/store-nodir" -F "$tmp/no-dir" -t 0 \
     --log-file "$tmp/nodir.log" && rescan; then
 	n=$(grep -c "no-dir" "$tmp/nodir.log")
-	if [ "$n" = 1 ] && grep -q "warning: scan directory $tmp/no-dir: No such file or directory" "$tmp/nodir.log"; then
-		pass "a missing scan directory is warned once over two passes"
-	else
-		fail "a missing scan directory is warned once over two passes" \
-		    "$n lines:" "$(grep no-dir "$tmp/nodir.log")"
-	fi
+	[ "$n" = 1 ] && grep -q "warning: scan directory $tmp/no-dir: No such file or directory" "$tmp/nodir.log"
+	verdict $? "a missing scan directory is warned once over two passes" \
+	    "$n lines:" "$(grep no-dir "$tmp/nodir.log")"
 	stop_check "... and the hub stops"
 else
 	fail "a hub over a missing scan directory starts and rescans" \
@@ -875,12 +753,9 @@ for doc in "$man5" "$example"; do
 			    bad+=("$n")
 		fi
 	done
-	if [ ${#bad[@]} -eq 0 ]; then
-		pass "$(basename "$doc") documents every option"
-	else
-		fail "$(basename "$doc") documents every option" \
-		    "missing: ${bad[*]}"
-	fi
+	[ ${#bad[@]} -eq 0 ]
+	verdict $? "$(basename "$doc") documents every option" \
+	    "missing: ${bad[*]}"
 done
 
 echo "# $(($(date +%s) - t0)) s"

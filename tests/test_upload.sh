@@ -114,11 +114,8 @@ expect_put() {
 		fi
 	fi
 	dir_empty "$STORE/tmp" || errs+=("tmp/ not empty: $(ls -A "$STORE/tmp")")
-	if [ ${#errs[@]} -eq 0 ]; then
-		pass "$d ($want)"
-	else
-		fail "$d" "${errs[@]}"
-	fi
+	[ ${#errs[@]} -eq 0 ]
+	verdict $? "$d ($want)" "${errs[@]}"
 }
 
 # expect_refused DESC CODE PATH FILE OLD [CURL-ARGS...]: the PUT answers
@@ -141,11 +138,8 @@ expect_refused() {
 	s1=$(store_state)
 	[ "$s0" = "$s1" ] || errs+=("store changed: $s0 -> $s1")
 	dir_empty "$STORE/tmp" || errs+=("tmp/ not empty: $(ls -A "$STORE/tmp")")
-	if [ ${#errs[@]} -eq 0 ]; then
-		pass "$d ($want, nothing stored)"
-	else
-		fail "$d" "${errs[@]}"
-	fi
+	[ ${#errs[@]} -eq 0 ]
+	verdict $? "$d ($want, nothing stored)" "${errs[@]}"
 }
 
 # body_says DESC WORD...: the last PUT's answer names every WORD
@@ -156,12 +150,10 @@ body_says() {
 	for w in "$@"; do
 		grep -qiF -- "$w" "$tmp/out/put.body" || miss+=("$w")
 	done
-	if [ ${#miss[@]} -eq 0 ]; then
-		pass "$d: '$(head -1 "$tmp/out/put.body")'"
-	else
-		fail "$d" "missing: ${miss[*]}" \
-		    "body: $(head -c 300 "$tmp/out/put.body")"
-	fi
+	[ ${#miss[@]} -eq 0 ]
+	verdict $? "$d: '$(head -1 "$tmp/out/put.body")'" \
+	    "missing: ${miss[*]}" \
+	    "body: $(head -c 300 "$tmp/out/put.body")"
 }
 
 
@@ -170,12 +162,9 @@ expect_code() {
 	local d=$1 want=$2 code
 	shift 2
 	code=$(http "${@: -1}" "$tmp/out/body" "$tmp/out/hdrs" "${@:1:$#-1}")
-	if [ "$code" = "$want" ]; then
-		pass "$d ($want)"
-	else
-		fail "$d" "status $code, want $want:" \
-		    "$(head -c 200 "$tmp/out/body")"
-	fi
+	[ "$code" = "$want" ]
+	verdict $? "$d ($want)" "status $code, want $want:" \
+	    "$(head -c 200 "$tmp/out/body")"
 }
 
 # quality_is DESC PATH FILE: GET and HEAD both carry FILE's quality.
@@ -186,12 +175,9 @@ quality_is() {
 	http "$2" /dev/null "$tmp/out/q.head" --head >/dev/null
 	g=$(header "$tmp/out/q.get" X-Symhub-Quality)
 	h=$(header "$tmp/out/q.head" X-Symhub-Quality)
-	if [ "$g" = "$q" ] && [ "$h" = "$q" ]; then
-		pass "$1: X-Symhub-Quality $q on GET and HEAD"
-	else
-		fail "$1: X-Symhub-Quality on GET and HEAD" \
-		    "GET '$g', HEAD '$h', want '$q'"
-	fi
+	[ "$g" = "$q" ] && [ "$h" = "$q" ]
+	verdict $? "$1: X-Symhub-Quality $q on GET and HEAD" \
+	    "GET '$g', HEAD '$h', want '$q'"
 }
 
 # start DESC ARGS...: start_symhubd, a check, and STORE set from -d.
@@ -290,15 +276,12 @@ if raw_request HEAD "$P_DBG" "$tmp/out/head"; then
 	q=$(header "$tmp/out/head" X-Symhub-Quality)
 	blen=$(($(file_size "$tmp/out/head") - ${hlen:-0}))
 	d="HEAD of an upload: 200, Content-Length, X-Symhub-Quality, no body"
-	if [ "$st" = 200 ] && [ "$cl" = "$(file_size "$F/hello.debug")" ] &&
+	[ "$st" = 200 ] && [ "$cl" = "$(file_size "$F/hello.debug")" ] &&
 	    [ "$q" = "$(quality "$F/hello.debug")" ] && [ -n "$hlen" ] &&
-	    [ "$blen" = 0 ]; then
-		pass "$d"
-	else
-		fail "$d" \
-		    "status $st, Content-Length '$cl', quality '$q'," \
-		    "header bytes '$hlen', body $blen bytes"
-	fi
+	    [ "$blen" = 0 ]
+	verdict $? "$d" \
+	    "status $st, Content-Length '$cl', quality '$q'," \
+	    "header bytes '$hlen', body $blen bytes"
 else
 	fail "HEAD of an upload" "no connection"
 fi
@@ -449,24 +432,16 @@ race mixed "$P_DBG" "$F/hello.debug" "$F/hello.full" "$F/hello.debug force" \
     "$F/hello.full force" "$F/hello.debug" "$F/hello.full" \
     "$F/hello.debug force" "$F/hello.full force"
 c=$(codes mixed)
-if codes_ok "$c"; then
-	pass "8 concurrent uploads (forced or not): all 200/201/409 ($c)"
-else
-	fail "8 concurrent uploads (forced or not): all 200/201/409" "codes: $c"
-fi
+codes_ok "$c"
+verdict $? "8 concurrent uploads (forced or not): all 200/201/409 ($c)" \
+    "codes: $c"
 n201=$(grep -o 201 <<<"$c" | wc -l)
-if [ "$n201" = 1 ]; then
-	pass "8 concurrent uploads: exactly one 201"
-else
-	fail "8 concurrent uploads: exactly one 201" "codes: $c"
-fi
+[ "$n201" = 1 ]
+verdict $? "8 concurrent uploads: exactly one 201" "codes: $c"
 http "$P_DBG" "$tmp/out/race.dbg" /dev/null >/dev/null
-if cmp -s "$tmp/out/race.dbg" "$F/hello.debug" ||
-    cmp -s "$tmp/out/race.dbg" "$F/hello.full"; then
-	pass "after the race: debuginfo serves one of the uploaded files"
-else
-	fail "after the race: debuginfo serves one of the uploaded files"
-fi
+cmp -s "$tmp/out/race.dbg" "$F/hello.debug" ||
+    cmp -s "$tmp/out/race.dbg" "$F/hello.full"
+verdict $? "after the race: debuginfo serves one of the uploaded files"
 
 # Round 2: executable, nothing forced: whatever the order, the best copy
 # (hello.full) must win, and only the first upload may say 201.  A race
@@ -488,12 +463,9 @@ for r in 1 2 3 4 5; do
 	    bad+=("round $r: GET $code, $(cmp -s "$tmp/out/race.exe" \
 	    "$F/hello.stripped" && echo "the WORSE copy (hello.stripped) won")")
 done
-if [ ${#bad[@]} -eq 0 ]; then
-	pass "5 x 8 concurrent unforced uploads: one 201 each, the best copy won"
-else
-	fail "5 x 8 concurrent unforced uploads: one 201 each, the best copy won" \
-	    "${bad[@]}"
-fi
+[ ${#bad[@]} -eq 0 ]
+verdict $? "5 x 8 concurrent unforced uploads: one 201 each, the best copy won" \
+    "${bad[@]}"
 
 # Blobs are content-addressed: one per distinct stored content.
 if cmp -s "$tmp/out/race.dbg" "$tmp/out/race.exe"; then nb=1; else nb=2; fi
@@ -549,12 +521,9 @@ PIDS+=("$cpid")
 if wait_until 20 partial; then
 	kill -TERM "$cpid"
 	wait_exit "$cpid" 10
-	if wait_until 10 dir_empty "$STORE/tmp"; then
-		pass "a client gone mid-upload: tmp/ emptied"
-	else
-		fail "a client gone mid-upload: tmp/ emptied" \
-		    "$(ls -la "$STORE/tmp")"
-	fi
+	wait_until 10 dir_empty "$STORE/tmp"
+	verdict $? "a client gone mid-upload: tmp/ emptied" \
+	    "$(ls -la "$STORE/tmp")"
 else
 	fail "a client gone mid-upload: its upload reached tmp/" \
 	    "$(ls -la "$STORE/tmp")"
@@ -604,12 +573,9 @@ expect_get "budget 1: section .debug_info of the upload" \
     "/buildid/$ID/section/.debug_info" 200 "$tmp/f/debug_info"
 expect_get "budget 1: section .text of the upload" \
     "/buildid/$ID/section/.text" 200 "$tmp/f/text"
-if wait_metric symhub_cache_evictions_total -ge 1 15; then
-	pass "budget 1: sections evicted ($(metric symhub_cache_evictions_total))"
-else
-	fail "budget 1: sections evicted" \
-	    "symhub_cache_evictions_total '$(metric symhub_cache_evictions_total)'"
-fi
+wait_metric symhub_cache_evictions_total -ge 1 15
+verdict $? "budget 1: sections evicted ($(metric symhub_cache_evictions_total))" \
+    "symhub_cache_evictions_total '$(metric symhub_cache_evictions_total)'"
 expect_get "budget 1, after eviction: debuginfo" "$P_DBG" 200 "$F/hello.debug"
 expect_get "budget 1, after eviction: executable" "$P_EXE" 200 \
     "$F/hello.stripped"
@@ -715,12 +681,9 @@ expect_put "a binary without a build-id, by FileID" 201 \
 expect_put "its debug file, by FileID" 201 "/fileid/$NFID/debuginfo" \
     "$F/nobid.debug" -H "$AUTH_UP"
 client_env
-if out=$(debuginfod-find debuginfo "$NFID" 2>&1) && cmp -s "$out" \
-    "$F/nobid.debug"; then
-	pass "debuginfod-find with the FileID as id gets the symbols"
-else
-	fail "debuginfod-find with the FileID as id gets the symbols" "$out"
-fi
+out=$(debuginfod-find debuginfo "$NFID" 2>&1) && cmp -s "$out" \
+    "$F/nobid.debug"
+verdict $? "debuginfod-find with the FileID as id gets the symbols" "$out"
 stop_check "SIGTERM: exit 0"
 start "restart on the same store" -d "$tmp/sG" --tokens "$TOKENS" \
     --log-file "$tmp/g.log" || finish
@@ -736,11 +699,8 @@ for t in "$TOK_UP" "$TOK_ADM" "$TOK_ALL" "$TOK_BAD"; do
 	f=$(grep -lF "$t" "$tmp"/*.log "$tmp/symhubd.out" 2>/dev/null) &&
 	    leaks+=("${t:0:8}... in $f")
 done
-if [ ${#leaks[@]} -eq 0 ]; then
-	pass "no token appears in any log or on symhubd's stderr"
-else
-	fail "no token appears in any log or on symhubd's stderr" "${leaks[@]}"
-fi
+[ ${#leaks[@]} -eq 0 ]
+verdict $? "no token appears in any log or on symhubd's stderr" "${leaks[@]}"
 
 echo "# $(($(date +%s) - t0)) s"
 finish

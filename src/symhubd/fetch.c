@@ -698,7 +698,7 @@ job_settle(struct fetch *f, struct job *j)
 		 * to this thread, and job_start() finds the entry.
 		 */
 		job_answer(f, j, FETCH_NOTFOUND, NULL);
-		if (cache_put_negative(f->c, &j->key, (int64_t)time(NULL),
+		if (cache_put_negative(f->c, &j->key, clock_wall_s(),
 		    f->ttls, f->nttls) < 0)
 			log_debug("no negative entry for %s", j->idhex);
 		/* An upload through another replica, told while the
@@ -849,7 +849,7 @@ job_start(struct fetch *f, struct job *j)
 	 * answers this one too.
 	 */
 	rc = j->upgrade ? -ENOENT :
-	    cache_get(f->c, &j->key, (int64_t)time(NULL), &rec);
+	    cache_get(f->c, &j->key, clock_wall_s(), &rec);
 	if (rc == 0) {
 		cache_record_release(&rec);
 		job_finish(f, j, FETCH_OK, "store");

@@ -368,6 +368,8 @@ main(int argc, char **argv)
 		    strerror(-rc));
 	if (preflight(&cfg, 0, &lfd, &auth, why, sizeof(why)) < 0)
 		fatalx("%s", why);
+	if ((rc = clock_test_init()) < 0)	/* a test build's only */
+		fatalx("SYMHUB_TEST_CLOCK: %s", strerror(-rc));
 	/*
 	 * libdw may consult debuginfod for dwz alt files while we read
 	 * DWARF; it must never ask a server (possibly this one) from inside

@@ -510,7 +510,7 @@ put_stored(struct bucket *b, const struct cache_key *key, int mode,
 	struct cache_record	rec;
 	int			fd = -1, rc;
 
-	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &rec)) < 0)
+	if ((rc = cache_get(b->c, key, clock_wall_s(), &rec)) < 0)
 		return rc == -ENODATA ? -ENOENT : rc;
 	/* Bytes of a package member are not the record's to send. */
 	if (rec.flags & CACHE_F_MEMBER)
@@ -745,7 +745,7 @@ bucket_put(struct bucket *b, const struct cache_key *key, int force,
 	/* The bytes the client sent, now: an eviction, another upload or
 	 * another replica's event may change the key before a writer is
 	 * free. */
-	if ((rc = cache_get(b->c, key, (int64_t)time(NULL), &j->rec)) < 0) {
+	if ((rc = cache_get(b->c, key, clock_wall_s(), &j->rec)) < 0) {
 		job_free(j);
 		return rc == -ENODATA ? -ENOENT : rc;
 	}
@@ -839,7 +839,7 @@ apply(struct bucket *b, const struct event *e)
 	 * miss after this forgets it again (bucket_changed_since()). */
 	n = atomic_fetch_add(&b->applied, 1) + 1;
 	atomic_store(&b->slot[slot_of(&key)], n);
-	if (cache_get(b->c, &key, (int64_t)time(NULL), &rec) == 0) {
+	if (cache_get(b->c, &key, clock_wall_s(), &rec) == 0) {
 		/* A file scanned in place is this replica's own: no other
 		 * replica's upload or delete is its business. */
 		if (rec.flags & CACHE_F_EXTERNAL)

@@ -435,7 +435,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 	rec->ximasig = a->r.ximasig;
 	rec->last_modified = a->r.lastmod;
 	/* Set here, so the answer sent now and every later hit agree. */
-	rec->stored = (int64_t)time(NULL);
+	rec->stored = clock_wall_s();
 	return 0;
 }
 

@@ -131,13 +131,13 @@ maintain(void *arg)
 		if (m->stop)
 			break;
 		pthread_mutex_unlock(&m->mu);
-		if ((n = cache_flush(m->c, (int64_t)time(NULL))) > 0)
+		if ((n = cache_flush(m->c, clock_wall_s())) > 0)
 			log_info("evicted %d entries", n);
 		else if (n < 0 && n != -EROFS)
 			log_warnx("cache flush: %s", strerror(-n));
 		if (cache_stats(m->c, &st) == 0)
 			verify_some(m, &st);
-		collect_quarantine(m, (int64_t)time(NULL));
+		collect_quarantine(m, clock_wall_s());
 		log_flush_dropped();
 		pthread_mutex_lock(&m->mu);
 	}

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
 
+#include "base/clock.h"
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
@@ -263,7 +263,7 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 		goto out;
 	}
 	/* A scanned copy is hashed here, outside the store's lock. */
-	if (cache_get(u->c, &u->key, (int64_t)time(NULL), &old) == 0) {
+	if (cache_get(u->c, &u->key, clock_wall_s(), &old) == 0) {
 		same = (old.flags & CACHE_F_EXTERNAL) &&
 		    same_bytes(u, &old, digest);
 		cache_record_release(&old);

@@ -124,9 +124,9 @@ unref_locked(struct batch *b)
 }
 
 /*
- * Something in flight for m ended: its result noted (by note(), under the
- * lock, in the same section that clears inflight, so that a step never
- * sees the module idle without its result), the caller woken.
+ * Something in flight for m ended: its result noted under the lock, in
+ * the same section that clears inflight (so that a step never sees the
+ * module idle without its result), the caller woken.
  */
 static void
 ended(struct bmod *m, int is_fetch, enum fetch_result fres, int crc)

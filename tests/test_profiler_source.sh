@@ -255,4 +255,32 @@ fi
 section 'metrics'
 check 'the answers are counted as type="profiler"' \
     metric_cmp 'http_responses_transfer_bytes_count{code="200",type="profiler"}' -ge 8
+
+section 'a source the hub has not, from its upstream'
+# A second hub with the debuginfo and no source tree, the first as its
+# upstream: /source/v1 asks it as /buildid/ID/source/PATH would.
+UP=$URL
+hub -d "$tmp/store2" -F "$tmp/debug" -u "$UP" --log-file "$tmp/front.log"
+code=$(post /source/v1 "{\"debugId\":\"$BP\",\"file\":\"$SRC\"}" \
+    "$tmp/out/up.json")
+expect_status "/source/v1 of a file only the upstream has -> 200" 200 \
+    "$code" "$tmp/out/up.json"
+check "... its text" python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["source"] == open(sys.argv[2]).read()' \
+    "$tmp/out/up.json" "$SRC"
+code=$(post /source/v1 "{\"debugId\":\"$BP\",\"file\":\"$tmp/src/greet.h\"}" \
+    "$tmp/out/up2.json")
+code2=$(curl -s -o /dev/null -w '%{http_code}' "$UP/buildid/$ID/source$tmp/src/greet.h")
+check "... and a second file too ($code; the upstream itself: $code2)" \
+    test "$code" = 200
+rm "$tmp/src/hello.c"
+code=$(post /source/v1 "{\"debugId\":\"$BP\",\"file\":\"$SRC\"}" \
+    "$tmp/out/up3.json")
+expect_status "... then from the front hub's store, the tree gone -> 200" \
+    200 "$code" "$tmp/out/up3.json"
+code=$(post /source/v1 "{\"debugId\":\"$BP\",\"file\":\"$tmp/src/secret.c\"}" \
+    "$tmp/out/up4")
+expect_status "... and still 403 for a file the DWARF does not name" 403 \
+    "$code" "$tmp/out/up4"
 finish

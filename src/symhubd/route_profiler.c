@@ -12,8 +12,10 @@
  * bytes of the module's code (disasm.h), from its executable or from a
  * debuginfo that kept the code.
  *
- * Both answer from the store alone: a module or a source the hub does not
- * hold is 404, not asked upstream.
+ * A module is looked for in the store alone (a Breakpad id holds only
+ * the first 16 bytes of a build-id, which no upstream is asked by); a
+ * source of a module held here is asked upstream on a miss, as
+ * /buildid/ID/source/PATH would be.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/hex.h"
 #include "base/utf8.h"
 #include "common/elfinfo.h"
 #include "disasm.h"
@@ -255,10 +258,24 @@ route_source_v1(struct http *h, struct req *r)
 		struct cache_key k = { CACHE_SOURCE, bid, bidlen, w.found };
 
 		rc = records_open(h->c, h->s, &k, &rec, &fd);
+		/* As /buildid/ID/source/PATH would: ask the upstreams,
+		 * once, and read the store again when they answered. */
+		if (rc == -ENOENT && r->ask.fetches == 0 && h->f != NULL) {
+			hex_encode(bid, bidlen, r->w.idhex);
+			if (route_ask_upstream(h, r, &k, w.found, 0, 0)) {
+				ret = MHD_YES;
+				goto out;
+			}
+		}
+	}
+	if (rc == -ENOENT && r->ask.fetches > 0) {
+		ret = route_after_fetch(r);
+		goto out;
 	}
 	if (rc == -ENOENT || rc == -ENODATA) {
 		ret = reply_text(r, REPLY_NOT_FOUND, "source not available "
-		    "here", "profiler: no source");
+		    "here", rc == -ENODATA ? "profiler: negative" :
+		    "profiler: no source");
 		goto out;
 	}
 	if (rc != 0) {

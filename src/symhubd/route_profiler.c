@@ -257,7 +257,8 @@ route_source_v1(struct http *h, struct req *r)
 	{
 		struct cache_key k = { CACHE_SOURCE, bid, bidlen, w.found };
 
-		rc = records_open(h->c, h->s, &k, &rec, &fd);
+		if ((rc = records_open(h->c, h->s, &k, &rec, &fd)) != 0)
+			fd = -1;	/* nothing to close or release */
 		/* As /buildid/ID/source/PATH would: ask the upstreams,
 		 * once, and read the store again when they answered. */
 		if (rc == -ENOENT && r->ask.fetches == 0 && h->f != NULL) {
@@ -289,11 +290,11 @@ route_source_v1(struct http *h, struct req *r)
 	if (!route_answer_fits(h, rec.size + strlen(q.file) + 128)) {
 		ret = reply_text(r, REPLY_TOO_LARGE, "the source is larger "
 		    "than --symbolize-max-answer", "profiler");
-		goto release;
+		goto out;
 	}
 	if ((text = malloc(rec.size + 1)) == NULL) {
 		ret = MHD_NO;
-		goto release;
+		goto out;
 	}
 	for (left = 0; left < rec.size; left += (size_t)got)
 		if ((got = pread(fd, text + left, rec.size - left,
@@ -301,7 +302,7 @@ route_source_v1(struct http *h, struct req *r)
 			break;
 	if (left < rec.size) {
 		ret = reply_text(r, REPLY_INTERNAL, "store error", "error");
-		goto release;
+		goto out;
 	}
 	rc = buf_puts(&b, "{\"symbolsLastModified\":");
 	rc |= put_time(&b, symbols_lm);
@@ -314,14 +315,15 @@ route_source_v1(struct http *h, struct req *r)
 	rc |= buf_puts(&b, "\"}");
 	if (rc != 0) {
 		ret = MHD_NO;
-		goto release;
+		goto out;
 	}
 	snprintf(r->how_buf, sizeof(r->how_buf), "profiler: source");
 	ret = answer_json(r, &b, r->how_buf);
-release:
-	close(fd);
-	cache_record_release(&rec);
 out:
+	if (fd >= 0) {
+		close(fd);
+		cache_record_release(&rec);
+	}
 	buf_free(&b);
 	free(text);
 	free(w.found);

@@ -51,13 +51,16 @@ if command -v clang-19 >/dev/null && command -v ld.lld >/dev/null &&
 	ARM=$(buildid "$tmp/deploy/arm")
 fi
 
+# --cors: the profiler is a page of another origin.
 hub -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" \
-    --source-root "$tmp/src" --log-file "$tmp/symhubd.log"
+    --source-root "$tmp/src" --cors '*' --log-file "$tmp/symhubd.log"
 
-# post PATH JSON OUT: POST the JSON as the profiler does (a text body);
-# prints the status.
+# post PATH JSON OUT: POST the JSON as the profiler does (a text body,
+# from its origin); prints the status, the headers to OUT.hdr.
 post() {
-	curl -s --max-time 30 -o "$3" -w '%{http_code}' \
+	curl -s --max-time 30 -o "$3" -D "$3.hdr" -w '%{http_code}' \
+	    -H 'Origin: https://profiler.firefox.com' \
+	    -H 'Content-Type: text/plain;charset=UTF-8' \
 	    --data-binary "$2" "$URL$1"
 }
 
@@ -78,6 +81,9 @@ assert a["source"] == open(sys.argv[2]).read()
 for k in ("symbolsLastModified", "sourceLastModified"):
     assert a[k] is None or (isinstance(a[k], str) and a[k].endswith("Z"))
 EOF
+check "... as JSON a page of another origin may read (--cors)" \
+    test "$(header "$tmp/out/src.json.hdr" Content-Type)" = application/json \
+    -a "$(header "$tmp/out/src.json.hdr" Access-Control-Allow-Origin)" = '*'
 
 code=$(post /source/v1 "{\"codeId\":\"$ID\",\"file\":\"$tmp/src/greet.h\"}" \
     "$tmp/out/src2.json")

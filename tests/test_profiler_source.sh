@@ -212,6 +212,21 @@ check "... its instructions are llvm-objdump's (offsets, mnemonics)" \
     python3 "$tmp/out/compare.py" "$tmp/out/asm.json" "$tmp/out/objdump.txt" \
     "$GREL" "$GSIZE" x86_64 "$(printf '%x' "$BASE")"
 
+# The profiler's own flow: the function /symbolicate/v5 found, asked
+# from its start (module_offset less function_offset) for its size.
+read -r FSTART FSIZE < <(python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["results"][0]["stacks"][0][0]
+print(hex(int(f["module_offset"], 16) - int(f["function_offset"], 16)),
+      f["function_size"])' "$tmp/out/tk.json" 2>/dev/null)
+code=$(post /asm/v1 "{\"debugName\":\"hello\",\"debugId\":\"$BP\",\
+\"startAddress\":\"$FSTART\",\"size\":\"$FSIZE\"}" "$tmp/out/asm-tk.json")
+expect_status "/asm/v1 of the function /symbolicate/v5 named -> 200" 200 \
+    "$code" "$tmp/out/asm-tk.json"
+check "... greet's instructions, as llvm-objdump decodes them" \
+    python3 "$tmp/out/compare.py" "$tmp/out/asm-tk.json" \
+    "$tmp/out/objdump.txt" "$GREL" "$GSIZE" x86_64 "$(printf '%x' "$BASE")"
+
 code=$(post /asm/v1 "{\"codeId\":\"$ID\",\"startAddress\":\"$GREL\",\
 \"size\":\"0x1\",\"continueUntilFunctionEnd\":true}" "$tmp/out/asm2.json")
 expect_status "/asm/v1, size 1 and continueUntilFunctionEnd -> 200" 200 \

@@ -38,6 +38,11 @@
 /* A request of either is a few names and a path. */
 #define API_BODY_MAX	(16u * 1024)
 
+/* The largest source served: it is held whole, and escaped into the
+ * answer (some 1.5 MB for the largest C file of a Linux tree, the
+ * generated ones of a browser tens of MB). */
+#define SOURCE_MAX	(64u * 1024 * 1024)
+
 size_t
 route_api_body_max(const struct config *cfg)
 {
@@ -287,9 +292,11 @@ route_source_v1(struct http *h, struct req *r)
 	}
 	/* Escaped, a file grows at most 6 times; the answer's bound is
 	 * --symbolize-max-answer's. */
-	if (!route_answer_fits(h, rec.size + strlen(q.file) + 128)) {
-		ret = reply_text(r, REPLY_TOO_LARGE, "the source is larger "
-		    "than --symbolize-max-answer", "profiler");
+	if (rec.size > SOURCE_MAX ||
+	    !route_answer_fits(h, rec.size + strlen(q.file) + 128)) {
+		ret = reply_textf(r, REPLY_TOO_LARGE, "profiler", "the source "
+		    "is larger than /source/v1 serves (%u MiB, or "
+		    "--symbolize-max-answer)", SOURCE_MAX >> 20);
 		goto out;
 	}
 	if ((text = malloc(rec.size + 1)) == NULL) {
@@ -357,7 +364,7 @@ route_asm_v1(struct http *h, struct req *r)
 	struct buf		 b = { 0 };
 	unsigned char		 bid[CACHE_ID_MAX];
 	uint64_t		 size, end;
-	size_t			 i, head;
+	size_t			 bidlen, head;
 	enum MHD_Result		 ret;
 	int			 fd, rc = -ENODATA;
 
@@ -369,7 +376,7 @@ route_asm_v1(struct http *h, struct req *r)
 		    "is over the %u bytes /asm/v1 decodes at most", DISASM_MAX);
 		goto out;
 	}
-	if (module_id(h, &q, bid, &i) != 0) {
+	if (module_id(h, &q, bid, &bidlen) != 0) {
 		ret = reply_text(r, REPLY_NOT_FOUND, "no executable or "
 		    "debuginfo here for this module (debugId, codeId)",
 		    "profiler: no module");
@@ -378,7 +385,8 @@ route_asm_v1(struct http *h, struct req *r)
 	/* samply's continueUntilFunctionEnd: up to the end of the function
 	 * symbol holding startAddress, within the bound. */
 	for (head = 0; head < 2 && q.until_end; head++) {
-		struct cache_key k = { code_first[head], bid, i, NULL };
+		struct cache_key k = { code_first[head], bid, bidlen,
+		    NULL };
 
 		if (records_open(h->c, h->s, &k, &rec, &fd) != 0)
 			continue;
@@ -394,7 +402,8 @@ route_asm_v1(struct http *h, struct req *r)
 	}
 	rc = -ENODATA;
 	for (head = 0; head < 2 && rc == -ENODATA; head++) {
-		struct cache_key k = { code_first[head], bid, i, NULL };
+		struct cache_key k = { code_first[head], bid, bidlen,
+		    NULL };
 
 		if (records_open(h->c, h->s, &k, &rec, &fd) != 0)
 			continue;

@@ -273,6 +273,63 @@ else
 	    "clang-19 and ld.lld cannot link an aarch64 program here"
 fi
 
+section 'a page of another origin in a browser, fetching as the profiler does'
+# The profiler itself is a web app that cannot run offline here; its
+# fetch (RegularExternalCommunicationDelegate: a text body, mode cors,
+# credentials omitted) can, in Debian's chromium, headless.
+if command -v chromium >/dev/null; then
+	mkdir -p "$tmp/www"
+	cat >"$tmp/www/p.html" <<EOF
+<html><body><pre id="out">waiting</pre><script>
+async function q(path, req) {
+	const r = await fetch("$URL" + path, { body: JSON.stringify(req),
+	    method: "POST", mode: "cors", credentials: "omit" });
+	if (r.status !== 200)
+		throw new Error("status " + r.status);
+	return r.json();
+}
+async function go() {
+	const s = [];
+	try {
+		const j = await q("/source/v1", { debugName: "hello",
+		    debugId: "$BP", moduleOffset: "$GREL", file: "$SRC" });
+		s.push("source [" + j.source.split("\\n")[0] + "]");
+	} catch (e) {
+		s.push("source failed " + e);
+	}
+	try {
+		const j = await q("/asm/v1", { debugName: "hello",
+		    debugId: "$BP", startAddress: "$GREL", size: "$GSIZE" });
+		s.push("asm " + j.arch + " " + j.instructions.length + " [" +
+		    j.instructions[0][1] + "]");
+	} catch (e) {
+		s.push("asm failed " + e);
+	}
+	document.getElementById("out").textContent = s.join(" / ");
+}
+go();
+</script></body></html>
+EOF
+	WPORT=$(free_port)
+	python3 -m http.server "$WPORT" --bind 127.0.0.1 \
+	    --directory "$tmp/www" >"$tmp/www.log" 2>&1 &
+	PIDS+=($!)
+	WEB=http://127.0.0.1:$WPORT
+	wait_until 20 eval "[ \"\$(http_code '$WEB/p.html')\" = 200 ]"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu \
+	    --no-first-run --user-data-dir="$tmp/chromium" \
+	    --virtual-time-budget=10000 --dump-dom "$WEB/p.html" \
+	    >"$tmp/out/p.dom" 2>"$tmp/out/p.err"
+	n=$(python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["instructions"]))' "$tmp/out/asm.json")
+	check "/source/v1 from the page: hello.c's first line" \
+	    grep -qF "source [$(head -n 1 "$SRC")]" "$tmp/out/p.dom"
+	check "/asm/v1 from the page: greet's $n instructions" \
+	    grep -qF "asm x86_64 $n [push rbp]" "$tmp/out/p.dom"
+else
+	skip_check "a page in a browser" "no chromium"
+fi
+
 section 'metrics'
 check 'the answers are counted as type="profiler"' \
     metric_cmp 'http_responses_transfer_bytes_count{code="200",type="profiler"}' -ge 8

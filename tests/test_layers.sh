@@ -154,8 +154,8 @@ section 'modules without I/O'
 # symjson reads the symbolize requests and writes their answers; the
 # lookups, the sockets and the store are its callers' (route_batch.c,
 # route_stream.c).  Its objects refer to memory and strings, base/,
-# the ids and names of common/, and yajl, nothing else.
-allow='^(calloc|malloc|realloc|free|mem(chr|cmp|cpy|move|set)|str(cmp|ncmp|len|nlen|chr)|v?a?snprintf|asprintf|__(v?snprintf|asprintf|mem(cpy|move|set))_chk|(buf|hex|utf8|array)_[a-z0-9_]*|demangle|webapi_[a-z0-9_]*|yajl_[a-z_]*|__(asan|ubsan|sanitizer)_[A-Za-z0-9_]*|__stack_chk_fail)$'
+# the ids and names of common/, each other, and yajl, nothing else.
+allow='^(calloc|malloc|realloc|free|mem(chr|cmp|cpy|move|set)|str(cmp|ncmp|len|nlen|chr)|v?a?snprintf|asprintf|__(v?snprintf|asprintf|mem(cpy|move|set))_chk|(buf|hex|utf8|array)_[a-z0-9_]*|demangle|webapi_[a-z0-9_]*|symjson_[a-z_]*|yajl_[a-z_]*|__(asan|ubsan|sanitizer)_[A-Za-z0-9_]*|__stack_chk_fail)$'
 for o in "$top_builddir"/src/symhubd/libsymhubd_a-symjson_*.o; do
 	[ -e "$o" ] || { fail "symjson's objects are built" "$o"; continue; }
 	b=$(nm -u "$o" | awk '{ print $2 }' | grep -Ev "$allow" | head -5 |

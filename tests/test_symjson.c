@@ -870,6 +870,73 @@ test_answer(void)
 	symjson_tecken_free(&t);
 }
 
+/* The Firefox Profiler's /source/v1 and /asm/v1 (samply's API.md). */
+static void
+test_api(void)
+{
+	static const unsigned char bid[16] = { 0xa1, 0x2a, 0xac, 0x88, 0x5f,
+	    0xbc, 0x3b, 0xa1, 0xf5, 0xc5, 0x08, 0xc3, 0xd6, 0x2b, 0xc8, 0x6c };
+	static const char src[] = "{\"debugName\":\"app\",\"debugId\":"
+	    "\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\",\"moduleOffset\":\"0x4b8f\","
+	    "\"file\":\"/src/a.c\",\"other\":[{\"x\":[1,{}]}]}";
+	static const char asm_[] = "{\"name\":\"app\",\"codeId\":"
+	    "\"A12AAC885FBC3BA1F5C508C3D62BC86C01234567\",\"debugName\":null,"
+	    "\"startAddress\":\"0x1d04742\",\"size\":132,"
+	    "\"continueUntilFunctionEnd\":true}";
+	static const char *bad[] = {
+		"[]", "1", "{", "{}",
+		"{\"file\":\"/a.c\"}",
+		"{\"debugId\":\"88AC\",\"file\":\"/a.c\"}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\"}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":{}}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":\"/a\\u0000b\"}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":\"/a.c\",\"file\":\"/b.c\"}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":\"/a.c\",\"moduleOffset\":\"0xzz\"}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":\"/a.c\",\"moduleOffset\":-1}",
+		"{\"debugId\":\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\","
+		"\"file\":\"/a.c\",\"moduleOffset\":\"0x10000000000000000\"}",
+	};
+	static const char not_utf8[] = "{\"debugId\":"
+	    "\"88AC2AA1BC5FA13BF5C508C3D62BC86C0\",\"file\":\"/\xff\"}";
+	struct symjson_api	 q;
+	const char		*why;
+	size_t			 i;
+	int			 rc;
+
+	rc = symjson_parse_api(src, strlen(src), 0, &q, &why);
+	ok(rc == 0 && q.has_debug_id && memcmp(q.debug_id, bid, 16) == 0 &&
+	    q.code_idlen == 0 && q.has_offset && q.module_offset == 0x4b8f &&
+	    strcmp(q.file, "/src/a.c") == 0 &&
+	    strcmp(q.debug_name, "app") == 0,
+	    "source/v1: module, offset and file read, other keys skipped");
+	symjson_api_free(&q);
+	rc = symjson_parse_api(src, strlen(src), 1, &q, &why);
+	ok(rc == -EINVAL && strstr(why, "startAddress") != NULL,
+	    "asm/v1 of a source request: no startAddress (%s)", why);
+	rc = symjson_parse_api(asm_, strlen(asm_), 1, &q, &why);
+	ok(rc == 0 && !q.has_debug_id && q.code_idlen == 20 &&
+	    q.code_id[0] == 0xa1 && q.code_id[19] == 0x67 &&
+	    q.start == 0x1d04742 && q.size == 132 && q.until_end &&
+	    q.debug_name == NULL && strcmp(q.name, "app") == 0,
+	    "asm/v1: codeId of either case, a hex string and an integer, "
+	    "null as if absent");
+	symjson_api_free(&q);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		rc = symjson_parse_api(bad[i], strlen(bad[i]), 0, &q, &why);
+		ok(rc == -EINVAL && q.file == NULL && why != NULL,
+		    "source/v1: malformed '%s' -> -EINVAL (%s)", bad[i],
+		    why ? why : "no message");
+	}
+	rc = symjson_parse_api(not_utf8, strlen(not_utf8), 0, &q, &why);
+	ok(rc == -EINVAL, "source/v1: a file not UTF-8 -> -EINVAL (%s)", why);
+}
+
 int
 main(void)
 {
@@ -882,5 +949,6 @@ main(void)
 	test_tecken_stream();
 	test_write_utf8();
 	test_answer();
+	test_api();
 	return done();
 }

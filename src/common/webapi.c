@@ -181,6 +181,14 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 		req->route = WEBAPI_TECKEN;
 		return 0;
 	}
+	if (strcmp(url, "/source/v1") == 0) {
+		req->route = WEBAPI_SOURCE_V1;
+		return 0;
+	}
+	if (strcmp(url, "/asm/v1") == 0) {
+		req->route = WEBAPI_ASM_V1;
+		return 0;
+	}
 	by_fileid = strncmp(url, fprefix, sizeof(fprefix) - 1) == 0;
 	if (!by_fileid && strncmp(url, prefix, sizeof(prefix) - 1) != 0) {
 		*why = "no such route";

@@ -22,7 +22,9 @@ enum webapi_route {
 	WEBAPI_ARTIFACT,	/* "/buildid/ID/..." or "/fileid/FILEID/..." */
 	WEBAPI_METADATA,	/* "/metadata": its query in webapi_meta */
 	WEBAPI_BATCH,		/* "/symbolize": POST, many modules */
-	WEBAPI_TECKEN		/* "/symbolicate/v5": POST, Tecken's API */
+	WEBAPI_TECKEN,		/* "/symbolicate/v5": POST, Tecken's API */
+	WEBAPI_SOURCE_V1,	/* "/source/v1": POST, the Firefox Profiler's */
+	WEBAPI_ASM_V1		/* "/asm/v1": POST, the Firefox Profiler's */
 };
 
 struct webapi_req {

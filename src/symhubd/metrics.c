@@ -14,7 +14,8 @@ static const int codes[] = { 200, 206, 302, 304, 400, 404, 405, 406, 413,
 #define NCODES	(sizeof(codes) / sizeof(codes[0]))
 
 static const char *const tnames[METRICS_T_N] = {
-	"buildid", "metrics", "root", "other", "metadata", "symbolize"
+	"buildid", "metrics", "root", "other", "metadata", "symbolize",
+	"profiler"
 };
 static const char *const rnames[METRICS_R_N] = {
 	"file", "section", "negative", "notfound", "error", "transient",

@@ -19,6 +19,7 @@ enum metrics_type {		/* the "type" label: what was asked for */
 	METRICS_T_OTHER,
 	METRICS_T_METADATA,
 	METRICS_T_BATCH,	/* POST /symbolize, /symbolicate/v5 */
+	METRICS_T_PROFILER,	/* POST /source/v1, /asm/v1 */
 	METRICS_T_N
 };
 

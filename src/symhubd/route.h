@@ -420,6 +420,13 @@ int		route_answer_fits(const struct http *h, uint64_t least);
 /* Most bytes of a POST body: about 40 an address, 256 a module. */
 size_t		route_body_max(const struct config *cfg);
 
+/* route_profiler.c: POST /source/v1 and /asm/v1, the Firefox Profiler's
+ * source and assembly views; their bodies are at most route_api_body_max()
+ * bytes. */
+enum MHD_Result	route_source_v1(struct http *h, struct req *r);
+enum MHD_Result	route_asm_v1(struct http *h, struct req *r);
+size_t		route_api_body_max(const struct config *cfg);
+
 /* route_status.c: / and /metrics. */
 enum MHD_Result	route_root(struct http *h, struct req *r);
 enum MHD_Result	route_metrics(struct http *h, struct req *r);

@@ -32,6 +32,12 @@ static const struct route routes[] = {
 	    METRICS_T_BUILDID, route_gsym, NULL },
 	{ WEBAPI_ARTIFACT, CACHE_GSYM, 1, ROUTE_POST, route_body_max,
 	    METRICS_T_BUILDID, route_gsym, "POST the addresses to /symbolize" },
+	{ WEBAPI_SOURCE_V1, 0, 0, ROUTE_POST, route_api_body_max,
+	    METRICS_T_PROFILER, route_source_v1,
+	    "POST the module and file to /source/v1" },
+	{ WEBAPI_ASM_V1, 0, 0, ROUTE_POST, route_api_body_max,
+	    METRICS_T_PROFILER, route_asm_v1,
+	    "POST the module and address range to /asm/v1" },
 };
 
 const struct route *

@@ -127,6 +127,57 @@ void	symjson_tecken_free(struct symjson_tecken *t);
 void	symjson_breakpad_id(const unsigned char *id, size_t idlen,
 	    char out[34]);
 
+/* The build-id bytes a Breakpad id holds (symjson_breakpad_id()'s
+ * inverse: 32 hex digits of either case and an age).
+ * @return 0; -EINVAL. */
+int	symjson_breakpad_prefix(const char *s, size_t len,
+	    unsigned char out[16]);
+
+/*
+ * POST /source/v1 and /asm/v1, the Firefox Profiler's source and
+ * assembly views (samply's API.md; symhubd(8), "Firefox Profiler"):
+ *   {"debugName": NAME, "debugId": BREAKPADID, "moduleOffset": "0x1f",
+ *    "file": PATH}
+ *   {"debugName": NAME, "debugId": BREAKPADID, "name": NAME,
+ *    "codeId": BUILDID, "startAddress": "0x1f", "size": "0x40",
+ *    "continueUntilFunctionEnd": false}
+ * Numbers are hex strings, "0x" optional, or JSON integers.  A module is
+ * named by its debugId or its codeId (an ELF code id is the build-id
+ * whole; one that is not hex is passed over, as samply does).  Other
+ * keys are skipped; null is as if absent.
+ */
+#define SYMJSON_CODE_ID_MAX	64	/* bytes of a codeId kept */
+#define SYMJSON_FILE_MAX	4096	/* bytes of "file" */
+
+struct symjson_api {
+	char		*debug_name;	/* malloc'd, or NULL */
+	char		*name;		/* malloc'd, or NULL */
+	char		*file;		/* malloc'd; /source/v1's */
+	unsigned char	 debug_id[16];	/* the build-id's first bytes */
+	int		 has_debug_id;
+	unsigned char	 code_id[SYMJSON_CODE_ID_MAX];
+	size_t		 code_idlen;	/* 0: none */
+	uint64_t	 module_offset;
+	int		 has_offset;
+	uint64_t	 start, size;	/* /asm/v1's */
+	int		 until_end;	/* continueUntilFunctionEnd */
+};
+
+/*
+ * Read a /source/v1 request (asm_v1 0: "file" required) or an /asm/v1
+ * one ("startAddress" and "size" required).  A name over 255 bytes, a
+ * file over SYMJSON_FILE_MAX, a NUL in either, bytes yajl finds not
+ * UTF-8, a key given twice, a known key's value of the wrong type, no
+ * debugId nor codeId: -EINVAL.
+ * @return 0 (symjson_api_free() out); -EINVAL; -ENOMEM; why set on
+ *         failure.
+ */
+int	symjson_parse_api(const char *body, size_t len, int asm_v1,
+	    struct symjson_api *out, const char **why);
+
+/* Accepts a zeroed q. */
+void	symjson_api_free(struct symjson_api *q);
+
 struct symjson;		/* opaque: one answer being written */
 
 /* symjson_create() flags. */

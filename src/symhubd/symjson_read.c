@@ -581,6 +581,12 @@ breakpad_prefix(const char *s, size_t len, unsigned char out[16])
 	return 0;
 }
 
+int
+symjson_breakpad_prefix(const char *s, size_t len, unsigned char out[16])
+{
+	return breakpad_prefix(s, len, out);
+}
+
 void
 symjson_breakpad_id(const unsigned char *id, size_t idlen, char out[34])
 {

@@ -1,6 +1,7 @@
 /*
  * Fuzz the /symbolize request bodies (hex lines or a JSON array for one
- * module, the JSON object of POST /symbolize for many, Tecken's), and the
+ * module, the JSON object of POST /symbolize for many, Tecken's, the
+ * Firefox Profiler's /source/v1 and /asm/v1 objects), and the
  * answers' writer: the same bytes, cut at NULs, as the names, paths and
  * module of a result and a Tecken frame (DWARF's and a request's strings
  * may be any bytes), and the whole answer to each request read, its
@@ -154,8 +155,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct symjson_batch	 b;
 	struct symjson_tecken	 t;
+	struct symjson_api	 q;
 	uint64_t		*addrs = NULL;
 	const char		*why;
+	int			 asm_v1;
 
 	(void)symjson_parse((const char *)data, size, 100000, &addrs, &why);
 	free(addrs);
@@ -169,6 +172,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		whole_answer(NULL, &t);
 		symjson_tecken_free(&t);
 	}
+	for (asm_v1 = 0; asm_v1 < 2; asm_v1++)
+		if (symjson_parse_api((const char *)data, size, asm_v1, &q,
+		    &why) == 0) {
+			/* What the routes rely on. */
+			if ((!asm_v1 && (q.file == NULL ||
+			    strlen(q.file) > SYMJSON_FILE_MAX)) ||
+			    (!q.has_debug_id && q.code_idlen == 0) ||
+			    q.code_idlen > SYMJSON_CODE_ID_MAX ||
+			    (q.debug_name != NULL &&
+			    strlen(q.debug_name) > 255))
+				abort();
+			symjson_api_free(&q);
+		}
 	write_answer(data, size);
 	return 0;
 }

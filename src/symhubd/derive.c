@@ -16,7 +16,10 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "common/dwline.h"
+#include "common/dwsource.h"
 #include "common/elfinfo.h"
+#include "common/kind.h"
 #include "bucket.h"
 #include "derive.h"
 #include "recent.h"
@@ -171,8 +174,8 @@ store_section(struct derive *d, const struct cache_key *key,
 	if (rc == -EROFS)
 		log_debug("read-only store: section not cached");
 	else if (rc < 0)
-		log_warnx("cannot cache section %s: %s", key->extra,
-		    strerror(-rc));
+		log_warnx("cannot cache %s %s: %s", kind_name(key->kind),
+		    key->extra, strerror(-rc));
 }
 
 int
@@ -225,6 +228,119 @@ derive_section(struct derive *d, const struct cache_key *key,
 		cache_record_release(parent);
 	}
 	return -ENOENT;
+}
+
+/* ---- sources embedded in the line tables ---- */
+
+struct srcfind {
+	struct dwsource	*ds;
+	struct buf	*out;
+};
+
+/* The text lives in the sections: copied while they are mapped. */
+static int
+srcfind_lines(void *ctx, const struct dwline_sects *s)
+{
+	struct srcfind	*f = ctx;
+	int		 rc;
+
+	rc = dwsource_find(f->ds, s, f->ds->want);
+	if (rc == 0 && f->ds->text != NULL &&
+	    buf_add(f->out, f->ds->text, f->ds->textlen) < 0)
+		return -ENOMEM;
+	return rc;
+}
+
+static int
+srcfind_name(void *ctx, const char *path)
+{
+	return dwsource_name(ctx, path);
+}
+
+/*
+ * The source ds->want in the file on fd: 0 with the text in out;
+ * -ENODATA with ds->path when named, not embedded; -ENOENT, -ENOTUNIQ;
+ * -EINVAL when its line tables cannot be read; -ENOMEM.
+ */
+static int
+source_in(int fd, struct dwsource *ds, struct buf *out)
+{
+	struct srcfind	f = { ds, out };
+	int		rc, lrc;
+
+	rc = elfinfo_line_sections(fd, srcfind_lines, &f);
+	if (rc == -ENOTSUP || rc == -EINVAL) {
+		/* Not all version 5 (nothing embedded), or a table dwline
+		 * does not take: the names libdw reads, if it can. */
+		dwsource_free(ds);
+		lrc = elfinfo_sources(fd, srcfind_name, ds);
+		if (lrc == -ENOMEM)
+			return lrc;
+		if (lrc == 0 && (rc == -ENOTSUP || ds->path != NULL))
+			rc = dwsource_result(ds);
+	}
+	if (rc == -ENOEXEC || rc == -ENOTSUP)	/* libdw could not either */
+		rc = -EINVAL;
+	if (rc == 0 && ds->text == NULL)
+		rc = -ENODATA;
+	return rc;
+}
+
+int
+derive_source(struct derive *d, const struct cache_key *key,
+    struct buf *out, struct cache_record *rec, struct cache_record *parent,
+    char **named)
+{
+	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_key	pk = *key;
+	struct dwsource		ds;
+	size_t			i;
+	int			fd, rc = -ENOENT;
+
+	*named = NULL;
+	pk.extra = NULL;
+	memset(&ds, 0, sizeof(ds));
+	ds.want = key->extra;
+	for (i = 0; i < 2 && rc == -ENOENT; i++) {
+		pk.kind = parents[i];
+		if ((rc = records_open(d->c, d->scan, &pk, parent, &fd)) < 0) {
+			if (rc != -ENOENT && rc != -ENODATA)
+				log_warnx("source %s: %s", key->extra,
+				    strerror(-rc));
+			rc = -ENOENT;
+			continue;
+		}
+		out->len = 0;
+		rc = source_in(fd, &ds, out);
+		close(fd);
+		if (rc == 0)
+			break;
+		if (rc == -EINVAL)
+			log_limited("dwarf-source", NULL, "source %s of %s: "
+			    "line tables cannot be read", key->extra,
+			    parent->path ? parent->path : "blob");
+		cache_record_release(parent);
+		/* Named by a table: the answer, whatever the next says. */
+		if (rc != -ENOENT)
+			break;
+		dwsource_free(&ds);
+	}
+	if (rc == 0) {
+		memset(rec, 0, sizeof(*rec));
+		rec->flags = CACHE_F_DERIVED;
+		rec->parent = cache_fingerprint(parent);
+		rec->size = out->len;
+		rec->last_modified = parent->last_modified;
+		rec->stored = clock_wall_s();
+		rec->origin = parent->origin;
+		store_section(d, key, rec, out);
+	}
+	if ((rc == -ENODATA || rc == -ENOTUNIQ) &&
+	    (*named = strdup(ds.path)) == NULL)
+		rc = -ENOMEM;
+	dwsource_free(&ds);
+	return rc;
 }
 
 /* ---- conversions ---- */

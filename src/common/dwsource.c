@@ -1,0 +1,182 @@
+/*
+ * dwsource: see dwsource.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "dwsource.h"
+#include "webapi.h"
+
+/* Longer names and directories are passed over: no build names one, and
+ * a table whose entries all point at one long string would otherwise
+ * cost its length for every entry. */
+#define NAME_MAX_LEN	4096
+
+static int
+set(char **dst, const char *src)
+{
+	char *s;
+
+	if ((s = strdup(src)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+/* p (canonical, rooted) against d->want; text: its embedded text. */
+static int
+match(struct dwsource *d, const char *p, const char *text)
+{
+	size_t	plen = strlen(p), wlen = strlen(d->want);
+	int	rc;
+
+	/* want begins with '/': a suffix of p that equals it begins at a
+	 * path separator, so "o.c" never matches "/src/foo.c". */
+	if (wlen < 2 || plen < wlen || strcmp(p + plen - wlen, d->want) != 0)
+		return 0;
+	if (d->path != NULL && strcmp(d->path, p) == 0) {
+		/* The same file in another unit may carry the text. */
+		if (d->text == NULL && text != NULL) {
+			d->text = text;
+			d->textlen = strlen(text);
+		}
+		return 0;
+	}
+	if (d->path != NULL && d->exact)
+		return 0;
+	if (plen == wlen || d->path == NULL) {
+		if ((rc = set(&d->path, p)) < 0)
+			return rc;
+		if (plen == wlen) {	/* an exact match ends any doubt */
+			free(d->other);
+			d->other = NULL;
+		}
+		d->exact = plen == wlen;
+		d->text = text;
+		d->textlen = text != NULL ? strlen(text) : 0;
+		return 0;
+	}
+	if (d->other == NULL)
+		return set(&d->other, p);
+	return 0;
+}
+
+/*
+ * Make d->tmp the rooted, canonical form of dir (may be NULL), then
+ * name: a relative whole is put under "/", as webapi does a request.
+ * @return 1 when made, 0 when passed over, -ENOMEM.
+ */
+static int
+whole(struct dwsource *d, const char *comp, const char *dir,
+    const char *name)
+{
+	size_t	clen, dlen, nlen, need;
+	char	*w;
+
+	nlen = strnlen(name, NAME_MAX_LEN);
+	dlen = dir != NULL && name[0] != '/' ? strnlen(dir, NAME_MAX_LEN) : 0;
+	clen = comp != NULL ? strnlen(comp, NAME_MAX_LEN) : 0;
+	if (nlen == 0 || nlen == NAME_MAX_LEN || dlen == NAME_MAX_LEN ||
+	    clen == NAME_MAX_LEN)
+		return 0;
+	need = clen + dlen + nlen + 4;
+	if (array_grow(&d->tmp, &d->tmpsz, need, 1) < 0)
+		return -ENOMEM;
+	w = d->tmp;
+	*w = '\0';
+	/* libdw: the directory, then the compilation directory while the
+	 * path is still relative. */
+	if (name[0] != '/' && (dlen == 0 || dir[0] != '/') && clen > 0) {
+		memcpy(w, comp, clen);
+		w += clen;
+		*w++ = '/';
+	}
+	if (dlen > 0) {
+		memcpy(w, dir, dlen);
+		w += dlen;
+		*w++ = '/';
+	}
+	memcpy(w, name, nlen);
+	w[nlen] = '\0';
+	if (d->tmp[0] != '/') {
+		memmove(d->tmp + 1, d->tmp, strlen(d->tmp) + 1);
+		d->tmp[0] = '/';
+	}
+	return webapi_canon_path(d->tmp, d->tmp) == 0;
+}
+
+int
+dwsource_name(struct dwsource *d, const char *path)
+{
+	int rc;
+
+	if ((rc = whole(d, NULL, NULL, path)) <= 0)
+		return rc;
+	return match(d, d->tmp, NULL);
+}
+
+int
+dwsource_result(const struct dwsource *d)
+{
+	if (d->path == NULL)
+		return -ENOENT;
+	if (!d->exact && d->other != NULL)
+		return -ENOTUNIQ;
+	return 0;
+}
+
+int
+dwsource_find(struct dwsource *d, const struct dwline_sects *s,
+    const char *want)
+{
+	struct dwline	 t;
+	const char	*comp, *dir;
+	uint64_t	 off;
+	size_t		 i;
+	int		 rc = 0;
+
+	d->want = want;
+	memset(&t, 0, sizeof(t));
+	for (off = 0; s->line.p != NULL && off < s->line.len; off = t.next) {
+		if ((rc = dwline_header(s, off, &t)) < 0)
+			goto out;
+		if (t.version != 5) {
+			rc = -ENOTSUP;
+			goto out;
+		}
+		/* Version 5: directory 0 is the unit's compilation
+		 * directory, so it is not put in front twice. */
+		comp = t.ndirs > 0 ? t.dirs[0] : NULL;
+		for (i = 0; i < t.nfiles; i++) {
+			if (t.files[i].name == NULL ||
+			    t.files[i].dir >= t.ndirs)
+				continue;
+			dir = t.files[i].dir > 0 ? t.dirs[t.files[i].dir] :
+			    NULL;
+			if ((rc = whole(d, comp, dir, t.files[i].name)) < 0)
+				goto out;
+			if (rc == 1 && (rc = match(d, d->tmp,
+			    t.files[i].source)) < 0)
+				goto out;
+		}
+	}
+	rc = dwsource_result(d);
+out:
+	dwline_free(&t);
+	return rc;
+}
+
+void
+dwsource_free(struct dwsource *d)
+{
+	const char *want = d->want;
+
+	free(d->path);
+	free(d->other);
+	free(d->tmp);
+	memset(d, 0, sizeof(*d));
+	d->want = want;
+}

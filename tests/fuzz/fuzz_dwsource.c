@@ -1,0 +1,95 @@
+/* Fuzz the reader of sources embedded in line tables (src/common/
+ * dwsource.c over dwline.c): any bytes as a .debug_line and its
+ * .debug_line_str.  The first byte chooses the byte order and which
+ * path is asked for, the next two the length of .debug_line; the rest
+ * is .debug_line then .debug_line_str (also read as .debug_str).  What
+ * a find returns must hold: a match ends in the path asked for at a '/',
+ * an exact one equals it, its text lies inside a section and ends there,
+ * an ambiguity names two different paths; and the libdw path
+ * (dwsource_name()) must take every name without a fault. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/dwsource.h"
+#include "fuzz.h"
+
+static const char *const wants[] = {
+	"/main.c", "/src/main.c", "/a/b/c.h", "/libio/ioputs.c",
+	"/x", "/usr/include/stdio.h", "/.", "/c.h"
+};
+
+static int
+inside(const struct dwline_sect *s, const char *p, size_t len)
+{
+	return s->p != NULL && (const unsigned char *)p >= s->p &&
+	    (const unsigned char *)p + len < s->p + s->len &&
+	    p[len] == '\0';
+}
+
+static void
+check(const struct dwsource *d, const struct dwline_sects *s, int rc)
+{
+	size_t plen, wlen = strlen(d->want);
+
+	if (rc == 0 || rc == -ENOTUNIQ) {
+		if (d->path == NULL || (plen = strlen(d->path)) < wlen ||
+		    strcmp(d->path + plen - wlen, d->want) != 0 ||
+		    (d->exact && plen != wlen) || d->path[0] != '/')
+			abort();
+		if (d->text != NULL && !inside(&s->line, d->text, d->textlen) &&
+		    !inside(&s->line_str, d->text, d->textlen))
+			abort();
+	}
+	if (rc == -ENOTUNIQ && (d->other == NULL || d->exact ||
+	    strcmp(d->other, d->path) == 0))
+		abort();
+	if (rc != 0 && rc != -ENOENT && rc != -ENOTUNIQ && rc != -ENOTSUP &&
+	    rc != -EINVAL && rc != -ENOMEM)
+		abort();
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dwline_sects	 s;
+	struct dwsource		 d;
+	size_t			 llen;
+	int			 rc;
+
+	if (size < 3)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	memset(&d, 0, sizeof(d));
+	llen = (size_t)data[1] | (size_t)data[2] << 8;
+	if (llen > size - 3)
+		llen = size - 3;
+	s.big = data[0] & 1;
+	s.line.p = data + 3;
+	s.line.len = llen;
+	s.line_str.p = data + 3 + llen;
+	s.line_str.len = size - 3 - llen;
+	s.str = s.line_str;
+	rc = dwsource_find(&d, &s, wants[(data[0] >> 1) & 7]);
+	check(&d, &s, rc);
+	dwsource_free(&d);
+	/* The same bytes as names libdw would give, one per NUL. */
+	d.want = wants[(data[0] >> 1) & 7];
+	if (size > 3) {
+		char *names = malloc(size - 2), *p;
+
+		if (names == NULL)
+			return 0;
+		memcpy(names, data + 3, size - 3);
+		names[size - 3] = '\0';
+		for (p = names; p < names + (size - 3); p += strlen(p) + 1)
+			if (dwsource_name(&d, p) < 0)
+				break;
+		rc = dwsource_result(&d);
+		if (rc == 0 && d.text != NULL)
+			abort();
+		free(names);
+	}
+	dwsource_free(&d);
+	return 0;
+}

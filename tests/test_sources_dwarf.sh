@@ -98,13 +98,27 @@ cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$C/sub/" ||
 (cd "$C/sub" && gcc -gdwarf-4 -O0 -o "$tmp/debug/progc" hello.c greet.c) ||
     exit 99
 IDC=$(buildid "$tmp/debug/progc")
+# D: gcc, DWARF 5, relative paths as Debian records them, nothing
+# embedded; its tree is a source root, and holds libio/ioputs.c as B's
+# DWARF names it: a relative name does not say which tree it is of, so
+# no root serves it, for D or for B.
+D=$tmp/proj-d
+mkdir -p "$D/libio" || exit 99
+printf 'int\nd_puts(int x)\n{\n\treturn x + 3;\t/* gcc, relative */\n}\n' \
+    >"$D/libio/ioputs.c"
+printf 'int d_puts(int);\nint\nmain(int c, char **v)\n{\n\t(void)v;\n\treturn d_puts(c);\n}\n' \
+    >"$D/main.c"
+(cd "$D/libio" && gcc -gdwarf-5 -O0 -fdebug-prefix-map="$D"=. -c ioputs.c) &&
+    (cd "$D" && gcc -gdwarf-5 -O0 -fdebug-prefix-map="$D"=. \
+    -o "$tmp/debug/progd" main.c libio/ioputs.o) || exit 99
+IDD=$(buildid "$tmp/debug/progd")
 SA=$(cd "$A" && pwd -P)
 rm -rf "$A" "$B"
-[ -n "$IDB" ] && [ -n "$IDC" ] && [ ! -e "$SA" ]
+[ -n "$IDB" ] && [ -n "$IDC" ] && [ -n "$IDD" ] && [ ! -e "$SA" ]
 verdict $? "fixtures built, trees of A and B removed"
 
 hub -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" --source-root "$C" \
-    -t 0 --log-file "$tmp/symhubd.log"
+    --source-root "$D" -t 0 --log-file "$tmp/symhubd.log"
 
 section 'embedded sources (clang -gembed-source), no tree anywhere'
 expect_get "curl: main.c from the line table" \
@@ -141,6 +155,13 @@ expect_get "absolute DWARF, relative request (embedded)" \
     "/buildid/$IDA/source/include/sq.h" 200 "$tmp/keep/sq.h"
 expect_get "absolute DWARF, relative request, source root" \
     "/buildid/$IDC/source/sub/greet.c" 200 "$C/sub/greet.c"
+expect_get "libdw's spelling: the compilation directory twice" \
+    "/buildid/$IDB/source/./libio/./libio/ioputs.c" 200 \
+    "$tmp/keep/libio-ioputs.c"
+expect_get "relative DWARF, not embedded: no root is its tree (404)" \
+    "/buildid/$IDD/source/libio/ioputs.c" 404
+expect_get "the same in libdw's spelling" \
+    "/buildid/$IDD/source/./libio/./libio/ioputs.c" 404
 expect_get "a suffix two files end in: 409" \
     "/buildid/$IDB/source/ioputs.c" 409
 grep -q 'ambiguous source path' "$tmp/out/body"

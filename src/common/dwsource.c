@@ -26,9 +26,13 @@ set(char **dst, const char *src)
 	return 0;
 }
 
-/* p (canonical, rooted) against d->want; text: its embedded text. */
+/*
+ * p (canonical, rooted) against d->want; the file is recorded as as (p,
+ * or the same file as libdw spells it otherwise); text: its embedded
+ * text.
+ */
 static int
-match(struct dwsource *d, const char *p, const char *text)
+match(struct dwsource *d, const char *p, const char *as, const char *text)
 {
 	size_t	plen = strlen(p), wlen = strlen(d->want);
 	int	rc;
@@ -37,6 +41,7 @@ match(struct dwsource *d, const char *p, const char *text)
 	 * path separator, so "o.c" never matches "/src/foo.c". */
 	if (wlen < 2 || plen < wlen || strcmp(p + plen - wlen, d->want) != 0)
 		return 0;
+	p = as;
 	if (d->path != NULL && strcmp(d->path, p) == 0) {
 		/* The same file in another unit may carry the text. */
 		if (d->text == NULL && text != NULL) {
@@ -47,14 +52,20 @@ match(struct dwsource *d, const char *p, const char *text)
 	}
 	if (d->path != NULL && d->exact)
 		return 0;
-	if (plen == wlen || d->path == NULL) {
+	if (plen == wlen && !d->exact) {
+		/* An exact match ends any doubt. */
 		if ((rc = set(&d->path, p)) < 0)
 			return rc;
-		if (plen == wlen) {	/* an exact match ends any doubt */
-			free(d->other);
-			d->other = NULL;
-		}
-		d->exact = plen == wlen;
+		free(d->other);
+		d->other = NULL;
+		d->exact = 1;
+		d->text = text;
+		d->textlen = text != NULL ? strlen(text) : 0;
+		return 0;
+	}
+	if (d->path == NULL) {
+		if ((rc = set(&d->path, p)) < 0)
+			return rc;
 		d->text = text;
 		d->textlen = text != NULL ? strlen(text) : 0;
 		return 0;
@@ -65,16 +76,18 @@ match(struct dwsource *d, const char *p, const char *text)
 }
 
 /*
- * Make d->tmp the rooted, canonical form of dir (may be NULL), then
- * name: a relative whole is put under "/", as webapi does a request.
+ * Make *bp the rooted, canonical form of dir (may be NULL), then name,
+ * put under comp (twice with twice set) while relative: a relative whole
+ * is put under "/", as webapi does a request.
  * @return 1 when made, 0 when passed over, -ENOMEM.
  */
 static int
-whole(struct dwsource *d, const char *comp, const char *dir,
+whole(char **bp, size_t *bsz, const char *comp, int twice, const char *dir,
     const char *name)
 {
 	size_t	clen, dlen, nlen, need;
 	char	*w;
+	int	i;
 
 	nlen = strnlen(name, NAME_MAX_LEN);
 	dlen = dir != NULL && name[0] != '/' ? strnlen(dir, NAME_MAX_LEN) : 0;
@@ -82,17 +95,19 @@ whole(struct dwsource *d, const char *comp, const char *dir,
 	if (nlen == 0 || nlen == NAME_MAX_LEN || dlen == NAME_MAX_LEN ||
 	    clen == NAME_MAX_LEN)
 		return 0;
-	need = clen + dlen + nlen + 4;
-	if (array_grow(&d->tmp, &d->tmpsz, need, 1) < 0)
+	need = 2 * clen + dlen + nlen + 5;
+	if (array_grow(bp, bsz, need, 1) < 0)
 		return -ENOMEM;
-	w = d->tmp;
-	*w = '\0';
+	w = *bp;
 	/* libdw: the directory, then the compilation directory while the
 	 * path is still relative. */
-	if (name[0] != '/' && (dlen == 0 || dir[0] != '/') && clen > 0) {
-		memcpy(w, comp, clen);
-		w += clen;
-		*w++ = '/';
+	for (i = 0; i < 1 + (twice != 0); i++) {
+		if (name[0] != '/' && (dlen == 0 || dir[0] != '/') &&
+		    clen > 0 && (i == 0 || comp[0] != '/')) {
+			memcpy(w, comp, clen);
+			w += clen;
+			*w++ = '/';
+		}
 	}
 	if (dlen > 0) {
 		memcpy(w, dir, dlen);
@@ -101,21 +116,39 @@ whole(struct dwsource *d, const char *comp, const char *dir,
 	}
 	memcpy(w, name, nlen);
 	w[nlen] = '\0';
-	if (d->tmp[0] != '/') {
-		memmove(d->tmp + 1, d->tmp, strlen(d->tmp) + 1);
-		d->tmp[0] = '/';
+	if ((*bp)[0] != '/') {
+		memmove(*bp + 1, *bp, strlen(*bp) + 1);
+		(*bp)[0] = '/';
 	}
-	return webapi_canon_path(d->tmp, d->tmp) == 0;
+	return webapi_canon_path(*bp, *bp) == 0;
+}
+
+size_t
+dwsource_doubled(const char *canon)
+{
+	size_t l;
+
+	for (l = 1; canon[l] != '\0'; l++)
+		if (canon[l] == '/' && strncmp(canon + l, canon, l) == 0 &&
+		    canon[2 * l] == '/')
+			return l;
+	return 0;
 }
 
 int
 dwsource_name(struct dwsource *d, const char *path)
 {
-	int rc;
+	size_t	l = 0;
+	int	rc;
 
-	if ((rc = whole(d, NULL, NULL, path)) <= 0)
+	if ((rc = whole(&d->tmp, &d->tmpsz, NULL, 0, NULL, path)) <= 0)
 		return rc;
-	return match(d, d->tmp, NULL);
+	/* Relative: libdw's callers may have put the compilation directory
+	 * in front twice (dwsource_find()); the one file, recorded once. */
+	if (path[0] != '/' && (l = dwsource_doubled(d->tmp)) > 0 &&
+	    (rc = match(d, d->tmp + l, d->tmp + l, NULL)) < 0)
+		return rc;
+	return match(d, d->tmp, d->tmp + l, NULL);
 }
 
 int
@@ -156,9 +189,31 @@ dwsource_find(struct dwsource *d, const struct dwline_sects *s,
 				continue;
 			dir = t.files[i].dir > 0 ? t.dirs[t.files[i].dir] :
 			    NULL;
-			if ((rc = whole(d, comp, dir, t.files[i].name)) < 0)
+			if ((rc = whole(&d->tmp, &d->tmpsz, comp, 0, dir,
+			    t.files[i].name)) < 0)
 				goto out;
-			if (rc == 1 && (rc = match(d, d->tmp,
+			if (rc == 0)
+				continue;
+			if ((rc = match(d, d->tmp, d->tmp,
+			    t.files[i].source)) < 0)
+				goto out;
+			/* libdw puts directory 0, the compilation directory,
+			 * before the name, and its callers (elfutils'
+			 * debuginfod, elfinfo_sources()) the compilation
+			 * directory again when still relative: a client may
+			 * ask for ./libio/./libio/ioputs.c.  The same file. */
+			if (t.files[i].dir != 0 || comp == NULL ||
+			    comp[0] == '/' || t.files[i].name[0] == '/')
+				continue;
+			if ((rc = whole(&d->tmp2, &d->tmp2sz, comp, 1, NULL,
+			    t.files[i].name)) < 0)
+				goto out;
+			/* Both must name one file: a ".." in the name
+			 * could make them part. */
+			if (rc == 1 && strcmp(d->tmp2, d->tmp) != 0 &&
+			    strcmp(strrchr(d->tmp2, '/'),
+			    strrchr(d->tmp, '/')) == 0 &&
+			    (rc = match(d, d->tmp2, d->tmp,
 			    t.files[i].source)) < 0)
 				goto out;
 		}
@@ -177,6 +232,7 @@ dwsource_free(struct dwsource *d)
 	free(d->path);
 	free(d->other);
 	free(d->tmp);
+	free(d->tmp2);
 	memset(d, 0, sizeof(*d));
 	d->want = want;
 }

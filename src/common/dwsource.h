@@ -10,8 +10,12 @@
  * the unit's compilation directory when still relative) and canonical as
  * webapi_canon_path() makes a request's; a path that stays relative (a
  * Debian build's "./libio", -fdebug-prefix-map=$PWD=.) is rooted at "/".
- * The request matches a path equal to it; failing that, the paths that
- * end in it at a "/" (a relative request: "libio/ioputs.c").  Several
+ * A unit's own files under a relative compilation directory are also
+ * known as libdw's callers spell them, with that directory twice
+ * ("./libio/./libio/ioputs.c"): either spelling finds the file, recorded
+ * under the first.  The request matches a path equal to it; failing
+ * that, the paths that end in it at a "/" (a relative request:
+ * "libio/ioputs.c").  Several
  * different such paths are an ambiguity, not a guess.  Only the names of
  * the one debuginfo are searched, never the file system.
  *
@@ -28,7 +32,8 @@ struct dwsource {
 	const char	*want;		/* canonical, absolute: the caller's */
 	/* The match: the DWARF's path, canonical (malloc'd; NULL: none). */
 	char		*path;
-	int		 exact;		/* path is want */
+	int		 exact;		/* path, or its other spelling, is
+					 * want */
 	/* Its embedded text: points into the sections, valid while they
 	 * are (NULL: none embedded). */
 	const char	*text;
@@ -36,8 +41,8 @@ struct dwsource {
 	/* Another path that ends in want (malloc'd): ambiguous unless an
 	 * exact match comes. */
 	char		*other;
-	char		*tmp;		/* scratch for a path */
-	size_t		 tmpsz;
+	char		*tmp, *tmp2;	/* scratch for a path */
+	size_t		 tmpsz, tmp2sz;
 };
 
 /*
@@ -60,6 +65,14 @@ int	dwsource_find(struct dwsource *d, const struct dwline_sects *s,
  * @return 0 to go on; -ENOMEM.
  */
 int	dwsource_name(struct dwsource *d, const char *path);
+
+/*
+ * A rooted canonical path that begins with one directory sequence twice
+ * ("/libio/libio/ioputs.c", from the compilation directory put in front
+ * twice): the length of that sequence (the path without it begins
+ * there), else 0.
+ */
+size_t	dwsource_doubled(const char *canon);
 
 /* The result of the matches so far: as dwsource_find(). */
 int	dwsource_result(const struct dwsource *d);

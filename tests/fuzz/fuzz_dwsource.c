@@ -3,10 +3,12 @@
  * .debug_line_str.  The first byte chooses the byte order and which
  * path is asked for, the next two the length of .debug_line; the rest
  * is .debug_line then .debug_line_str (also read as .debug_str).  What
- * a find returns must hold: a match ends in the path asked for at a '/',
- * an exact one equals it, its text lies inside a section and ends there,
- * an ambiguity names two different paths; and the libdw path
- * (dwsource_name()) must take every name without a fault. */
+ * a find returns must hold: a match is rooted and ends in the last
+ * component of the path asked for, its text lies inside a section and
+ * ends there, an ambiguity names two different paths and no exact one;
+ * and the libdw path (dwsource_name()) must take every name without a
+ * fault, and give no text.  dwsource_doubled() on every match: what it
+ * cuts is repeated. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +29,26 @@ inside(const struct dwline_sect *s, const char *p, size_t len)
 	    p[len] == '\0';
 }
 
+/* The last component of the path asked for: both spellings of a file
+ * end in it. */
+static const char *
+base(const char *p)
+{
+	return strrchr(p, '/');
+}
+
 static void
 check(const struct dwsource *d, const struct dwline_sects *s, int rc)
 {
-	size_t plen, wlen = strlen(d->want);
+	size_t plen, wlen = strlen(base(d->want)), l;
 
 	if (rc == 0 || rc == -ENOTUNIQ) {
 		if (d->path == NULL || (plen = strlen(d->path)) < wlen ||
-		    strcmp(d->path + plen - wlen, d->want) != 0 ||
-		    (d->exact && plen != wlen) || d->path[0] != '/')
+		    strcmp(d->path + plen - wlen, base(d->want)) != 0 ||
+		    d->path[0] != '/')
+			abort();
+		if ((l = dwsource_doubled(d->path)) > 0 &&
+		    strncmp(d->path, d->path + l, l) != 0)
 			abort();
 		if (d->text != NULL && !inside(&s->line, d->text, d->textlen) &&
 		    !inside(&s->line_str, d->text, d->textlen))

@@ -131,6 +131,15 @@ expect_get "a file named but not embedded: 404" \
     "/buildid/$IDA/source$SA/plain.c" 404
 expect_get "a file the DWARF does not name: 404" \
     "/buildid/$IDA/source$SA/nothere.c" 404
+# The names are kept: each file read once (the debuginfo; the executable,
+# asked for nothere.c, has no line tables), however many requests.
+expect_get "another miss" "/buildid/$IDA/source$SA/nothere2.c" 404
+r=$(metric symhub_dwarf_source_reads_total)
+e=$(metric 'symhub_dwarf_sources_total{result="embedded"}')
+n=$(metric 'symhub_dwarf_sources_total{result="named"}')
+[ "$r" = 2 ] && [ "$e" = 2 ] && [ "$n" = 1 ]
+verdict $? "each file read once; 2 texts, 1 named file served from them" \
+    "reads $r, embedded $e, named $n"
 expect_get "an unknown build-id: 404" \
     "/buildid/00112233445566778899aabbccddeeff00112233/source$SA/main.c" 404
 client_env
@@ -197,6 +206,10 @@ expect_get "a source from a corrupt line table: 422" \
     "/buildid/$IDA/source$SA/main.c" 422
 grep -q "line tables cannot be read" "$tmp/out/body"
 verdict $? "the 422 says why" "$(head -c 200 "$tmp/out/body")"
+expect_get "asked again (the names kept): 422" \
+    "/buildid/$IDA/source$SA/main.c" 422
+expect_get "plain.c, in the unit that still reads: named, not embedded" \
+    "/buildid/$IDA/source$SA/plain.c" 404
 expect_get "the hub still answers" "/buildid/$IDA/debuginfo" 200 \
     "$tmp/bad/prog.debug"
 stop_check "symhubd exits cleanly"

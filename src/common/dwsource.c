@@ -47,6 +47,7 @@ match(struct dwsource *d, const char *p, const char *as, const char *text)
 		if (d->text == NULL && text != NULL) {
 			d->text = text;
 			d->textlen = strlen(text);
+			d->embedded = 1;
 		}
 		return 0;
 	}
@@ -61,6 +62,7 @@ match(struct dwsource *d, const char *p, const char *as, const char *text)
 		d->exact = 1;
 		d->text = text;
 		d->textlen = text != NULL ? strlen(text) : 0;
+		d->embedded = text != NULL;
 		return 0;
 	}
 	if (d->path == NULL) {
@@ -68,6 +70,7 @@ match(struct dwsource *d, const char *p, const char *as, const char *text)
 			return rc;
 		d->text = text;
 		d->textlen = text != NULL ? strlen(text) : 0;
+		d->embedded = text != NULL;
 		return 0;
 	}
 	if (d->other == NULL)
@@ -123,6 +126,91 @@ whole(char **bp, size_t *bsz, const char *comp, int twice, const char *dir,
 	return webapi_canon_path(*bp, *bp) == 0;
 }
 
+/*
+ * Add a file to d->names.  A header is named by every unit that
+ * includes it: listed once (with its other spelling: the key is both,
+ * the first's length first), embedded if any unit embeds it.
+ */
+static int
+list(struct dwsource *d, const char *path, const char *alt,
+    const char *text)
+{
+	struct dwsource_names	*nl = d->names;
+	size_t			 plen, alen, off;
+
+	plen = strlen(path);
+	alen = alt != NULL ? strlen(alt) : 0;
+	d->key.len = 0;
+	if (buf_printf(&d->key, "%zu:%s%s", plen, path,
+	    alt != NULL ? alt : "") < 0 || buf_add(&d->key, "", 1) < 0)
+		return -ENOMEM;
+	if (strmap_get(&d->listed, (const char *)d->key.p, &off)) {
+		if (text != NULL)
+			nl->b.p[off] = '1';
+		return 0;
+	}
+	off = nl->b.len;
+	if (nl->over || off + plen + alen + 3 > DWSOURCE_NAMES_MAX) {
+		nl->over = 1;
+		return 0;
+	}
+	if (strmap_put(&d->listed, (const char *)d->key.p, off) < 0 ||
+	    buf_add(&nl->b, text != NULL ? "1" : "0", 1) < 0 ||
+	    buf_add(&nl->b, path, plen + 1) < 0 ||
+	    buf_add(&nl->b, alt != NULL ? alt : "", alen + 1) < 0)
+		return -ENOMEM;
+	nl->n++;
+	return 0;
+}
+
+/* One file the tables name: path, alt its other spelling (NULL: none);
+ * listed, and matched. */
+static int
+entry(struct dwsource *d, const char *path, const char *alt,
+    const char *text)
+{
+	int rc;
+
+	d->seen++;
+	if (d->names != NULL && (rc = list(d, path, alt, text)) < 0)
+		return rc;
+	if ((rc = match(d, path, path, text)) < 0 || alt == NULL)
+		return rc;
+	return match(d, alt, path, text);
+}
+
+int
+dwsource_match(struct dwsource *d, const struct dwsource_names *nl)
+{
+	/* Stands for a text not read this time. */
+	static const char embedded[] = "";
+	const char	*p = (const char *)nl->b.p, *end = p + nl->b.len;
+	const char	*path, *alt;
+	int		 rc, text;
+
+	while (p < end) {
+		text = *p++ == '1';
+		path = p;
+		p += strlen(p) + 1;
+		alt = p;
+		p += strlen(p) + 1;
+		if ((rc = match(d, path, path, text ? embedded : NULL)) < 0 ||
+		    (*alt != '\0' &&
+		    (rc = match(d, alt, path, text ? embedded : NULL)) < 0))
+			return rc;
+	}
+	d->text = NULL;
+	d->textlen = 0;
+	return dwsource_result(d);
+}
+
+void
+dwsource_names_free(struct dwsource_names *nl)
+{
+	buf_free(&nl->b);
+	memset(nl, 0, sizeof(*nl));
+}
+
 size_t
 dwsource_doubled(const char *canon)
 {
@@ -145,10 +233,9 @@ dwsource_name(struct dwsource *d, const char *path)
 		return rc;
 	/* Relative: libdw's callers may have put the compilation directory
 	 * in front twice (dwsource_find()); the one file, recorded once. */
-	if (path[0] != '/' && (l = dwsource_doubled(d->tmp)) > 0 &&
-	    (rc = match(d, d->tmp + l, d->tmp + l, NULL)) < 0)
-		return rc;
-	return match(d, d->tmp, d->tmp + l, NULL);
+	if (path[0] != '/' && (l = dwsource_doubled(d->tmp)) > 0)
+		return entry(d, d->tmp + l, d->tmp, NULL);
+	return entry(d, d->tmp, NULL, NULL);
 }
 
 int
@@ -166,7 +253,7 @@ dwsource_find(struct dwsource *d, const struct dwline_sects *s,
     const char *want)
 {
 	struct dwline	 t;
-	const char	*comp, *dir;
+	const char	*comp, *dir, *alt;
 	uint64_t	 off;
 	size_t		 i;
 	int		 rc = 0;
@@ -194,26 +281,25 @@ dwsource_find(struct dwsource *d, const struct dwline_sects *s,
 				goto out;
 			if (rc == 0)
 				continue;
-			if ((rc = match(d, d->tmp, d->tmp,
-			    t.files[i].source)) < 0)
-				goto out;
 			/* libdw puts directory 0, the compilation directory,
 			 * before the name, and its callers (elfutils'
 			 * debuginfod, elfinfo_sources()) the compilation
 			 * directory again when still relative: a client may
 			 * ask for ./libio/./libio/ioputs.c.  The same file. */
-			if (t.files[i].dir != 0 || comp == NULL ||
-			    comp[0] == '/' || t.files[i].name[0] == '/')
-				continue;
-			if ((rc = whole(&d->tmp2, &d->tmp2sz, comp, 1, NULL,
-			    t.files[i].name)) < 0)
-				goto out;
-			/* Both must name one file: a ".." in the name
-			 * could make them part. */
-			if (rc == 1 && strcmp(d->tmp2, d->tmp) != 0 &&
-			    strcmp(strrchr(d->tmp2, '/'),
-			    strrchr(d->tmp, '/')) == 0 &&
-			    (rc = match(d, d->tmp2, d->tmp,
+			alt = NULL;
+			if (t.files[i].dir == 0 && comp != NULL &&
+			    comp[0] != '/' && t.files[i].name[0] != '/') {
+				if ((rc = whole(&d->tmp2, &d->tmp2sz, comp, 1,
+				    NULL, t.files[i].name)) < 0)
+					goto out;
+				/* Both must name one file: a ".." in the
+				 * name could make them part. */
+				if (rc == 1 && strcmp(d->tmp2, d->tmp) != 0 &&
+				    strcmp(strrchr(d->tmp2, '/'),
+				    strrchr(d->tmp, '/')) == 0)
+					alt = d->tmp2;
+			}
+			if ((rc = entry(d, d->tmp, alt,
 			    t.files[i].source)) < 0)
 				goto out;
 		}
@@ -227,12 +313,21 @@ out:
 void
 dwsource_free(struct dwsource *d)
 {
-	const char *want = d->want;
+	struct dwsource_names	*nl = d->names;
+	const char		*want = d->want;
 
 	free(d->path);
 	free(d->other);
 	free(d->tmp);
 	free(d->tmp2);
+	strmap_free(&d->listed);
+	buf_free(&d->key);
 	memset(d, 0, sizeof(*d));
 	d->want = want;
+	if ((d->names = nl) != NULL) {
+		nl->b.len = 0;
+		nl->b.err = 0;
+		nl->n = 0;
+		nl->over = 0;
+	}
 }

@@ -26,10 +26,31 @@
 
 #include <stddef.h>
 
+#include "base/buf.h"
+#include "base/strmap.h"
 #include "dwline.h"
+
+/*
+ * The files the tables name, kept to match the next requests against
+ * without reading the tables again: per file a flag byte ('1': its text
+ * is embedded), its path, NUL, its other spelling ("" for none), NUL.
+ */
+struct dwsource_names {
+	struct buf	 b;
+	size_t		 n;
+	int		 over;		/* past DWSOURCE_NAMES_MAX: partial */
+};
+
+/* Bytes a list of names may take (a build of 100,000 files fits). */
+#define DWSOURCE_NAMES_MAX	(16u << 20)
 
 struct dwsource {
 	const char	*want;		/* canonical, absolute: the caller's */
+	/* NULL, or where every file seen is added (the caller's). */
+	struct dwsource_names *names;
+	size_t		 seen;		/* files seen */
+	int		 embedded;	/* the match's text is embedded (text
+					 * is NULL after dwsource_match()) */
 	/* The match: the DWARF's path, canonical (malloc'd; NULL: none). */
 	char		*path;
 	int		 exact;		/* path, or its other spelling, is
@@ -41,6 +62,8 @@ struct dwsource {
 	/* Another path that ends in want (malloc'd): ambiguous unless an
 	 * exact match comes. */
 	char		*other;
+	struct strmap	 listed;	/* names' paths -> flag offset */
+	struct buf	 key;		/* scratch for its key */
 	char		*tmp, *tmp2;	/* scratch for a path */
 	size_t		 tmpsz, tmp2sz;
 };
@@ -74,10 +97,22 @@ int	dwsource_name(struct dwsource *d, const char *path);
  */
 size_t	dwsource_doubled(const char *canon);
 
+/*
+ * Match d->want against a list of names from an earlier find: the same
+ * rules, with d->embedded saying whether the match's text is embedded
+ * (find it again to read it).  @return as dwsource_find() (never
+ * -ENOTSUP or -EINVAL).
+ */
+int	dwsource_match(struct dwsource *d, const struct dwsource_names *nl);
+
+/* Free nl's bytes and zero it.  Accepts a zeroed nl. */
+void	dwsource_names_free(struct dwsource_names *nl);
+
 /* The result of the matches so far: as dwsource_find(). */
 int	dwsource_result(const struct dwsource *d);
 
-/* Free d's strings and zero it (want stays).  Accepts a zeroed d. */
+/* Free d's strings and zero it (want and names stay, names emptied).
+ * Accepts a zeroed d. */
 void	dwsource_free(struct dwsource *d);
 
 #endif

@@ -8,7 +8,8 @@
  * ends there, an ambiguity names two different paths and no exact one;
  * and the libdw path (dwsource_name()) must take every name without a
  * fault, and give no text.  dwsource_doubled() on every match: what it
- * cuts is repeated. */
+ * cuts is repeated.  The list of names a find keeps must give the same
+ * answer (dwsource_match()) as the find. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dwline_sects	 s;
+	struct dwsource_names	 nl;
 	struct dwsource		 d;
 	size_t			 llen;
 	int			 rc;
@@ -74,6 +76,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&s, 0, sizeof(s));
 	memset(&d, 0, sizeof(d));
+	memset(&nl, 0, sizeof(nl));
 	llen = (size_t)data[1] | (size_t)data[2] << 8;
 	if (llen > size - 3)
 		llen = size - 3;
@@ -83,9 +86,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.line_str.p = data + 3 + llen;
 	s.line_str.len = size - 3 - llen;
 	s.str = s.line_str;
+	d.names = &nl;
 	rc = dwsource_find(&d, &s, wants[(data[0] >> 1) & 7]);
 	check(&d, &s, rc);
+	/* The names kept must give the same answer without the tables. */
+	if ((rc == 0 || rc == -ENOENT || rc == -ENOTUNIQ) && !nl.over) {
+		struct dwsource m;
+
+		memset(&m, 0, sizeof(m));
+		m.want = d.want;
+		if (dwsource_match(&m, &nl) != rc || m.text != NULL ||
+		    m.embedded != (d.text != NULL) ||
+		    (rc != -ENOENT && strcmp(m.path, d.path) != 0))
+			abort();
+		dwsource_free(&m);
+	}
+	d.names = NULL;
 	dwsource_free(&d);
+	dwsource_names_free(&nl);
 	/* The same bytes as names libdw would give, one per NUL. */
 	d.want = wants[(data[0] >> 1) & 7];
 	if (size > 3) {

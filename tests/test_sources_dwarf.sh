@@ -158,6 +158,16 @@ expect_file "gdb: main.c came from symhubd" "$f" "$tmp/keep/main.c"
 section 'relative paths, matched within the build-id'
 expect_get "relative DWARF, relative request: libio/ioputs.c" \
     "/buildid/$IDB/source/libio/ioputs.c" 200 "$tmp/keep/libio-ioputs.c"
+# LLVM's client sends a relative path as it is (/source/libio/...).
+LLVMFIND=$(command -v llvm-debuginfod-find-19 llvm-debuginfod-find | head -1)
+if [ -n "$LLVMFIND" ]; then
+	client_env
+	client_file "llvm-debuginfod-find --source=libio/ioputs.c" \
+	    "$tmp/keep/libio-ioputs.c" \
+	    "$LLVMFIND" --source=libio/ioputs.c "$IDB"
+else
+	skip_check "llvm-debuginfod-find --source" "not installed"
+fi
 expect_get "the same with ./ in front" \
     "/buildid/$IDB/source/./stdio/ioputs.c" 200 "$tmp/keep/stdio-ioputs.c"
 expect_get "absolute DWARF, relative request (embedded)" \

@@ -1576,7 +1576,8 @@ derive_metrics(struct derive *s, FILE *fp)
 	    "symhub_dwarf_sources_total{result=\"embedded\"} %" PRIu64 "\n"
 	    "symhub_dwarf_sources_total{result=\"named\"} %" PRIu64 "\n"
 	    "# HELP symhub_dwarf_source_reads_total Line tables read for "
-	    "their source names (the last 16 debuginfo's are kept).\n"
+	    "their source names (those of the last 16 files read are "
+	    "kept).\n"
 	    "# TYPE symhub_dwarf_source_reads_total counter\n"
 	    "symhub_dwarf_source_reads_total %" PRIu64 "\n",
 	    s->n_src_text, s->n_src_listed, s->n_src_read);

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "base/hex.h"
+#include "common/dwsource.h"
 #include "common/webapi.h"
 #include "tap.h"
 
@@ -510,6 +513,78 @@ test_accept_encoding(void)
 	    "accept-encoding: other parameters");
 }
 
+/* A request's path against the source names of a debuginfo (libdw's,
+ * NULL-terminated; dwsource.h): the result, and the path matched in
+ * *got (a static copy).  The names kept must answer alike. */
+static int
+srcmatch(const char *want, const char *const *names, const char **got)
+{
+	static char		 path[256];
+	struct dwsource_names	 nl;
+	struct dwsource		 d, m;
+	int			 rc, mrc;
+
+	memset(&d, 0, sizeof(d));
+	memset(&m, 0, sizeof(m));
+	memset(&nl, 0, sizeof(nl));
+	d.want = m.want = want;
+	d.names = &nl;
+	rc = 0;
+	for (; *names != NULL && rc == 0; names++)
+		rc = dwsource_name(&d, *names);
+	if (rc == 0)
+		rc = dwsource_result(&d);
+	snprintf(path, sizeof(path), "%s", d.path != NULL ? d.path : "");
+	*got = path;
+	mrc = dwsource_match(&m, &nl);
+	if (mrc != rc || (rc != -ENOENT && strcmp(m.path, d.path) != 0))
+		rc = -EPROTO;
+	d.names = NULL;
+	dwsource_free(&d);
+	dwsource_free(&m);
+	dwsource_names_free(&nl);
+	return rc;
+}
+
+static void
+test_dwsource(void)
+{
+	static const char *const abs[] = { "/b/src/main.c",
+	    "/b/src/util/main.c", "/b/include/sq.h", "/b/src/./x/../io.c",
+	    NULL };
+	static const char *const rel[] = { "./libio/./libio/ioputs.c",
+	    "./stdio/./stdio/ioputs.c", "main.c", NULL };
+	const char *got;
+
+	ok(srcmatch("/b/src/main.c", abs, &got) == 0 &&
+	    strcmp(got, "/b/src/main.c") == 0, "dwsource: an exact path");
+	ok(srcmatch("/src/main.c", abs, &got) == 0 &&
+	    strcmp(got, "/b/src/main.c") == 0,
+	    "dwsource: a relative request that ends one path");
+	ok(srcmatch("/main.c", abs, &got) == -ENOTUNIQ,
+	    "dwsource: two paths end in it: ambiguous");
+	ok(srcmatch("/ain.c", abs, &got) == -ENOENT,
+	    "dwsource: a suffix only at a '/'");
+	ok(srcmatch("/io.c", abs, &got) == 0 &&
+	    strcmp(got, "/b/src/io.c") == 0, "dwsource: names made canonical");
+	ok(srcmatch("/etc/passwd", abs, &got) == -ENOENT,
+	    "dwsource: what no name ends in: not found");
+	ok(srcmatch("/libio/ioputs.c", rel, &got) == 0 &&
+	    strcmp(got, "/libio/ioputs.c") == 0,
+	    "dwsource: a relative name, without libdw's repeat");
+	ok(srcmatch("/libio/libio/ioputs.c", rel, &got) == 0 &&
+	    strcmp(got, "/libio/ioputs.c") == 0,
+	    "dwsource: ... and in libdw's spelling: the same file");
+	ok(srcmatch("/ioputs.c", rel, &got) == -ENOTUNIQ,
+	    "dwsource: relative names can be ambiguous too");
+	ok(srcmatch("/main.c", rel, &got) == 0 && strcmp(got, "/main.c") == 0,
+	    "dwsource: a relative name is rooted");
+	ok(dwsource_doubled("/a/b/a/b/c.c") == 4 &&
+	    dwsource_doubled("/a/a") == 0 && dwsource_doubled("/a/b/c") == 0 &&
+	    dwsource_doubled("/ab/a/x") == 0,
+	    "dwsource_doubled: a repeated leading sequence only");
+}
+
 int
 main(void)
 {
@@ -518,6 +593,7 @@ main(void)
 	test_routes();
 	test_source();
 	test_canon();
+	test_dwsource();
 	test_section();
 	test_free();
 	test_fileid();

@@ -77,7 +77,7 @@ v5_entries(const struct dwline_sects *s, struct rd *r, size_t offsize,
 	if (r->bad || n > (uint64_t)(r->end - r->p))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		const char *path = NULL;
+		const char *path = NULL, *text = NULL;
 		uint64_t dir = 0, num;
 
 		for (k = 0; k < nfmt; k++) {
@@ -88,6 +88,8 @@ v5_entries(const struct dwline_sects *s, struct rd *r, size_t offsize,
 				path = str;
 			else if (fmt[2 * k] == DW_LNCT_directory_index)
 				dir = num;
+			else if (fmt[2 * k] == DWLINE_LNCT_LLVM_SOURCE)
+				text = str;
 		}
 		if (r->bad)
 			return -EINVAL;
@@ -96,6 +98,8 @@ v5_entries(const struct dwline_sects *s, struct rd *r, size_t offsize,
 			    t->nfiles + 1, sizeof(*t->files)) < 0)
 				return -ENOMEM;
 			t->files[t->nfiles].name = path;
+			t->files[t->nfiles].source = text != NULL &&
+			    *text != '\0' ? text : NULL;
 			t->files[t->nfiles++].dir = dir;
 		} else {
 			if (array_grow(&t->dirs, &t->capdirs, t->ndirs + 1,
@@ -174,6 +178,7 @@ dwline_header(const struct dwline_sects *s, uint64_t off, struct dwline *t)
 			    t->nfiles + 1, sizeof(*t->files)) < 0)
 				return -ENOMEM;
 			t->files[t->nfiles].name = str;
+			t->files[t->nfiles].source = NULL;
 			t->files[t->nfiles++].dir = rd_uleb(&h);
 			(void)rd_uleb(&h);
 			(void)rd_uleb(&h);

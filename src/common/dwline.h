@@ -22,10 +22,18 @@ struct dwline_sects {
 	int			big;		/* byte order of the file */
 };
 
+/* DW_LNCT_LLVM_source: clang -gembed-source's text of the file, in
+ * version 5 tables (not in libdw's dwarf.h). */
+#define DWLINE_LNCT_LLVM_SOURCE	0x2001
+
 struct dwline_file {
 	const char	*name;
 	uint64_t	 dir;		/* index: from 0 in version 5, else
 					 * from 1 (0: the unit's directory) */
+	/* The file's text embedded in the table (DWLINE_LNCT_LLVM_SOURCE),
+	 * NUL-terminated in its section; NULL when the table carries none
+	 * for it (LLVM writes "" for a file it has no text of). */
+	const char	*source;
 };
 
 struct dwline {

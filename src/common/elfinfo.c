@@ -650,6 +650,35 @@ out:
 }
 
 int
+elfinfo_line_sections(int fd,
+    int (*fn)(void *ctx, const struct dwline_sects *s), void *ctx)
+{
+	struct dwline_sects	 ls;
+	GElf_Ehdr		 eh;
+	Elf			*elf = NULL;
+	size_t			 strndx;
+	int			 rc;
+
+	memset(&ls, 0, sizeof(ls));
+	if ((rc = elfopen(fd, &elf, &strndx)) != 0)
+		goto out;
+	rc = -ENOEXEC;
+	if (gelf_getehdr(elf, &eh) == NULL)
+		goto out;
+	rc = -ENOENT;
+	if (lines_section(elf, strndx, ".debug_line", &ls.line) < 0)
+		goto out;
+	(void)lines_section(elf, strndx, ".debug_line_str", &ls.line_str);
+	(void)lines_section(elf, strndx, ".debug_str", &ls.str);
+	ls.big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	rc = fn(ctx, &ls);
+out:
+	if (elf != NULL)
+		elf_end(elf);
+	return rc;
+}
+
+int
 elfinfo_fileid(int fd, unsigned char out[16])
 {
 	struct stat	 st;

@@ -110,6 +110,17 @@ int	elfinfo_sources_how(int fd, int how,
 	    int (*cb)(void *ctx, const char *path), void *ctx);
 
 /*
+ * Call fn once with the line tables of the file: .debug_line,
+ * .debug_line_str and .debug_str, decompressed (dwline.h), valid during
+ * the call only.  For readers of what libdw does not give (dwsource.h).
+ * @return fn's value; -ENOENT when the file has no .debug_line; -ENOEXEC
+ *         when it is not ELF or is corrupt; -errno on read errors.
+ */
+struct dwline_sects;
+int	elfinfo_line_sections(int fd,
+	    int (*fn)(void *ctx, const struct dwline_sects *s), void *ctx);
+
+/*
  * FileID (doc/protocol.md, "Keys"): SHA-256 over the first min(N,4096)
  * bytes, the last min(N,4096) bytes, then N as a big-endian u64; first 16
  * bytes.

@@ -16,7 +16,10 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "common/dwline.h"
+#include "common/dwsource.h"
 #include "common/elfinfo.h"
+#include "common/kind.h"
 #include "bucket.h"
 #include "derive.h"
 #include "recent.h"
@@ -42,6 +45,9 @@
 #define BACKLOG_QUEUED	64
 #define UNSTORED_TTL	60		/* seconds one is served; then the
 					 * store is tried again */
+/* Debuginfo whose source names are kept (derive_source()): a miss, or a
+ * relative request, costs a look at a list, not reading the tables. */
+#define MAX_SRCNAMES	16
 
 struct waiter {
 	derive_done_fn	 done;
@@ -103,6 +109,16 @@ struct unstored {
 	struct derive_gsym	*f;		/* over fd */
 };
 
+/* The names the line tables of a parent give (dwsource.h). */
+struct srcnames {
+	unsigned char		 id[CACHE_ID_MAX];
+	size_t			 idlen;
+	uint64_t		 parent;	/* cache_fingerprint() */
+	uint64_t		 used;		/* LRU tick */
+	int			 corrupt;	/* a line table could not be read */
+	struct dwsource_names	 nl;		/* idlen 0: a free slot */
+};
+
 struct derive {
 	struct cache		*c;
 	struct scan		*scan;		/* NULL: none */
@@ -143,6 +159,10 @@ struct derive {
 	uint64_t		 hot_hits, hot_misses;
 	uint64_t		 hot_bytes;	/* decoded, all files */
 	unsigned		 nopen;		/* files in open[] */
+	pthread_mutex_t		 srcmu;		/* srcnames, srctick */
+	struct srcnames		 srcnames[MAX_SRCNAMES];
+	uint64_t		 srctick;
+	uint64_t		 n_src_text, n_src_listed, n_src_read;
 };
 
 /* ---- sections ---- */
@@ -171,8 +191,8 @@ store_section(struct derive *d, const struct cache_key *key,
 	if (rc == -EROFS)
 		log_debug("read-only store: section not cached");
 	else if (rc < 0)
-		log_warnx("cannot cache section %s: %s", key->extra,
-		    strerror(-rc));
+		log_warnx("cannot cache %s %s: %s", kind_name(key->kind),
+		    key->extra, strerror(-rc));
 }
 
 int
@@ -225,6 +245,207 @@ derive_section(struct derive *d, const struct cache_key *key,
 		cache_record_release(parent);
 	}
 	return -ENOENT;
+}
+
+/* ---- sources embedded in the line tables ---- */
+
+struct srcfind {
+	struct dwsource	*ds;
+	struct buf	*out;
+};
+
+/* The text lives in the sections: copied while they are mapped. */
+static int
+srcfind_lines(void *ctx, const struct dwline_sects *s)
+{
+	struct srcfind	*f = ctx;
+	int		 rc;
+
+	rc = dwsource_find(f->ds, s, f->ds->want);
+	if (rc == 0 && f->ds->text != NULL &&
+	    buf_add(f->out, f->ds->text, f->ds->textlen) < 0)
+		return -ENOMEM;
+	return rc;
+}
+
+static int
+srcfind_name(void *ctx, const char *path)
+{
+	return dwsource_name(ctx, path);
+}
+
+/*
+ * The source ds->want in the file on fd: 0 with the text in out;
+ * -ENODATA with ds->path when named, not embedded; -ENOENT, -ENOTUNIQ;
+ * -EINVAL when not named by what could be read, and a line table could
+ * not (*corrupt set); -ENOMEM.  Every name seen goes to ds->names.
+ */
+static int
+source_in(int fd, struct dwsource *ds, struct buf *out, int *corrupt)
+{
+	struct srcfind	f = { ds, out };
+	int		rc, lrc;
+
+	rc = elfinfo_line_sections(fd, srcfind_lines, &f);
+	*corrupt = rc == -EINVAL || rc == -ENOEXEC;
+	if (rc == -ENOTSUP || rc == -EINVAL) {
+		/* Not all version 5 (nothing embedded), or a table dwline
+		 * does not take: the names libdw reads (it passes over a
+		 * unit it cannot read). */
+		dwsource_free(ds);
+		lrc = elfinfo_sources(fd, srcfind_name, ds);
+		if (lrc == -ENOMEM)
+			return lrc;
+		if (lrc != 0)
+			*corrupt = 1;
+		rc = lrc == 0 ? dwsource_result(ds) : -ENOENT;
+	}
+	if (rc == -ENOEXEC || (rc == -ENOENT && *corrupt))
+		rc = *corrupt ? -EINVAL : -ENOENT;
+	if (rc == 0 && ds->text == NULL)
+		rc = -ENODATA;
+	return rc;
+}
+
+/*
+ * ds->want against the names kept for parent of id, if they are.
+ * @return 1 with *rc (as source_in(), and 0 when the text is embedded:
+ *         read it), or 0 when none are kept.
+ */
+static int
+srcnames_match(struct derive *d, const unsigned char *id, size_t idlen,
+    uint64_t parent, struct dwsource *ds, int *rc)
+{
+	struct srcnames	*sn;
+	size_t		 i;
+	int		 found = 0;
+
+	pthread_mutex_lock(&d->srcmu);
+	for (i = 0; i < MAX_SRCNAMES && !found; i++) {
+		sn = &d->srcnames[i];
+		if (sn->idlen == 0 || sn->parent != parent ||
+		    sn->idlen != idlen || memcmp(sn->id, id, idlen) != 0)
+			continue;
+		found = 1;
+		sn->used = ++d->srctick;
+		if ((*rc = dwsource_match(ds, &sn->nl)) == 0 &&
+		    !ds->embedded)
+			*rc = -ENODATA;
+		else if (*rc == -ENOENT && sn->corrupt)
+			*rc = -EINVAL;
+	}
+	pthread_mutex_unlock(&d->srcmu);
+	return found;
+}
+
+/* Keep nl (taken: zeroed) as the names of parent of id, in place of the
+ * least recently used (a changed parent's, asked no more, goes so). */
+static void
+srcnames_keep(struct derive *d, const unsigned char *id, size_t idlen,
+    uint64_t parent, struct dwsource_names *nl, int corrupt)
+{
+	struct srcnames	*sn, *lru = &d->srcnames[0];
+	size_t		 i;
+
+	pthread_mutex_lock(&d->srcmu);
+	for (i = 0; i < MAX_SRCNAMES; i++) {
+		sn = &d->srcnames[i];
+		if (sn->used < lru->used)
+			lru = sn;
+	}
+	dwsource_names_free(&lru->nl);
+	memcpy(lru->id, id, idlen);
+	lru->idlen = idlen;
+	lru->parent = parent;
+	lru->corrupt = corrupt;
+	lru->used = ++d->srctick;
+	lru->nl = *nl;
+	memset(nl, 0, sizeof(*nl));
+	pthread_mutex_unlock(&d->srcmu);
+}
+
+int
+derive_source(struct derive *d, const struct cache_key *key,
+    struct buf *out, struct cache_record *rec, struct cache_record *parent,
+    char **named)
+{
+	static const enum cache_kind parents[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_key	 pk = *key;
+	struct dwsource_names	 nl;
+	struct dwsource		 ds;
+	uint64_t		 fp;
+	size_t			 i;
+	int			 fd, rc = -ENOENT, corrupt;
+
+	*named = NULL;
+	pk.extra = NULL;
+	memset(&nl, 0, sizeof(nl));
+	memset(&ds, 0, sizeof(ds));
+	ds.want = key->extra;
+	for (i = 0; i < 2 && rc == -ENOENT; i++) {
+		pk.kind = parents[i];
+		if ((rc = records_open(d->c, d->scan, &pk, parent, &fd)) < 0) {
+			if (rc != -ENOENT && rc != -ENODATA)
+				log_warnx("source %s: %s", key->extra,
+				    strerror(-rc));
+			rc = -ENOENT;
+			continue;
+		}
+		fp = cache_fingerprint(parent);
+		out->len = 0;
+		if (srcnames_match(d, key->id, key->idlen, fp, &ds, &rc)) {
+			/* The text is read only when it is there. */
+			if (rc == 0) {
+				dwsource_free(&ds);
+				rc = source_in(fd, &ds, out, &corrupt);
+			}
+		} else {
+			ds.names = &nl;
+			rc = source_in(fd, &ds, out, &corrupt);
+			if (rc != -ENOMEM && !nl.over)
+				srcnames_keep(d, key->id, key->idlen, fp, &nl,
+				    corrupt);
+			ds.names = NULL;
+			dwsource_names_free(&nl);
+			pthread_mutex_lock(&d->srcmu);
+			d->n_src_read++;
+			pthread_mutex_unlock(&d->srcmu);
+		}
+		close(fd);
+		if (rc == 0)
+			break;
+		if (rc == -EINVAL)
+			log_limited("dwarf-source", NULL, "source %s of %s: "
+			    "line tables cannot be read", key->extra,
+			    parent->path ? parent->path : "blob");
+		cache_record_release(parent);
+		/* Named by a table: the answer, whatever the next says. */
+		if (rc != -ENOENT)
+			break;
+		dwsource_free(&ds);
+	}
+	if (rc == 0) {
+		memset(rec, 0, sizeof(*rec));
+		rec->flags = CACHE_F_DERIVED;
+		rec->parent = cache_fingerprint(parent);
+		rec->size = out->len;
+		rec->last_modified = parent->last_modified;
+		rec->stored = clock_wall_s();
+		rec->origin = parent->origin;
+		store_section(d, key, rec, out);
+	}
+	pthread_mutex_lock(&d->srcmu);
+	if (rc == 0)
+		d->n_src_text++;
+	else if (rc == -ENODATA || rc == -ENOTUNIQ)
+		d->n_src_listed++;
+	pthread_mutex_unlock(&d->srcmu);
+	if ((rc == -ENODATA || rc == -ENOTUNIQ) &&
+	    (*named = strdup(ds.path)) == NULL)
+		rc = -ENOMEM;
+	dwsource_free(&ds);
+	return rc;
 }
 
 /* ---- conversions ---- */
@@ -1210,6 +1431,7 @@ derive_create(struct cache *c, struct scan *scan, unsigned workers,
 	for (i = 0; i < MAX_UNSTORED; i++)
 		s->unstored[i].fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->srcmu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	pthread_cond_init(&s->bcv, NULL);
 	for (i = 0; i < workers; i++) {
@@ -1262,9 +1484,12 @@ derive_free(struct derive *s)
 	for (i = 0; i < MAX_OPEN; i++)
 		if (s->open[i] != NULL && --s->open[i]->refs == 0)
 			file_free(s->open[i]);
+	for (i = 0; i < MAX_SRCNAMES; i++)
+		dwsource_names_free(&s->srcnames[i].nl);
 	free(s->threads);
 	pthread_cond_destroy(&s->cv);
 	pthread_cond_destroy(&s->bcv);
+	pthread_mutex_destroy(&s->srcmu);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -1342,4 +1567,19 @@ derive_metrics(struct derive *s, FILE *fp)
 	    __atomic_load_n(&s->hot_misses, __ATOMIC_RELAXED),
 	    __atomic_load_n(&s->hot_bytes, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->srcmu);
+	fprintf(fp,
+	    "# HELP symhub_dwarf_sources_total Source requests the store "
+	    "had no file for, answered from the debuginfo's line tables: "
+	    "its embedded text, or the path it names the file by.\n"
+	    "# TYPE symhub_dwarf_sources_total counter\n"
+	    "symhub_dwarf_sources_total{result=\"embedded\"} %" PRIu64 "\n"
+	    "symhub_dwarf_sources_total{result=\"named\"} %" PRIu64 "\n"
+	    "# HELP symhub_dwarf_source_reads_total Line tables read for "
+	    "their source names (those of the last 16 files read are "
+	    "kept).\n"
+	    "# TYPE symhub_dwarf_source_reads_total counter\n"
+	    "symhub_dwarf_source_reads_total %" PRIu64 "\n",
+	    s->n_src_text, s->n_src_listed, s->n_src_read);
+	pthread_mutex_unlock(&s->srcmu);
 }

@@ -53,6 +53,29 @@ int	derive_section(struct derive *d, const struct cache_key *key,
 	    struct buf *out, struct cache_record *rec,
 	    struct cache_record *parent, unsigned *known);
 
+/*
+ * The source key->extra of key->id from the line tables of its
+ * debuginfo or, lacking them there, its executable (dwsource.h: the path
+ * the tables name, equal or ending in key->extra).  Its text, when the
+ * table embeds it (clang -gembed-source), is stored as a derived entry
+ * under key.  Never reads a file the tables name.  The names of the last
+ * few files read are kept in memory (with the parent's fingerprint): a
+ * miss, or a named file not embedded, costs no second read.
+ * @param out     the text, appended (buf_free() it).
+ * @param rec     on 0, its record, whose strings point into *parent.
+ * @param parent  on 0, the record it was read from; release it.
+ * @param named   on -ENODATA and -ENOTUNIQ, the path the tables name it
+ *                by (one of them); free() it.
+ * @return 0; -ENODATA when named but not embedded; -ENOTUNIQ when no
+ *         path equals key->extra and several end in it; -ENOENT when no
+ *         parent is here or none names it; -EINVAL when not named by
+ *         what could be read and a line table could not be (logged);
+ *         -ENOMEM.
+ */
+int	derive_source(struct derive *d, const struct cache_key *key,
+	    struct buf *out, struct cache_record *rec,
+	    struct cache_record *parent, char **named);
+
 /* With --s3: take GSYM other replicas converted from the same debuginfo
  * from b, and give b this one's (bucket.h).  Before the first
  * conversion. */

@@ -379,6 +379,15 @@ enum MHD_Result	route_after_fetch(struct req *r);
 /* route_artifact.c: /buildid/ID/KIND and /fileid/ID/KIND of a file. */
 enum MHD_Result	route_artifact(struct http *h, struct req *r);
 
+/*
+ * route_srcdw.c: .../source/PATH the store does not hold under PATH (or
+ * holds a negative entry for), from the line tables of the build-id's
+ * debuginfo.  Called by route_artifact() before it asks the upstreams.
+ * @return 1 when answered (*ret set), 0 to go on.
+ */
+int		route_source_dwarf(struct http *h, struct req *r,
+		    const struct cache_key *key, enum MHD_Result *ret);
+
 /* route_section.c: .../section/NAME. */
 enum MHD_Result	route_section(struct http *h, struct req *r);
 

@@ -145,6 +145,11 @@ route_artifact(struct http *h, struct req *r)
 		may_map = 0;	/* r->w names the build-id now */
 		key.idlen = r->w.idlen;
 	}
+	/* The debuginfo itself may embed the file, or name it by a longer
+	 * path (a relative request). */
+	if ((rc == -ENOENT || rc == -ENODATA) && key.kind == CACHE_SOURCE &&
+	    r->ask.fetches == 0 && route_source_dwarf(h, r, &key, &ret))
+		return ret;
 	if (rc == -ENODATA && r->ask.fetches > 0)
 		return reply_text(r, REPLY_NOT_FOUND, "not found",
 		    "upstream 404");

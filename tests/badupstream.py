@@ -39,6 +39,21 @@ the connection.  Modes:
                     "reply-body" lines; each request logged to LOG as in
                     count mode
 
+A file sent in two parts, for the streams of a cold miss: 200 with the
+first half of FILE at once (Content-Length and X-DEBUGINFOD-SIZE say all
+of it), "held PATH" appended to DIR/log, then nothing until the file
+DIR/go exists; then, per mode:
+
+    hold FILE DIR       the rest of FILE
+    badtail FILE DIR    as many zero bytes as the rest (the right head,
+                        the wrong file)
+    cutoff FILE DIR     a TCP reset instead of the rest
+    stall FILE DIR      nothing, ever (DIR/go is never looked at)
+    overflow FILE DIR   no Content-Length (the end is the connection's):
+                        the rest of FILE and 4 KiB more
+    rate FILE BPS       all of FILE at BPS bytes a second, at once (for
+                        benchmarks; no DIR)
+
 Python 3 standard library only.
 """
 
@@ -52,7 +67,9 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima", "meta", "gate", "status", "case")
+         "gzipcut", "endless", "ima", "meta", "gate", "status", "case",
+         "hold", "badtail", "cutoff", "stall", "overflow", "rate")
+HALVES = ("hold", "badtail", "cutoff", "stall", "overflow")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -187,6 +204,23 @@ def serve(conn, mode, arg, payload):
                xhdrs + ["X-DEBUGINFOD-IMASIGNATURE: " + sig])
         conn.close()
         return
+    if mode in HALVES:
+        halves(conn, mode, path, payload, xhdrs)
+        return
+    if mode == "rate":
+        head = ["HTTP/1.1 200 OK", "Content-Length: %d" % len(payload),
+                "Connection: close"] + xhdrs
+        conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        bps, t0, sent = float(sys.argv[4]), time.monotonic(), 0
+        while sent < len(payload):
+            n = min(16384, len(payload) - sent)
+            conn.sendall(payload[sent:sent + n])
+            sent += n
+            ahead = t0 + sent / bps - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        conn.close()
+        return
     if mode == "wrongfile":
         answer(conn, 200, payload, xhdrs)
         conn.close()
@@ -213,6 +247,38 @@ def serve(conn, mode, arg, payload):
     for i in range(len(payload)):
         conn.sendall(payload[i:i + 1])
         time.sleep(0.2)
+    conn.close()
+
+
+def halves(conn, mode, path, payload, xhdrs):
+    """The first half of payload, then, once DIR/go exists, the rest as
+    mode says (see the modes)."""
+    d = sys.argv[4]
+    half = len(payload) // 2
+    head = ["HTTP/1.1 200 OK", "Connection: close"] + xhdrs
+    if mode != "overflow":
+        head.insert(1, "Content-Length: %d" % len(payload))
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") +
+                 payload[:half])
+    with log_lock:
+        with open(os.path.join(d, "log"), "a") as f:
+            f.write("held " + path + "\n")
+    if mode == "stall":
+        hung.append(conn)
+        return
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.02)
+    if mode == "cutoff":
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+        conn.close()
+        return
+    if mode == "badtail":
+        conn.sendall(b"\0" * (len(payload) - half))
+    elif mode == "overflow":
+        conn.sendall(payload[half:] + b"\xff" * 4096)
+    else:
+        conn.sendall(payload[half:])
     conn.close()
 
 
@@ -256,14 +322,20 @@ def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
-                "gzipcut", "ima", "meta", "gate", "status") and arg is None:
+                "gzipcut", "ima", "meta", "gate", "status",
+                "rate") + HALVES and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
+        return 2
+    if mode in HALVES + ("rate",) and len(sys.argv) < 5:
+        sys.stderr.write("badupstream.py: %s needs FILE and DIR (rate: "
+                         "BPS)\n" % mode)
         return 2
     if mode == "case" and len(sys.argv) < 5:
         sys.stderr.write("badupstream.py: case needs FILE and LOG\n")
         return 2
     payload = b""
-    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta"):
+    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta",
+                "rate") + HALVES:
         with open(arg, "rb") as f:
             payload = f.read()
     elif mode == "case":

@@ -39,20 +39,20 @@ the connection.  Modes:
                     "reply-body" lines; each request logged to LOG as in
                     count mode
 
-A file sent in two parts, for the streams of a cold miss: 200 with the
-first half of FILE at once (Content-Length and X-DEBUGINFOD-SIZE say all
-of it), "held PATH" appended to DIR/log, then nothing until the file
-DIR/go exists; then, per mode:
-
-    hold FILE DIR       the rest of FILE
-    badtail FILE DIR    as many zero bytes as the rest (the right head,
-                        the wrong file)
-    cutoff FILE DIR     a TCP reset instead of the rest
-    stall FILE DIR      nothing, ever (DIR/go is never looked at)
-    overflow FILE DIR   no Content-Length (the end is the connection's):
-                        the rest of FILE and 4 KiB more
-    rate FILE BPS       all of FILE at BPS bytes a second, at once (for
-                        benchmarks; no DIR)
+    halves FILE DIR 200 with the first half of FILE at once
+                    (Content-Length and X-DEBUGINFOD-SIZE say all of it),
+                    "held PATH" appended to DIR/log, then nothing until
+                    the file DIR/go exists; then what the word in the
+                    file DIR/then (read as the request comes) says:
+                      rest      the rest of FILE (the default)
+                      zeros     as many zero bytes as the rest (the
+                                right head, the wrong file)
+                      reset     a TCP reset instead of the rest
+                      stall     nothing, ever (DIR/go is not waited for)
+                      overflow  no Content-Length (the end is the
+                                connection's), the rest of FILE and 4 KiB
+                                more
+    rate FILE BPS   200 with FILE at BPS bytes a second (benchmarks)
 
 Python 3 standard library only.
 """
@@ -68,8 +68,8 @@ import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
          "gzipcut", "endless", "ima", "meta", "gate", "status", "case",
-         "hold", "badtail", "cutoff", "stall", "overflow", "rate")
-HALVES = ("hold", "badtail", "cutoff", "stall", "overflow")
+         "halves", "rate")
+HALVES = ("halves",)
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -205,7 +205,7 @@ def serve(conn, mode, arg, payload):
         conn.close()
         return
     if mode in HALVES:
-        halves(conn, mode, path, payload, xhdrs)
+        halves(conn, path, payload, xhdrs)
         return
     if mode == "rate":
         head = ["HTTP/1.1 200 OK", "Content-Length: %d" % len(payload),
@@ -250,11 +250,16 @@ def serve(conn, mode, arg, payload):
     conn.close()
 
 
-def halves(conn, mode, path, payload, xhdrs):
+def halves(conn, path, payload, xhdrs):
     """The first half of payload, then, once DIR/go exists, the rest as
-    mode says (see the modes)."""
+    DIR/then says (see the modes)."""
     d = sys.argv[4]
     half = len(payload) // 2
+    try:
+        with open(os.path.join(d, "then")) as f:
+            mode = f.read().strip()
+    except OSError:
+        mode = "rest"
     head = ["HTTP/1.1 200 OK", "Connection: close"] + xhdrs
     if mode != "overflow":
         head.insert(1, "Content-Length: %d" % len(payload))
@@ -268,12 +273,12 @@ def halves(conn, mode, path, payload, xhdrs):
         return
     while not os.path.exists(os.path.join(d, "go")):
         time.sleep(0.02)
-    if mode == "cutoff":
+    if mode == "reset":
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
                         struct.pack("ii", 1, 0))
         conn.close()
         return
-    if mode == "badtail":
+    if mode == "zeros":
         conn.sendall(b"\0" * (len(payload) - half))
     elif mode == "overflow":
         conn.sendall(payload[half:] + b"\xff" * 4096)

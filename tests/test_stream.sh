@@ -47,6 +47,7 @@ done
 (cd "$tmp/src" && gcc -g -O0 -o "$tmp/up/many" many.c) || exit 99
 objcopy --only-keep-debug "$tmp/up/many" "$tmp/bin/many.debug" || exit 99
 strip --strip-all -o "$tmp/gdb/many" "$tmp/up/many" || exit 99
+strip --strip-all -o "$tmp/gdb/big" "$tmp/bin/big" || exit 99
 BIG=$tmp/bin/big
 ID=$(buildid "$BIG")
 MID=$(buildid "$tmp/up/many")
@@ -92,21 +93,32 @@ afterwards() {
 }
 
 # spoiled WORD WHAT: the hub streams the first half to debuginfod-find
-# and to curl, then WORD spoils the rest: both are cut off short, the
-# client cache keeps nothing, the store stays empty.
+# and to curl (the executable), and to gdb (the same file as the
+# debuginfo of its stripped copy), then WORD spoils the rest: all are
+# cut off short, the client caches keep nothing, the store stays empty.
 spoiled() {
-	local dc cut
+	local dc gc cut st
 	afterwards "$1"
 	cut=$(metric symhub_fetch_streams_cut_total)
+	st=$(metric symhub_fetch_streams_total)
 	client_env
 	dc=$DEBUGINFOD_CACHE_PATH
 	DEBUGINFOD_RETRY_LIMIT=0 timeout 60 debuginfod-find executable "$ID" \
 	    >"$tmp/out/$1.df" 2>&1 &
 	DFPID=$!
 	PIDS+=("$DFPID")
+	client_env
+	gc=$DEBUGINFOD_CACHE_PATH
+	(cd "$tmp/gdb" && DEBUGINFOD_RETRY_LIMIT=0 timeout 60 gdb -nx -batch \
+	    -iex 'set debuginfod enabled on' -ex 'info line main' \
+	    "$tmp/gdb/big") >"$tmp/out/$1.gdb" 2>&1 &
+	GPID=$!
+	PIDS+=("$GPID")
 	cold "$tmp/out/$1"
 	streams "$tmp/out/$1"
 	verdict $? "$2: the client streams first ($(bytes "$tmp/out/$1") bytes)"
+	wait_metric symhub_fetch_streams_total -ge $((st + 2)) 30
+	verdict $? "$2: so does gdb's debuginfo"
 	touch "$tmp/h/go"
 	wait_exit "$CPID" 60
 	[ "$exit_status" != 0 ] && [ "$(bytes "$tmp/out/$1")" -lt "$SIZE" ]
@@ -117,6 +129,10 @@ spoiled() {
 	verdict $? "$2: debuginfod-find fails, its cache keeps nothing" \
 	    "exit $exit_status: $(head -n 2 "$tmp/out/$1.df")" \
 	    "$(find "$dc" -type f)"
+	wait_exit "$GPID" 60
+	[ -z "$(find "$gc" -type f -path "*$ID*")" ]
+	verdict $? "$2: gdb's cache keeps nothing" "$(find "$gc" -type f)" \
+	    "$(head -n 5 "$tmp/out/$1.gdb")"
 	check "$2: nothing is stored" metric_cmp symhub_cache_entries -eq 0
 	check "$2: the stream was cut" \
 	    metric_cmp symhub_fetch_streams_cut_total -gt "${cut:-0}"

@@ -39,7 +39,7 @@ done
 {
 	echo '#include <stdio.h>'
 	for i in $(seq 1 600); do
-		echo "struct s$i { int a$i; long b$i; const char *c$i; double d$i[$i]; };"
+		echo "struct s$i { int a$i; long b$i; const char *c$i; double d${i}[$i]; };"
 		echo "int f$i(struct s$i *p, int x) { int y$i = x * $i; p->a$i = y$i; return p->a$i + (int)p->b$i; }"
 	done
 	echo 'int main(void) { struct s1 s = { 0 }; printf("%d\n", f1(&s, 2)); return 0; }'

@@ -4,7 +4,9 @@
  * Threads: HTTP workers only enqueue requests (fetch_request) and wake the
  * fetch thread; everything else — jobs, attempts, breakers, the curl multi
  * handle — belongs to the fetch thread and takes no lock.  Metrics that
- * /metrics reads from other threads are relaxed atomics.
+ * /metrics reads from other threads are relaxed atomics.  A stream
+ * (fetch.h) is shared with the HTTP workers that read it, under its own
+ * lock.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -6,7 +6,9 @@
  * eligible upstream in parallel; the first 200 wins and the others are
  * cancelled (and asked again should the winner fail).  The body streams
  * into a cache blob; a debuginfo or executable must carry the requested
- * build-id before it is committed.  When every upstream said 404 a
+ * build-id before it is committed; one whose head carries it streams to
+ * the waiters that want it meanwhile, its tail held back until it is
+ * verified (struct fetch_stream).  When every upstream said 404 a
  * negative entry is stored.  Each waiter's callback then runs, on the
  * fetch thread, with the outcome.
  *

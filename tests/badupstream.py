@@ -52,6 +52,8 @@ the connection.  Modes:
                       overflow  no Content-Length (the end is the
                                 connection's), the rest of FILE and 4 KiB
                                 more
+                      excess    the rest of FILE and 4 KiB more than its
+                                Content-Length
     rate FILE BPS   200 with FILE at BPS bytes a second (benchmarks)
 
 Python 3 standard library only.
@@ -280,7 +282,7 @@ def halves(conn, path, payload, xhdrs):
         return
     if mode == "zeros":
         conn.sendall(b"\0" * (len(payload) - half))
-    elif mode == "overflow":
+    elif mode in ("overflow", "excess"):
         conn.sendall(payload[half:] + b"\xff" * 4096)
     else:
         conn.sendall(payload[half:])

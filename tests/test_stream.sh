@@ -11,7 +11,7 @@
 #   2. the first bytes reach coalesced clients (curl, debuginfod-find)
 #      while the upstream holds the rest back (it sends it only when the
 #      test says so), one that hangs up mid-stream harms nobody, and the
-#      headers are a warm hit's;
+#      headers are a warm hit's; bytes past Content-Length are not read;
 #   3. a stall mid-body: reset after the timeout;
 #   4. a head that names another build-id: dropped at once;
 #   5. gdb and llvm-debuginfod-find-19 get the bytes of elfutils'
@@ -72,11 +72,12 @@ bytes() {
 	[ -f "$1" ] && file_size "$1" || echo 0
 }
 
-# cold CLIENT-OUT: GET the big executable in the background, body to
-# CLIENT-OUT, headers to CLIENT-OUT.hdr; sets CPID.
+# cold CLIENT-OUT [KIND]: GET the big file (as an executable, or KIND)
+# in the background, body to CLIENT-OUT, headers to CLIENT-OUT.hdr; sets
+# CPID.
 cold() {
 	curl -s --max-time 60 -o "$1" -D "$1.hdr" \
-	    "$URL/buildid/$ID/executable" &
+	    "$URL/buildid/$ID/${2:-executable}" &
 	CPID=$!
 	PIDS+=("$CPID")
 }
@@ -200,6 +201,17 @@ xhdrs() {
     [ "$(header "$tmp/out/c1.hdr" Content-Length)" = "$SIZE" ]
 verdict $? "the streamed answer has a warm hit's headers" \
     "cold:" "$(xhdrs "$tmp/out/c1.hdr")" "warm:" "$(xhdrs "$tmp/out/warm.hdr")"
+# More than Content-Length: libcurl reads what it says and no more, so
+# the file is whole and right (the same bytes, as the debuginfo).
+afterwards excess
+cold "$tmp/out/excess" debuginfo
+streams "$tmp/out/excess"
+verdict $? "4 KiB more than Content-Length: the client streams first"
+touch "$tmp/h/go"
+wait_exit "$CPID" 30
+[ "$exit_status" = 0 ] && cmp -s "$tmp/out/excess" "$BIG"
+verdict $? "... and has the file, byte for byte, no more" \
+    "curl exit $exit_status, $(bytes "$tmp/out/excess") of $SIZE bytes"
 stop_check "the hub stops (the reader that hung up let go)"
 
 section 'the upstream stalls mid-body'

@@ -39,6 +39,23 @@ the connection.  Modes:
                     "reply-body" lines; each request logged to LOG as in
                     count mode
 
+    halves FILE DIR 200 with the first half of FILE at once
+                    (Content-Length and X-DEBUGINFOD-SIZE say all of it),
+                    "held PATH" appended to DIR/log, then nothing until
+                    the file DIR/go exists; then what the word in the
+                    file DIR/then (read as the request comes) says:
+                      rest      the rest of FILE (the default)
+                      zeros     as many zero bytes as the rest (the
+                                right head, the wrong file)
+                      reset     a TCP reset instead of the rest
+                      stall     nothing, ever (DIR/go is not waited for)
+                      overflow  no Content-Length (the end is the
+                                connection's), the rest of FILE and 4 KiB
+                                more
+                      excess    the rest of FILE and 4 KiB more than its
+                                Content-Length
+    rate FILE BPS   200 with FILE at BPS bytes a second (benchmarks)
+
 Python 3 standard library only.
 """
 
@@ -52,7 +69,9 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima", "meta", "gate", "status", "case")
+         "gzipcut", "endless", "ima", "meta", "gate", "status", "case",
+         "halves", "rate")
+HALVES = ("halves",)
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -187,6 +206,23 @@ def serve(conn, mode, arg, payload):
                xhdrs + ["X-DEBUGINFOD-IMASIGNATURE: " + sig])
         conn.close()
         return
+    if mode in HALVES:
+        halves(conn, path, payload, xhdrs)
+        return
+    if mode == "rate":
+        head = ["HTTP/1.1 200 OK", "Content-Length: %d" % len(payload),
+                "Connection: close"] + xhdrs
+        conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+        bps, t0, sent = float(sys.argv[4]), time.monotonic(), 0
+        while sent < len(payload):
+            n = min(16384, len(payload) - sent)
+            conn.sendall(payload[sent:sent + n])
+            sent += n
+            ahead = t0 + sent / bps - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
+        conn.close()
+        return
     if mode == "wrongfile":
         answer(conn, 200, payload, xhdrs)
         conn.close()
@@ -213,6 +249,43 @@ def serve(conn, mode, arg, payload):
     for i in range(len(payload)):
         conn.sendall(payload[i:i + 1])
         time.sleep(0.2)
+    conn.close()
+
+
+def halves(conn, path, payload, xhdrs):
+    """The first half of payload, then, once DIR/go exists, the rest as
+    DIR/then says (see the modes)."""
+    d = sys.argv[4]
+    half = len(payload) // 2
+    try:
+        with open(os.path.join(d, "then")) as f:
+            mode = f.read().strip()
+    except OSError:
+        mode = "rest"
+    head = ["HTTP/1.1 200 OK", "Connection: close"] + xhdrs
+    if mode != "overflow":
+        head.insert(1, "Content-Length: %d" % len(payload))
+    conn.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") +
+                 payload[:half])
+    with log_lock:
+        with open(os.path.join(d, "log"), "a") as f:
+            f.write("held " + path + "\n")
+    if mode == "stall":
+        hung.append(conn)
+        return
+    while not os.path.exists(os.path.join(d, "go")):
+        time.sleep(0.02)
+    if mode == "reset":
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+        conn.close()
+        return
+    if mode == "zeros":
+        conn.sendall(b"\0" * (len(payload) - half))
+    elif mode in ("overflow", "excess"):
+        conn.sendall(payload[half:] + b"\xff" * 4096)
+    else:
+        conn.sendall(payload[half:])
     conn.close()
 
 
@@ -256,14 +329,20 @@ def main():
     mode, port = sys.argv[1], int(sys.argv[2])
     arg = sys.argv[3] if len(sys.argv) > 3 else None
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
-                "gzipcut", "ima", "meta", "gate", "status") and arg is None:
+                "gzipcut", "ima", "meta", "gate", "status",
+                "rate") + HALVES and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
+        return 2
+    if mode in HALVES + ("rate",) and len(sys.argv) < 5:
+        sys.stderr.write("badupstream.py: %s needs FILE and DIR (rate: "
+                         "BPS)\n" % mode)
         return 2
     if mode == "case" and len(sys.argv) < 5:
         sys.stderr.write("badupstream.py: case needs FILE and LOG\n")
         return 2
     payload = b""
-    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta"):
+    if mode in ("wrongfile", "trickle", "short", "gzipcut", "ima", "meta",
+                "rate") + HALVES:
         with open(arg, "rb") as f:
             payload = f.read()
     elif mode == "case":

@@ -411,6 +411,72 @@ test_read(void)
 	    "debug_info (%#x)", z.quality);
 }
 
+/*
+ * elfinfo_head() as a fetch calls it: with the first bytes only, then
+ * again with as many as it asked for, until it decides; the build-id it
+ * finds is elfinfo_read()'s, and e_shoff the section headers'.
+ */
+static int
+head_of(const char *name, struct elfinfo *ei, uint64_t *shoff, size_t *used)
+{
+	unsigned char	*p;
+	uint64_t	 need;
+	size_t		 len, n;
+	int		 rc;
+
+	if ((p = readfile(name, &len)) == NULL)
+		return -EIO;
+	for (n = 16;; n = (size_t)need) {
+		rc = elfinfo_head(p, n, ei, shoff, &need);
+		if (rc != -EAGAIN || need <= n || need > len)
+			break;
+	}
+	*used = n;
+	free(p);
+	return rc;
+}
+
+static void
+test_head(void)
+{
+	static const char *const names[] = { "prog", "prog.stripped",
+	    "prog.debug", "prog4" };
+	struct elfinfo	 h, full;
+	unsigned char	 junk[64] = "\177ELF";
+	uint64_t	 shoff, need;
+	size_t		 i, used;
+	int		 rc;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		rc = head_of(names[i], &h, &shoff, &used);
+		ok(rc == 0 && readinfo(names[i], &full) == 0 &&
+		    h.buildid_len == full.buildid_len && h.buildid_len > 0 &&
+		    memcmp(h.buildid, full.buildid, h.buildid_len) == 0,
+		    "head of %s: the build-id from its first %zu bytes (%d)",
+		    names[i], used, rc);
+		ok(used < 4096 && shoff > used, "head of %s: a head (%zu "
+		    "bytes), the section headers after it (%llu)", names[i],
+		    used, (unsigned long long)shoff);
+	}
+	ok(head_of("prog.noid", &h, &shoff, &used) == -ENOENT,
+	    "head without a build-id note: -ENOENT (read the whole file)");
+	ok(head_of("a.o", &h, &shoff, &used) == -ENOENT,
+	    "head of a relocatable object (no program headers): -ENOENT");
+	ok(elfinfo_head((const unsigned char *)"\177ELF", 4, &h, &shoff,
+	    &need) == -EAGAIN && need == 16, "4 bytes: -EAGAIN, 16 wanted");
+	ok(elfinfo_head((const unsigned char *)"#!/bin/sh\nexit 0\n\n", 18,
+	    &h, &shoff, &need) == -ENOEXEC, "not ELF: -ENOEXEC");
+	/* ELFCLASS64, LSB, program headers far past anything sent. */
+	junk[4] = 2;
+	junk[5] = 1;
+	junk[32] = 0xff;
+	junk[36] = 0xff;
+	junk[54] = 56;
+	junk[56] = 1;
+	ok(elfinfo_head(junk, sizeof(junk), &h, &shoff, &need) == -ENOENT,
+	    "program headers past 4 GiB: -ENOENT");
+}
+
 static void
 test_section(void)
 {
@@ -768,6 +834,7 @@ main(void)
 	test_quality_names();
 	test_fileid();
 	test_read();
+	test_head();
 	test_section();
 	test_sources();
 	test_sources_lines();

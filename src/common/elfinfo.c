@@ -788,3 +788,124 @@ elfinfo_load_addr(const struct elfinfo_load *loads, size_t n, uint64_t off,
 	}
 	return -ERANGE;
 }
+
+/*
+ * elfinfo_head(): fields read by hand from a prefix of the file, in
+ * either byte order, with every offset checked against len and against
+ * overflow (the bytes come from an upstream, not yet verified).
+ */
+static uint64_t
+head_get(const unsigned char *p, size_t n, int msb)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[msb ? i : n - 1 - i] << (8 * (n - 1 - i));
+	return v;
+}
+
+/* Notes in buf[off, off + size): the build-id's, or -ENOENT. */
+static int
+head_notes(const unsigned char *buf, uint64_t off, uint64_t size, int msb,
+    struct elfinfo *head)
+{
+	const unsigned char	*p = buf + off;
+	uint64_t		 namesz, descsz, type, at = 0, dpos;
+
+	while (size - at >= 12) {
+		namesz = head_get(p + at, 4, msb);
+		descsz = head_get(p + at + 4, 4, msb);
+		type = head_get(p + at + 8, 4, msb);
+		at += 12;
+		if (namesz > size - at)
+			break;
+		dpos = at + ((namesz + 3) & ~(uint64_t)3);
+		if (dpos > size || descsz > size - dpos)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    memcmp(p + at, "GNU", 4) == 0 && descsz > 0) {
+			head->buildid_len = descsz < ELFINFO_BUILDID_MAX ?
+			    (size_t)descsz : ELFINFO_BUILDID_MAX;
+			memcpy(head->buildid, p + dpos, head->buildid_len);
+			return 0;
+		}
+		/* Aligned to 4 (all the notes symhub looks for are). */
+		at = dpos + ((descsz + 3) & ~(uint64_t)3);
+		if (at > size)
+			break;
+	}
+	return -ENOENT;
+}
+
+int
+elfinfo_head(const unsigned char *buf, size_t len, struct elfinfo *head,
+    uint64_t *shoff, uint64_t *need)
+{
+	uint64_t	phoff, phentsize, phnum, i, e, off, size, most = 0;
+	int		is64, msb, rc;
+
+	memset(head, 0, sizeof(*head));
+	*shoff = 0;
+	*need = 0;
+	if (len < EI_NIDENT) {
+		*need = EI_NIDENT;
+		return -EAGAIN;
+	}
+	if (memcmp(buf, ELFMAG, SELFMAG) != 0 ||
+	    (buf[EI_CLASS] != ELFCLASS32 && buf[EI_CLASS] != ELFCLASS64) ||
+	    (buf[EI_DATA] != ELFDATA2LSB && buf[EI_DATA] != ELFDATA2MSB))
+		return -ENOEXEC;
+	is64 = buf[EI_CLASS] == ELFCLASS64;
+	msb = buf[EI_DATA] == ELFDATA2MSB;
+	if (len < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		*need = is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+		return -EAGAIN;
+	}
+	if (is64) {
+		phoff = head_get(buf + 32, 8, msb);
+		*shoff = head_get(buf + 40, 8, msb);
+		phentsize = head_get(buf + 54, 2, msb);
+		phnum = head_get(buf + 56, 2, msb);
+	} else {
+		phoff = head_get(buf + 28, 4, msb);
+		*shoff = head_get(buf + 32, 4, msb);
+		phentsize = head_get(buf + 42, 2, msb);
+		phnum = head_get(buf + 44, 2, msb);
+	}
+	/* PN_XNUM (the count in a section header) and odd entry sizes: the
+	 * whole file will tell. */
+	if (phnum == 0 || phnum == 0xffff ||
+	    phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return -ENOENT;
+	if (phoff > UINT32_MAX)
+		return -ENOENT;
+	e = phoff + phnum * phentsize;
+	if (len < e) {
+		*need = e;
+		return -EAGAIN;
+	}
+	for (i = 0; i < phnum; i++) {
+		const unsigned char *ph = buf + phoff + i * phentsize;
+
+		if (head_get(ph, 4, msb) != PT_NOTE)
+			continue;
+		off = head_get(ph + (is64 ? 8 : 4), is64 ? 8 : 4, msb);
+		size = head_get(ph + (is64 ? 32 : 16), is64 ? 8 : 4, msb);
+		/* A note that far in is not a head's: store and forward. */
+		if (off > UINT32_MAX || size > UINT32_MAX)
+			continue;
+		if (len < off + size) {
+			if (off + size > most)
+				most = off + size;
+			continue;
+		}
+		if ((rc = head_notes(buf, off, size, msb, head)) == 0)
+			return 0;
+	}
+	if (most > 0) {
+		*need = most;
+		return -EAGAIN;
+	}
+	return -ENOENT;
+}

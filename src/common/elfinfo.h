@@ -110,6 +110,21 @@ int	elfinfo_sources_how(int fd, int how,
 	    int (*cb)(void *ctx, const char *path), void *ctx);
 
 /*
+ * The GNU build-id of an ELF file from its first len bytes alone, for a
+ * file still arriving: the ELF header, the program headers and the
+ * PT_NOTE segments they name.  Reads buf only (no libelf, no I/O).
+ * @param head  out: the build-id (buildid, buildid_len; the rest zero)
+ * @param shoff out: the section header table's offset (e_shoff), where
+ *              what the checks of elfinfo_read() look at begins
+ * @param need  out with -EAGAIN: how many bytes from the start would do
+ * @return 0; -EAGAIN until enough bytes are there (*need); -ENOENT when
+ *         no PT_NOTE holds a build-id (it may still be in a section:
+ *         read the whole file); -ENOEXEC when it is not ELF.
+ */
+int	elfinfo_head(const unsigned char *buf, size_t len,
+	    struct elfinfo *head, uint64_t *shoff, uint64_t *need);
+
+/*
  * Call fn once with the line tables of the file: .debug_line,
  * .debug_line_str and .debug_str, decompressed (dwline.h), valid during
  * the call only.  For readers of what libdw does not give (dwsource.h).

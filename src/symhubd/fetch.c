@@ -4,7 +4,9 @@
  * Threads: HTTP workers only enqueue requests (fetch_request) and wake the
  * fetch thread; everything else — jobs, attempts, breakers, the curl multi
  * handle — belongs to the fetch thread and takes no lock.  Metrics that
- * /metrics reads from other threads are relaxed atomics.
+ * /metrics reads from other threads are relaxed atomics.  A stream
+ * (fetch.h) is shared with the HTTP workers that read it, under its own
+ * lock.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,6 +39,7 @@ struct waiter {
 	fetch_done_fn	 done;
 	void		*ctx;
 	int		 want_bytes;
+	int		 want_stream;
 };
 
 struct job;
@@ -84,6 +87,11 @@ struct job {
 	int			 sfd;
 	struct cache_record	 srec;		/* strings: the winner's */
 	struct job		*cnext;		/* store or done queue */
+	/* The winner's bytes as they arrive (fetch.h): its head is looked
+	 * at once head_need bytes are in; head_done once decided. */
+	struct fetch_stream	*stream;
+	uint64_t		 head_need;
+	int			 head_done;
 };
 
 struct fetch {
@@ -107,6 +115,7 @@ struct fetch {
 
 	struct job		*jobs;		/* fetch thread only */
 	atomic_uint_fast64_t	 inflight, coalesced, started_jobs;
+	atomic_uint_fast64_t	 streams, streamed, streams_cut;
 
 	/* The store thread: fsync, rename and index off the fetch thread,
 	 * so one file's ~1 ms of syncing never delays other requests. */
@@ -136,11 +145,226 @@ struct fetch {
 
 
 /*
+ * Streams (fetch.h).  The fetch thread writes, readers on the HTTP
+ * threads read; mu guards what they share.  A reader preads under mu:
+ * the descriptor changes when a staged blob moves to tmp/ at 8 MiB.
+ */
+
+/* The tail held back until the file is verified: at least this much,
+ * and everything from the section headers on. */
+#define STREAM_TAIL_MIN		(64 * 1024)
+/* A head whose build-id note is not within this many bytes is not
+ * looked for further: the file is stored and then forwarded. */
+#define STREAM_HEAD_MAX		(256 * 1024)
+/* Parked readers are woken at most once per this many bytes or ms. */
+#define STREAM_WAKE_BYTES	(64 * 1024)
+#define STREAM_WAKE_MS		10
+
+enum sstate { S_HEAD, S_DONE, S_FAILED };
+
+struct fetch_stream {
+	pthread_mutex_t		 mu;
+	int			 refs;
+	int			 fd;		/* a dup of the blob's */
+	int			 src;		/* the blob's it dups */
+	enum sstate		 state;
+	uint64_t		 size;		/* announced */
+	uint64_t		 written;	/* into fd so far */
+	uint64_t		 hold;		/* the tail's start */
+	uint64_t		 woke_at;	/* ready() at the last wake */
+	int64_t			 woke_ms;
+	int			 pending;	/* progress not told yet */
+	struct fetch_reader	*parked;
+};
+
+/* With mu held: the bytes a reader may send. */
+static uint64_t
+sready(const struct fetch_stream *s)
+{
+	if (s->state == S_DONE)
+		return s->written;
+	if (s->state == S_FAILED)
+		return 0;
+	return s->written < s->hold ? s->written : s->hold;
+}
+
+static void
+stream_unref(struct fetch_stream *s)
+{
+	int last;
+
+	pthread_mutex_lock(&s->mu);
+	last = --s->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!last)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+ssize_t
+fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf, size_t max,
+    struct fetch_reader *rd)
+{
+	uint64_t	avail;
+	ssize_t		n;
+
+	pthread_mutex_lock(&s->mu);
+	avail = sready(s);
+	if (s->state == S_FAILED)
+		n = -EIO;
+	else if (pos < avail) {
+		if (avail - pos < max)
+			max = (size_t)(avail - pos);
+		while ((n = pread(s->fd, buf, max, (off_t)pos)) < 0 &&
+		    errno == EINTR)
+			;
+		if (n <= 0)
+			n = -EIO;
+	} else if (s->state == S_DONE)
+		n = -ENODATA;
+	else {
+		/* Suspended before mu is let go: a wake cannot come first. */
+		rd->next = s->parked;
+		s->parked = rd;
+		rd->parked = 1;
+		rd->suspend(rd->ctx);
+		n = 0;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+void
+fetch_stream_release(struct fetch_stream *s, struct fetch_reader *rd)
+{
+	struct fetch_reader **pp;
+
+	if (s == NULL)
+		return;
+	if (rd != NULL) {
+		pthread_mutex_lock(&s->mu);
+		for (pp = &s->parked; rd->parked && *pp != NULL;
+		    pp = &(*pp)->next)
+			if (*pp == rd) {
+				*pp = rd->next;
+				rd->parked = 0;
+				break;
+			}
+		pthread_mutex_unlock(&s->mu);
+	}
+	stream_unref(s);
+}
+
+/*
+ * Wake the parked readers: now (force), or when enough came since the
+ * last wake; else it is pending, for stream_flush().  A parked reader's
+ * connection is suspended, so it stays until resumed: the list may be
+ * walked after mu is let go.
+ */
+static void
+stream_wake(struct fetch_stream *s, int force)
+{
+	struct fetch_reader	*rd, *next;
+	int64_t			 now = clock_ms();
+	uint64_t		 avail;
+
+	pthread_mutex_lock(&s->mu);
+	avail = sready(s);
+	if (s->parked == NULL || (!force && avail <= s->woke_at)) {
+		s->pending &= s->parked != NULL;
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	if (!force && avail - s->woke_at < STREAM_WAKE_BYTES &&
+	    now - s->woke_ms < STREAM_WAKE_MS) {
+		s->pending = 1;
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	rd = s->parked;
+	s->parked = NULL;
+	s->woke_at = avail;
+	s->woke_ms = now;
+	s->pending = 0;
+	for (next = rd; next != NULL; next = next->next)
+		next->parked = 0;
+	pthread_mutex_unlock(&s->mu);
+	for (; rd != NULL; rd = next) {
+		next = rd->next;
+		rd->resume(rd->ctx);
+	}
+}
+
+/* The last state of j's stream (S_DONE, S_FAILED); the job's reference
+ * goes. */
+static void
+stream_end(struct fetch *f, struct job *j, enum sstate st)
+{
+	struct fetch_stream *s = j->stream;
+
+	if (s == NULL)
+		return;
+	j->stream = NULL;
+	pthread_mutex_lock(&s->mu);
+	s->state = st;
+	if (st == S_FAILED && s->refs > 1)
+		INC(f->streams_cut);
+	pthread_mutex_unlock(&s->mu);
+	stream_wake(s, 1);
+	stream_unref(s);
+}
+
+/* More bytes are in j's blob: tell the stream (fetch thread). */
+static int
+stream_grow(struct job *j)
+{
+	struct fetch_stream	*s = j->stream;
+	int			 bfd = cache_blob_fd(j->blob), nfd = -1;
+
+	if (bfd != s->src && (nfd = dup(bfd)) < 0)
+		return -errno;
+	pthread_mutex_lock(&s->mu);
+	if (nfd >= 0) {
+		/* The staged bytes moved to tmp/: read from there on. */
+		close(s->fd);
+		s->fd = nfd;
+		s->src = bfd;
+	}
+	s->written = cache_blob_size(j->blob);
+	pthread_mutex_unlock(&s->mu);
+	stream_wake(s, 0);
+	return 0;
+}
+
+/* Wake the readers whose wake was put off.  @return ms until the next
+ * look is due, or -1 when nothing is pending. */
+static int64_t
+stream_flush(struct fetch *f)
+{
+	struct job	*j;
+	int		 pending = 0;
+
+	for (j = f->jobs; j != NULL; j = j->next) {
+		if (j->stream == NULL)
+			continue;
+		stream_wake(j->stream, 0);
+		pthread_mutex_lock(&j->stream->mu);
+		pending |= j->stream->pending;
+		pthread_mutex_unlock(&j->stream->mu);
+	}
+	return pending ? STREAM_WAKE_MS : -1;
+}
+
+/*
  * Attempts.
  */
 
 static size_t	on_header(char *, size_t, size_t, void *);
 static size_t	on_body(char *, size_t, size_t, void *);
+static int	head_check(struct fetch *, struct job *, struct attempt *);
 
 static size_t
 on_header(char *buf, size_t size, size_t n, void *arg)
@@ -201,6 +425,25 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 		return 0;
 	}
 	breaker_bytes(a->up->br, len);
+	if (!j->head_done && cache_blob_size(j->blob) >= j->head_need &&
+	    head_check(j->f, j, a) < 0)
+		return 0;	/* it lied: never stored, nobody served */
+	if (j->stream != NULL) {
+		if (cache_blob_size(j->blob) > j->stream->size) {
+			log_limited("more than announced", a->up->spec.name,
+			    "upstream %s sent more of %s %s than the %llu "
+			    "bytes it announced: dropped", a->up->spec.name,
+			    kind_name(j->key.kind), j->idhex,
+			    (unsigned long long)j->stream->size);
+			breaker_count(a->up->br, BREAKER_WRONG_ID);
+			a->bad = 1;
+			return 0;
+		}
+		if ((rc = stream_grow(j)) < 0) {
+			j->write_failed = rc;
+			return 0;
+		}
+	}
 	if ((j->maxsize && cache_blob_size(j->blob) > j->maxsize) ||
 	    (a->up->spec.max_size &&
 	    cache_blob_size(j->blob) > a->up->spec.max_size)) {
@@ -298,6 +541,7 @@ job_free(struct job *j)
 		n = w->next;
 		free(w);
 	}
+	stream_end(j->f, j, S_FAILED);
 	cache_blob_abort(j->blob);
 	if (j->sfd >= 0)
 		close(j->sfd);
@@ -368,6 +612,28 @@ only_better(void *ctx, const struct cache_record *old,
 	    elfinfo_score(rec->quality) > elfinfo_score(old->quality);
 }
 
+/* What the winner's headers say of j's file, into rec (its quality
+ * and size excepted). */
+static void
+job_record(struct job *j, struct cache_record *rec)
+{
+	struct attempt	*a = j->winner;
+	struct upstream	*u = a->up;
+
+	if (j->stream != NULL) {
+		/* As the stream's readers were told, so that every later hit
+		 * agrees with the answer they had. */
+		rec->stored = j->srec.stored;
+	} else
+		rec->stored = clock_wall_s();
+	rec->origin = u->kind->origin != NULL ? u->kind->origin(u, &a->r) :
+	    u->spec.name;
+	rec->xfile = a->r.xfile;
+	rec->xarchive = a->r.xarchive;
+	rec->ximasig = a->r.ximasig;
+	rec->last_modified = a->r.lastmod;
+}
+
 /* The winner's body is complete: check it, and fill rec as it will be
  * stored.  @return 0 or -EBADMSG (the upstream lied). */
 static int
@@ -427,15 +693,127 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 	if (u->kind->verify != NULL &&
 	    (rc = u->kind->verify(u, &ask, &a->r, j->blob)) < 0)
 		return rc;
+	/* A stream's readers were told a size: the file is that long. */
+	if (j->stream != NULL &&
+	    j->stream->size != cache_blob_size(j->blob))
+		return -EBADMSG;
+	job_record(j, rec);
 	rec->size = cache_blob_size(j->blob);
-	rec->origin = u->kind->origin != NULL ? u->kind->origin(u, &a->r) :
-	    u->spec.name;
-	rec->xfile = a->r.xfile;
-	rec->xarchive = a->r.xarchive;
-	rec->ximasig = a->r.ximasig;
-	rec->last_modified = a->r.lastmod;
-	/* Set here, so the answer sent now and every later hit agree. */
-	rec->stored = clock_wall_s();
+	return 0;
+}
+
+/* Hand j's stream to the waiters that want one; they leave the job. */
+static void
+serve_stream(struct fetch *f, struct job *j)
+{
+	struct cache_record	  rec;
+	struct fetch_served	  sv;
+	struct waiter		**pp = &j->waiters, *w;
+
+	memset(&rec, 0, sizeof(rec));
+	job_record(j, &rec);
+	rec.size = j->stream->size;
+	while ((w = *pp) != NULL) {
+		if (!w->want_stream) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		pthread_mutex_lock(&j->stream->mu);
+		j->stream->refs++;		/* now the waiter's */
+		pthread_mutex_unlock(&j->stream->mu);
+		sv.fd = -1;
+		sv.stream = j->stream;
+		sv.rec = &rec;
+		INC(f->streamed);
+		w->done(w->ctx, FETCH_OK, j->winner->up->spec.name, &sv);
+		free(w);
+	}
+}
+
+/*
+ * The winner's first bytes are in: does the head carry the build-id
+ * asked for?  Then its bytes stream to the waiters that want them.  A
+ * file whose size is not announced, or whose build-id note is not in
+ * its first STREAM_HEAD_MAX bytes, is verified whole first, as any
+ * other kind is.  @return 0, or -EBADMSG when the head says it is not
+ * the file asked for (counted and logged).
+ */
+static int
+head_check(struct fetch *f, struct job *j, struct attempt *a)
+{
+	struct fetch_stream	*st;
+	struct elfinfo		 ei;
+	unsigned char		*buf;
+	curl_off_t		 cl = -1;
+	uint64_t		 size, shoff, need, tail;
+	size_t			 n;
+	ssize_t			 got;
+	int			 rc;
+
+	j->head_done = 1;	/* unless more bytes are wanted, below */
+	if ((j->key.kind != CACHE_DEBUGINFO &&
+	    j->key.kind != CACHE_EXECUTABLE) || j->upgrade || a->r.encoded)
+		return 0;
+	if (a->r.xsize >= 0)
+		size = (uint64_t)a->r.xsize;
+	else if (a->r.xsize == -1 && curl_easy_getinfo(a->easy,
+	    CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl >= 0)
+		size = (uint64_t)cl;
+	else
+		return 0;
+	if (size <= STREAM_TAIL_MIN)
+		return 0;	/* all tail: nothing to send early */
+	n = cache_blob_size(j->blob) < STREAM_HEAD_MAX ?
+	    (size_t)cache_blob_size(j->blob) : STREAM_HEAD_MAX;
+	if ((buf = malloc(n)) == NULL)
+		return 0;
+	while ((got = pread(cache_blob_fd(j->blob), buf, n, 0)) < 0 &&
+	    errno == EINTR)
+		;
+	rc = got < 0 ? -EIO : elfinfo_head(buf, (size_t)got, &ei, &shoff,
+	    &need);
+	free(buf);
+	if (rc == -EAGAIN && need <= STREAM_HEAD_MAX && need <= size) {
+		j->head_done = 0;
+		j->head_need = need;
+		return 0;
+	}
+	if (rc == -ENOEXEC || (rc == 0 && (ei.buildid_len != j->key.idlen ||
+	    memcmp(ei.buildid, j->key.id, ei.buildid_len) != 0))) {
+		const char *why = rc == 0 ? "a file with another build-id" :
+		    "a file that is not ELF";
+
+		log_limited(why, a->up->spec.name,
+		    "upstream %s sent %s for %s %s: dropped at its head",
+		    a->up->spec.name, why, kind_name(j->key.kind), j->idhex);
+		breaker_count(a->up->br, BREAKER_WRONG_ID);
+		a->bad = 1;
+		return -EBADMSG;
+	}
+	if (rc < 0)
+		return 0;	/* no note in the head: store and forward */
+	tail = shoff > 0 && shoff < size ? size - shoff : 0;
+	if (tail < STREAM_TAIL_MIN)
+		tail = STREAM_TAIL_MIN;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		return 0;
+	st->src = cache_blob_fd(j->blob);
+	if ((st->fd = dup(st->src)) < 0) {
+		free(st);
+		return 0;
+	}
+	pthread_mutex_init(&st->mu, NULL);
+	st->refs = 1;			/* the job's */
+	st->state = S_HEAD;
+	st->size = size;
+	st->hold = size - tail;
+	st->written = cache_blob_size(j->blob);
+	st->woke_ms = clock_ms();
+	j->stream = st;
+	j->srec.stored = clock_wall_s();
+	INC(f->streams);
+	serve_stream(f, j);
 	return 0;
 }
 
@@ -449,7 +827,7 @@ static void
 serve_early(struct fetch *f, struct job *j, int fd,
     const struct cache_record *rec)
 {
-	struct fetch_served	  s = { -1, rec };
+	struct fetch_served	  s = { -1, NULL, rec };
 	struct waiter		**pp = &j->waiters, *w;
 
 	while ((w = *pp) != NULL) {
@@ -524,6 +902,7 @@ commit(struct fetch *f, struct job *j, const struct cache_record *rec)
 {
 	j->srec = *rec;
 	j->sfd = dup(cache_blob_fd(j->blob));
+	stream_end(f, j, S_DONE);	/* its readers have the tail now */
 	serve_early(f, j, j->sfd, rec);
 	if (!f->have_sthread) {
 		store(f, j, rec);
@@ -737,6 +1116,10 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		 * upstream sends. */
 		if (res == CURLE_OK && code == 200)
 			a->bad = 1;
+		/* Its readers are cut off before the tail. */
+		stream_end(f, j, S_FAILED);
+		j->head_done = 0;
+		j->head_need = 0;
 		cache_blob_abort(j->blob);
 		j->blob = NULL;
 		j->winner = NULL;
@@ -905,9 +1288,12 @@ take_queue(struct fetch *f)
 			q->waiters = NULL;
 			INC(f->coalesced);
 			job_free(q);
-			/* Being stored: the bytes are at hand already. */
+			/* Being stored: the bytes are at hand already;
+			 * or arriving, their head checked. */
 			if (j->committing)
 				serve_early(f, j, j->sfd, &j->srec);
+			else if (j->stream != NULL)
+				serve_stream(f, j);
 			continue;
 		}
 		job_start(f, q);
@@ -968,7 +1354,7 @@ run(void *arg)
 	struct fetch	*f = arg;
 	struct CURLMsg	*m;
 	int		 running, left, stop;
-	int64_t		 wait;
+	int64_t		 wait, sw;
 
 	f->have_sthread = pthread_create(&f->sthread, NULL, store_run, f) == 0;
 	if (!f->have_sthread)
@@ -993,6 +1379,8 @@ run(void *arg)
 			attempt_done(f, a, m->data.result);
 		}
 		wait = check_deadlines(f);
+		if ((sw = stream_flush(f)) >= 0 && sw < wait)
+			wait = sw;
 		curl_multi_poll(f->multi, NULL, 0, (int)(wait > 0 ? wait : 1),
 		    NULL);
 	}
@@ -1097,6 +1485,7 @@ fetch_request(struct fetch *f, const struct fetch_req *req,
 	j->waiters->done = done;
 	j->waiters->ctx = ctx;
 	j->waiters->want_bytes = req->want_bytes;
+	j->waiters->want_stream = req->want_bytes && req->want_stream;
 
 	pthread_mutex_lock(&f->mu);
 	if (!(stop = f->stop)) {
@@ -1342,10 +1731,19 @@ fetch_metrics(struct fetch *f, FILE *fp)
 	    "# TYPE symhub_fetch_jobs_total counter\n"
 	    "symhub_fetch_jobs_total %llu\n"
 	    "# TYPE symhub_fetch_coalesced_total counter\n"
-	    "symhub_fetch_coalesced_total %llu\n",
+	    "symhub_fetch_coalesced_total %llu\n"
+	    "# TYPE symhub_fetch_streams_total counter\n"
+	    "symhub_fetch_streams_total %llu\n"
+	    "# TYPE symhub_fetch_streamed_total counter\n"
+	    "symhub_fetch_streamed_total %llu\n"
+	    "# TYPE symhub_fetch_streams_cut_total counter\n"
+	    "symhub_fetch_streams_cut_total %llu\n",
 	    (unsigned long long)GET(f->inflight),
 	    (unsigned long long)GET(f->started_jobs),
-	    (unsigned long long)GET(f->coalesced));
+	    (unsigned long long)GET(f->coalesced),
+	    (unsigned long long)GET(f->streams),
+	    (unsigned long long)GET(f->streamed),
+	    (unsigned long long)GET(f->streams_cut));
 	pthread_mutex_lock(&f->smu);
 	fprintf(fp, "# TYPE symhub_fetch_store_queue gauge\n"
 	    "symhub_fetch_store_queue %zu\n"

@@ -6,7 +6,9 @@
  * eligible upstream in parallel; the first 200 wins and the others are
  * cancelled (and asked again should the winner fail).  The body streams
  * into a cache blob; a debuginfo or executable must carry the requested
- * build-id before it is committed.  When every upstream said 404 a
+ * build-id before it is committed; one whose head carries it streams to
+ * the waiters that want it meanwhile, its tail held back until it is
+ * verified (struct fetch_stream).  When every upstream said 404 a
  * negative entry is stored.  Each waiter's callback then runs, on the
  * fetch thread, with the outcome.
  *
@@ -19,6 +21,8 @@
  */
 #ifndef SYMHUB_FETCH_H
 #define SYMHUB_FETCH_H
+
+#include <sys/types.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +59,9 @@ struct fetch_req {
 	/* Hand this waiter the bytes as soon as they are verified, before
 	 * they are stored (see struct fetch_served). */
 	int			 want_bytes;
+	/* ... and as they arrive, before the whole file is verified (see
+	 * struct fetch_stream): with want_bytes, for a plain GET. */
+	int			 want_stream;
 	/* The store has a copy already (one without DWARF): ask anyway, and
 	 * replace it only with a copy that ranks strictly higher. */
 	int			 upgrade;
@@ -65,11 +72,53 @@ struct fetch_req {
  * fetched and verified, which the store is about to index (the fsyncs of
  * that take ~1 ms that the client need not wait for).
  */
+struct fetch_stream;
 struct fetch_served {
-	int				 fd;	/* the waiter's own: close it */
+	int				 fd;	/* the waiter's own: close it;
+						 * -1 with stream */
+	/* Or, for a waiter that wanted a stream: the file as it arrives,
+	 * a reference of the waiter's own (fetch_stream_release()). */
+	struct fetch_stream		*stream;
 	const struct cache_record	*rec;	/* as it will be stored; size
 						 * set; valid during the call */
 };
+
+/*
+ * A file still arriving from an upstream, handed to the waiters that
+ * want a stream once its head (ELF header, program headers, build-id
+ * note) carries the requested build-id: they send the bytes on as they
+ * come, up to where the tail begins (the section headers, and at least
+ * the last 64 KiB), which is let out only once the whole file is
+ * verified as it would be without a stream (build-id, kind, size, the
+ * upstream's own checks).  Should that fail, or the upstream cut or
+ * stall, the stream fails and its readers never see the tail: a client
+ * never holds a whole file that is wrong.  rec's size is the announced
+ * one (X-DEBUGINFOD-SIZE, else Content-Length); its quality is not
+ * known yet (0).  The last reference frees it, on any thread.
+ */
+
+/* A reader of a stream: its own, valid until fetch_stream_release().
+ * suspend(ctx) runs under the stream's lock, before the read that parks
+ * returns; resume(ctx) once after each suspend, on the fetch thread. */
+struct fetch_reader {
+	void			 (*suspend)(void *ctx);
+	void			 (*resume)(void *ctx);
+	void			 *ctx;
+	struct fetch_reader	 *next;		/* the stream's */
+	int			  parked;
+};
+
+/*
+ * Copy at most max bytes from pos of what may be sent now into buf.
+ * @return bytes copied (> 0); 0 when nothing may be sent yet: rd is
+ *         parked (suspend() was called, resume() will be); -ENODATA at
+ *         the end; -EIO when the stream failed: cut the client off.
+ */
+ssize_t	fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf,
+	    size_t max, struct fetch_reader *rd);
+
+/* Let go of a reference (rd, the reader's, or NULL: never read). */
+void	fetch_stream_release(struct fetch_stream *s, struct fetch_reader *rd);
 
 /* Called once per waiter, on the fetch thread.  upstream names the one
  * that served (FETCH_OK) or NULL; served is NULL, or the bytes (see

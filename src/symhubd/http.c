@@ -375,6 +375,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	webapi_req_free(&r->w);
 	if (r->ask.sfd >= 0)
 		close(r->ask.sfd);
+	fetch_stream_release(r->ask.stream, NULL);
 	cache_record_release(&r->ask.srec);
 	usec = (uint64_t)(clock_us() - r->t0);
 	req_peer(r, peer, sizeof(peer));

@@ -489,8 +489,9 @@ reply_fd(struct http *h, struct req *r, const struct cache_key *key,
 	    r->ask.fetches ? r->how_buf : "hit");
 }
 
-enum MHD_Result
-reply_reset(struct req *r)
+/* Send r's client a TCP reset, now. */
+static void
+rst(struct req *r)
 {
 	const union MHD_ConnectionInfo	*ci;
 	struct linger			 lg = { 1, 0 };
@@ -508,10 +509,98 @@ reply_reset(struct req *r)
 	}
 	r->status = 0;
 	r->result = METRICS_R_TRANSIENT;
-	r->how = "reset";
 	r->reset = 1;
+}
+
+enum MHD_Result
+reply_reset(struct req *r)
+{
+	rst(r);
+	r->how = "reset";
 	r->phase = PHASE_ANSWERED;
 	return MHD_NO;
+}
+
+/* A stream's reader: the request lives while libmicrohttpd reads. */
+struct sreader {
+	struct fetch_stream	*s;
+	struct fetch_reader	 rd;
+	struct req		*r;
+};
+
+static void
+sreader_suspend(void *ctx)
+{
+	MHD_suspend_connection(ctx);
+}
+
+static void
+sreader_resume(void *ctx)
+{
+	MHD_resume_connection(ctx);
+}
+
+static ssize_t
+sreader_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sreader	*sr = cls;
+	ssize_t		 n;
+
+	/* Nothing yet: suspended until more is let out (no busy loop). */
+	if ((n = fetch_stream_read(sr->s, pos, buf, max, &sr->rd)) >= 0)
+		return n;
+	if (n == -ENODATA)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* The file failed its checks, or the upstream cut or stalled: the
+	 * client is reset short of its Content-Length, and libdebuginfod
+	 * keeps nothing and asks again. */
+	rst(sr->r);
+	sr->r->how = "stream cut";
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void
+sreader_free(void *cls)
+{
+	struct sreader *sr = cls;
+
+	fetch_stream_release(sr->s, &sr->rd);
+	free(sr);
+}
+
+enum MHD_Result
+reply_stream(struct http *h, struct req *r, const struct cache_key *key,
+    const struct cache_record *rec, struct fetch_stream *s)
+{
+	struct MHD_Response	*resp;
+	struct sreader		*sr;
+	enum MHD_Result		 ret;
+
+	if (reply_refused(r, rec->size, &ret)) {
+		fetch_stream_release(s, NULL);
+		return ret;
+	}
+	if ((sr = calloc(1, sizeof(*sr))) == NULL) {
+		fetch_stream_release(s, NULL);
+		return MHD_NO;
+	}
+	sr->s = s;
+	sr->r = r;
+	sr->rd.suspend = sreader_suspend;
+	sr->rd.resume = sreader_resume;
+	sr->rd.ctx = r->conn;
+	/* The size is the one announced: a client that gets it all got
+	 * the whole file, verified. */
+	if ((resp = MHD_create_response_from_callback(rec->size, 128 * 1024,
+	    sreader_read, sr, sreader_free)) == NULL) {
+		sreader_free(sr);
+		return MHD_NO;
+	}
+	/* s now owned by resp */
+	reply_artifact_headers(resp, rec);
+	vary(h, resp, key);
+	return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
+	    r->how_buf);
 }
 
 enum MHD_Result

@@ -171,6 +171,9 @@ struct req {
 		 * (fetch.h): -1, or served by route_key(). */
 		int			 sfd;
 		struct cache_record	 srec;	/* its strings in srec.mem */
+		/* ... or the bytes as they arrive (fetch.h): NULL, or
+		 * served by route_key() (then srec describes it). */
+		struct fetch_stream	*stream;
 	} ask;
 	struct {			/* route_artifact.c */
 		int			 encoded;	/* a copy was made */
@@ -276,6 +279,13 @@ enum MHD_Result	reply_coded(struct http *h, struct req *r,
 enum MHD_Result	reply_hot(struct http *h, struct req *r,
 		    const struct cache_key *key,
 		    const struct cache_record *rec, struct hot_bytes *b);
+
+/* Serve rec from a file still arriving (fetch.h; the reference is
+ * consumed in every case), or 404 empty / 406.  Should the stream fail,
+ * the connection is reset before the last bytes. */
+enum MHD_Result	reply_stream(struct http *h, struct req *r,
+		    const struct cache_key *key,
+		    const struct cache_record *rec, struct fetch_stream *s);
 
 /* Serve rec from fd (consumed in every case), or 404 empty / 406; a
  * small file whole is kept in memory for the next (hot.h). */

@@ -33,7 +33,11 @@ keep_served(struct req *r, const struct fetch_served *s)
 	for (i = 0; i < 4; i++)
 		n += src[i] ? strlen(src[i]) + 1 : 0;
 	if ((m = malloc(n ? n : 1)) == NULL) {
-		close(s->fd);	/* served from the store instead */
+		/* Served from the store instead. */
+		if (s->stream != NULL)
+			fetch_stream_release(s->stream, NULL);
+		else
+			close(s->fd);
 		memset(&r->ask.srec, 0, sizeof(r->ask.srec));
 		return;
 	}
@@ -48,6 +52,7 @@ keep_served(struct req *r, const struct fetch_served *s)
 		m += l;
 	}
 	r->ask.sfd = s->fd;		/* fd now owned by r */
+	r->ask.stream = s->stream;	/* ... or the stream's reference */
 }
 
 /* Runs on the fetch thread; MHD calls the handler again (DISPATCH). */
@@ -96,6 +101,10 @@ route_ask_upstream(struct http *h, struct req *r, const struct cache_key *key,
 	fr.raw_extra = raw_extra;
 	fr.maxsize = max == UINT64_MAX ? 0 : max;
 	fr.want_bytes = want_bytes;
+	/* A Range is cut from the whole file (reply_fd()). */
+	fr.want_stream = want_bytes && (key->kind == CACHE_DEBUGINFO ||
+	    key->kind == CACHE_EXECUTABLE) &&
+	    req_header(r, MHD_HTTP_HEADER_RANGE) == NULL;
 	fr.upgrade = upgrade;
 	r->ask.fetches++;
 	r->ask.asked = key->kind;
@@ -206,6 +215,12 @@ route_key(struct http *h, struct req *r, struct cache_key *key,
 	key->id = r->w.id;
 	key->idlen = r->w.idlen;
 	key->extra = r->w.extra;
+	if (r->ask.stream != NULL) {
+		/* The bytes an upstream is sending, its head checked. */
+		*ret = reply_stream(h, r, key, &r->ask.srec, r->ask.stream);
+		r->ask.stream = NULL;
+		return 1;
+	}
 	if (r->ask.sfd >= 0) {
 		/* The bytes an upstream just sent, being stored meanwhile. */
 		fd = r->ask.sfd;

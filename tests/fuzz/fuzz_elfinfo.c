@@ -1,9 +1,12 @@
 /* Fuzz ELF inspection: build-id, kind and quality, sources, sections, the
  * FileID and the loadable segments (file offsets mapped for POST
- * /symbolize) of any file, as a scan, an upload or a fetch reads it. */
+ * /symbolize) of any file, as a scan, an upload or a fetch reads it; and
+ * the build-id of a head still arriving (elfinfo_head()), at every
+ * length a fetch may look at it. */
 #define _GNU_SOURCE 1
 #include <sys/mman.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +39,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char	 fid[16];
 	uint64_t	 addr;
 	size_t		 got = 0;
+	uint64_t	 shoff, need;
+	size_t		 len;
 	int		 fd, n = 0, k;
 
 	if (!inited) {
@@ -43,6 +48,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		inited = 1;
 	}
+	/* As a fetch does: again once the bytes it asked for are in. */
+	for (len = size < 64 ? size : 64; ; len = need) {
+		if (elfinfo_head(data, len, &ei, &shoff, &need) != -EAGAIN ||
+		    need <= len || need > size)
+			break;
+	}
+	(void)elfinfo_head(data, size, &ei, &shoff, &need);
 	if ((fd = memfd_create("fuzz", MFD_CLOEXEC)) < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {

@@ -23,7 +23,7 @@ mkdir -p "$tmp"/{src,b,repo,out,stage}
 cp "$FIXTURES/hello.c" "$FIXTURES/greet.c" "$FIXTURES/greet.h" "$tmp/src/"
 for p in p1 p2 p3 p4 p5; do
 	# Five programs, five build-ids.
-	echo "const char tag_$p[] = \"$p\";" >"$tmp/src/tag_$p.c"
+	echo "const char tag_${p}[] = \"$p\";" >"$tmp/src/tag_$p.c"
 	(cd "$tmp/src" && gcc -g -O1 -o "$tmp/b/$p" hello.c greet.c \
 	    "tag_$p.c") &&
 	    objcopy --only-keep-debug "$tmp/b/$p" "$tmp/b/$p.debug" &&

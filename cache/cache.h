@@ -57,6 +57,8 @@ struct cache_key {
  * cannot open them: the daemon extracts them into a CACHE_MEMBER entry. */
 #define CACHE_F_MEMBER	 0x08u
 
+#define CACHE_SEEK_MAX	32	/* bytes of a record's seek */
+
 struct cache_record {
 	uint64_t	 size;		/* bytes of the artifact */
 	uint32_t	 flags;		/* CACHE_F_* */
@@ -82,6 +84,11 @@ struct cache_record {
 	const char	*xarchive;	/* X-DEBUGINFOD-ARCHIVE */
 	const char	*ximasig;	/* X-DEBUGINFOD-IMASIGNATURE */
 	void		*mem;		/* private: storage behind the strings */
+	/* MEMBER: where its bytes start in the archive, opaque to the cache
+	 * (the scanner's, so that it can seek there rather than read the
+	 * archive from its start); seeklen 0: not known.  Kept inline. */
+	unsigned char	 seek[CACHE_SEEK_MAX];
+	size_t		 seeklen;
 };
 
 struct cache_options {

@@ -100,9 +100,14 @@ record_encode(const struct cache_record *rec, unsigned char **out,
 			return -EINVAL;
 		n += 4 + sl[i];
 	}
+	if (rec->seeklen > CACHE_SEEK_MAX)
+		return -EINVAL;
+	if (rec->seeklen > 0)
+		n += 4 + rec->seeklen;
 	if ((buf = calloc(1, n)) == NULL)
 		return -ENOMEM;
-	put32(buf + 0, RECORD_VERSION);
+	put32(buf + 0, rec->seeklen > 0 ? RECORD_VERSION_SEEK :
+	    RECORD_VERSION);
 	put32(buf + 4, rec->flags);
 	put32(buf + 8, rec->quality);
 	put64(buf + 16, rec->size);
@@ -122,6 +127,10 @@ record_encode(const struct cache_record *rec, unsigned char **out,
 			memcpy(p, s[i], sl[i]);
 		p += sl[i];
 	}
+	if (rec->seeklen > 0) {
+		put32(p, (uint32_t)rec->seeklen);
+		memcpy(p + 4, rec->seek, rec->seeklen);
+	}
 	*out = buf;
 	*len = n;
 	return 0;
@@ -132,13 +141,16 @@ record_decode(const void *vbuf, size_t len, struct cache_record *out)
 {
 	const unsigned char	*buf = vbuf, *p, *end = buf + len;
 	const char		**s[NSTR];
-	uint32_t		 sl[NSTR];
+	uint32_t		 sl[NSTR], version, seeklen = 0;
 	size_t			 total = 0;
 	char			*mem, *m;
 	int			 i;
 
 	memset(out, 0, sizeof(*out));
-	if (len < RECORD_FIXED || get32(buf) != RECORD_VERSION)
+	if (len < RECORD_FIXED)
+		return -EINVAL;
+	version = get32(buf);
+	if (version != RECORD_VERSION && version != RECORD_VERSION_SEEK)
 		return -EINVAL;
 	p = buf + RECORD_FIXED;
 	for (i = 0; i < NSTR; i++) {
@@ -153,8 +165,22 @@ record_decode(const void *vbuf, size_t len, struct cache_record *out)
 		p += sl[i];
 		total += sl[i] + 1;
 	}
-	if (p != end)
+	if (version == RECORD_VERSION_SEEK) {
+		if ((size_t)(end - p) < 4)
+			return -EINVAL;
+		seeklen = get32(p);
+		p += 4;
+		if (seeklen == 0 || seeklen > CACHE_SEEK_MAX ||
+		    (size_t)(end - p) < seeklen)
+			return -EINVAL;
+		memcpy(out->seek, p, seeklen);
+		out->seeklen = seeklen;
+		p += seeklen;
+	}
+	if (p != end) {
+		out->seeklen = 0;
 		return -EINVAL;
+	}
 	if ((mem = malloc(total ? total : 1)) == NULL)
 		return -ENOMEM;
 

@@ -13,8 +13,11 @@
 /* kind, id length, id, SHA-256 of extra: never over LMDB's 511 bytes. */
 #define RECORD_KEY_MAX		(2 + CACHE_ID_MAX + 32)
 
-/* Fixed part of an encoded record; atime can be patched in place. */
+/* Fixed part of an encoded record; atime can be patched in place.
+ * Version 2 is version 1 followed by a seek (u32 length, bytes); a record
+ * without one is written as version 1, which older builds read. */
 #define RECORD_VERSION		1u
+#define RECORD_VERSION_SEEK	2u
 #define RECORD_FIXED		112
 #define RECORD_ATIME_OFF	96
 

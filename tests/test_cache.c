@@ -424,6 +424,36 @@ test_codec(void)
 	ok(record_decode(buf, 0, &d) == -EINVAL, "an empty buffer is rejected");
 	free(buf);
 
+	/* A member's seek: version 2, read back; without one, version 1. */
+	{
+		uint32_t v;
+
+		memcpy(r.seek, "x\001seek bytes of a member", 24);
+		r.seeklen = 24;
+		ok(record_encode(&r, &buf, &len) == 0 &&
+		    (memcpy(&v, buf, 4), v == RECORD_VERSION_SEEK) &&
+		    record_decode(buf, len, &d) == 0 && d.seeklen == 24 &&
+		    memcmp(d.seek, r.seek, 24) == 0 && streq(d.xfile, r.xfile),
+		    "a seek round-trips, as version %u", RECORD_VERSION_SEEK);
+		cache_record_release(&d);
+		ok(record_decode(buf, len - 1, &d) == -EINVAL && d.seeklen == 0,
+		    "a truncated seek is rejected");
+		buf[len - 24 - 4] = CACHE_SEEK_MAX + 1;
+		ok(record_decode(buf, len, &d) == -EINVAL,
+		    "a seek longer than CACHE_SEEK_MAX is rejected");
+		free(buf);
+		r.seeklen = CACHE_SEEK_MAX + 1;
+		ok(record_encode(&r, &buf, &len) == -EINVAL,
+		    "nor is one encoded");
+		r.seeklen = 0;
+		ok(record_encode(&r, &buf, &len) == 0 &&
+		    (memcpy(&v, buf, 4), v == RECORD_VERSION) &&
+		    record_decode(buf, len, &d) == 0 && d.seeklen == 0,
+		    "without a seek, version %u as before", RECORD_VERSION);
+		cache_record_release(&d);
+		free(buf);
+	}
+
 	/* All strings NULL, and all empty. */
 	memset(&r, 0, sizeof(r));
 	ok(record_encode(&r, &buf, &len) == 0 && len == RECORD_FIXED + 20 &&

@@ -16,8 +16,13 @@
 
 #include "pkgarchive.h"
 #include "webapi.h"
+#include "xzseek.h"
 
 #define SLACK	(1u << 20)	/* unpacked bytes always allowed */
+/* Bytes of headers before a member's data a note may span (tar's pax and
+ * long-name headers). */
+#define GAP_MAX	65536
+#define SEEK_LEN	27	/* 'X', version, format, end, hdr, data */
 
 struct walk {
 	const struct pkga_limits *lim;
@@ -26,12 +31,25 @@ struct walk {
 	char		 ibuf[65536];	/* the inner archive's input */
 	char		*why;
 	int		 bomb;		/* the bound was passed */
+	/* Seeking: the archive, where its xz stream ends (and, in a .deb,
+	 * starts), and whether its members can be sought to (-1: not
+	 * known yet; then the format, 't' tar or 'c' cpio). */
+	int		 fd;
+	int		 cmd;		/* PKGA_CMD: a pipe, no seeking */
+	uint64_t	 xzstart, xzend;
+	uint64_t	 xzsize;	/* bytes the stream unpacks to */
+	int		 seekable;
+	unsigned char	 fmt;
 };
 
 struct pkga_member {
 	struct walk	*w;
 	struct archive	*a;
 	uint64_t	 left;		/* bytes the header promised */
+	/* In the uncompressed stream: where its first header and its data
+	 * start; a sparse member's data is not in one piece. */
+	uint64_t	 hdr, data;
+	int		 sparse;
 };
 
 static void
@@ -192,6 +210,13 @@ members(struct walk *w, struct archive *a, pkga_member_fn fn,
 		}
 		m.w = w;
 		m.a = a;
+		m.hdr = archive_read_header_position(a) >= 0 ?
+		    (uint64_t)archive_read_header_position(a) : 0;
+		m.data = archive_filter_bytes(a, 0) >= 0 ?
+		    (uint64_t)archive_filter_bytes(a, 0) : 0;
+		m.sparse = archive_entry_sparse_count(e) > 0 ||
+		    archive_read_header_position(a) < 0 ||
+		    archive_filter_bytes(a, 0) < 0;
 		m.left = archive_entry_size_is_set(e) &&
 		    archive_entry_size(e) >= 0 ?
 		    (uint64_t)archive_entry_size(e) : 0;
@@ -247,6 +272,16 @@ deb(struct walk *w, int fd, pkga_member_fn fn, pkga_refused_fn refused,
 		if ((in = reader(0)) == NULL) {
 			rc = -ENOMEM;
 			goto out;
+		}
+		/* An ar member's data follows its 60-byte header (dpkg
+		 * writes no BSD long names, whose data would follow the
+		 * name). */
+		if (archive_read_header_position(w->outer) >= 0 &&
+		    archive_entry_size(e) > 0 && strncmp(n, "#1/", 3) != 0) {
+			w->xzstart = (uint64_t)
+			    archive_read_header_position(w->outer) + 60;
+			w->xzend = w->xzstart +
+			    (uint64_t)archive_entry_size(e);
 		}
 		if (archive_read_open(in, w, NULL, inner_read, NULL) !=
 		    ARCHIVE_OK) {
@@ -375,6 +410,9 @@ pkga_walk(int fd, const char *path, enum pkga_type type, const char *cmd,
 	w->lim = limits;
 	w->packed = (uint64_t)st.st_size;
 	w->why = why;
+	w->fd = fd;
+	w->cmd = type == PKGA_CMD;
+	w->seekable = -1;
 	if (type == PKGA_CMD) {
 		if ((pid = spawn(cmd, path, &in)) < 0) {
 			free(w);
@@ -474,4 +512,292 @@ pkga_extract(int fd, const char *path, enum pkga_type type, const char *cmd,
 		return -ENOENT;
 	}
 	return rc < 0 ? rc : 0;
+}
+
+
+static uint32_t
+get32be(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Where an rpm's payload starts: after the 96-byte lead, the signature
+ * header (padded to 8) and the header.  @return 0 or -EBADMSG. */
+static int
+rpm_payload(int fd, uint64_t *off)
+{
+	unsigned char	h[16];
+	uint64_t	at = 96;
+	int		i;
+
+	if (pread(fd, h, 4, 0) != 4 || get32be(h) != 0xedabeedbu)
+		return -EBADMSG;
+	for (i = 0; i < 2; i++) {
+		if (pread(fd, h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h) ||
+		    h[0] != 0x8e || h[1] != 0xad || h[2] != 0xe8 ||
+		    get32be(h + 8) > (1u << 20) || get32be(h + 12) > (1u << 28))
+			return -EBADMSG;
+		at += 16 + 16 * (uint64_t)get32be(h + 8) + get32be(h + 12);
+		if (i == 0)
+			at = (at + 7) & ~(uint64_t)7;
+	}
+	*off = at;
+	return 0;
+}
+
+/* Can the members of a, the archive w walks, be sought to?  Notes w's
+ * answer (and the format). */
+static int
+seekable(struct walk *w, struct archive *a)
+{
+	struct xzseek	*x;
+	const char	*why;
+	int		 f, nf;
+
+	if (w->seekable >= 0)
+		return w->seekable;
+	w->seekable = 0;
+	if (w->cmd)
+		return 0;
+	f = archive_format(a);
+	if ((f & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR)
+		w->fmt = 't';
+	else if (f == ARCHIVE_FORMAT_CPIO_SVR4_NOCRC ||
+	    f == ARCHIVE_FORMAT_CPIO_SVR4_CRC)
+		w->fmt = 'c';
+	else
+		return 0;
+	/* xz right on the file (or a .deb's member, whose bounds deb()
+	 * noted), or under an rpm's header: to the end of either. */
+	nf = archive_filter_count(a);
+	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_XZ)
+		return 0;
+	if (w->xzend == 0) {
+		if (nf == 3 && archive_filter_code(a, 1) == ARCHIVE_FILTER_RPM) {
+			if (rpm_payload(w->fd, &w->xzstart) < 0)
+				return 0;
+		} else if (nf != 2) {
+			return 0;
+		}
+		w->xzend = w->packed;
+	} else if (nf != 2) {
+		return 0;
+	}
+	if (xzseek_open(w->fd, w->xzend, &x, &why) < 0)
+		return 0;
+	/* One block is read from its start anyway; the stream the index
+	 * describes must be all the xz there is (not the last of several
+	 * streams, whose offsets would not be the walk's). */
+	if (xzseek_blocks(x) >= 2 && xzseek_start(x) == w->xzstart) {
+		w->xzsize = xzseek_size(x);
+		w->seekable = 1;
+	}
+	xzseek_free(x);
+	return w->seekable;
+}
+
+static void
+put64le(unsigned char *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t
+get64le(const unsigned char *p)
+{
+	uint64_t	v = 0;
+	int		i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+size_t
+pkga_member_seek(struct pkga_member *m, unsigned char *out)
+{
+	struct walk *w = m->w;
+
+	if (m->sparse || !seekable(w, m->a) || m->hdr > m->data ||
+	    m->data - m->hdr > GAP_MAX ||
+	    m->data - m->hdr < (w->fmt == 't' ? 512 : 110) ||
+	    m->data > w->xzsize || m->left > w->xzsize - m->data)
+		return 0;
+	out[0] = 'X';
+	out[1] = 1;
+	out[2] = w->fmt;
+	put64le(out + 3, w->xzend);
+	put64le(out + 11, m->hdr);
+	put64le(out + 19, m->data);
+	return SEEK_LEN;
+}
+
+/* The value of a tar header's numeric field: octal, or base-256 when its
+ * first byte's high bit is set.  @return 0, or -1 when malformed. */
+static int
+tar_number(const unsigned char *p, size_t len, uint64_t *v)
+{
+	size_t i = 0;
+
+	*v = 0;
+	if (p[0] & 0x80) {
+		if (p[0] & 0x40)
+			return -1;	/* negative */
+		for (*v = p[0] & 0x3f, i = 1; i < len; i++) {
+			if (*v >> 56)
+				return -1;	/* wider than 64 bits */
+			*v = *v << 8 | p[i];
+		}
+		return 0;
+	}
+	while (i < len && p[i] == ' ')
+		i++;
+	if (i == len || p[i] < '0' || p[i] > '7')
+		return -1;
+	for (; i < len && p[i] >= '0' && p[i] <= '7'; i++) {
+		if (*v >> 61)
+			return -1;
+		*v = *v << 3 | (uint64_t)(p[i] - '0');
+	}
+	return i == len || p[i] == ' ' || p[i] == '\0' ? 0 : -1;
+}
+
+/* Is h (512 bytes) a tar header, with its checksum, for size bytes? */
+static int
+tar_header_for(const unsigned char *h, uint64_t size)
+{
+	uint64_t	sum = 0, want, sz;
+	size_t		i;
+
+	for (i = 0; i < 512; i++)
+		sum += i >= 148 && i < 156 ? ' ' : h[i];
+	return tar_number(h + 148, 8, &want) == 0 && sum == want &&
+	    tar_number(h + 124, 12, &sz) == 0 && sz == size;
+}
+
+/* An 8-digit hex field of a cpio "newc" header.  @return 0 or -1. */
+static int
+cpio_hex(const unsigned char *p, uint64_t *v)
+{
+	int i;
+
+	for (*v = 0, i = 0; i < 8; i++) {
+		if (p[i] >= '0' && p[i] <= '9')
+			*v = *v << 4 | (uint64_t)(p[i] - '0');
+		else if ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'f')
+			*v = *v << 4 | (uint64_t)((p[i] | 0x20) - 'a' + 10);
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/* Is h (len bytes: the header, its name, padding) a cpio "newc" header
+ * for size bytes, whose data follows it? */
+static int
+cpio_header_for(const unsigned char *h, size_t len, uint64_t size)
+{
+	uint64_t fsize, nsize;
+
+	return len >= 110 && (memcmp(h, "070701", 6) == 0 ||
+	    memcmp(h, "070702", 6) == 0) && cpio_hex(h + 54, &fsize) == 0 &&
+	    cpio_hex(h + 94, &nsize) == 0 && fsize == size &&
+	    nsize <= GAP_MAX && ((110 + nsize + 3) & ~(uint64_t)3) == len;
+}
+
+struct at {
+	unsigned char	 fmt;
+	unsigned char	*gap;		/* the headers before the data */
+	size_t		 gaplen, got;
+	uint64_t	 size;
+	pkga_sink_fn	 sink;
+	void		*sctx;
+};
+
+#define NOT_THERE	(-EBADMSG - 1000)	/* no header where noted */
+
+static int
+at_bytes(void *ctx, const void *buf, size_t len)
+{
+	struct at	*t = ctx;
+	const char	*p = buf;
+	size_t		 n;
+	int		 ok;
+
+	if (t->got < t->gaplen) {
+		n = t->gaplen - t->got < len ? t->gaplen - t->got : len;
+		memcpy(t->gap + t->got, p, n);
+		t->got += n;
+		p += n;
+		len -= n;
+		if (t->got < t->gaplen)
+			return 0;
+		ok = t->fmt == 't' ?
+		    tar_header_for(t->gap + t->gaplen - 512, t->size) :
+		    cpio_header_for(t->gap, t->gaplen, t->size);
+		if (!ok)
+			return NOT_THERE;
+	}
+	return len > 0 ? t->sink(t->sctx, p, len) : 0;
+}
+
+int
+pkga_extract_at(int fd, const unsigned char *seek, size_t seeklen,
+    uint64_t size, pkga_sink_fn sink, void *sctx, uint64_t *unpacked,
+    char *why)
+{
+	struct xzseek	*x = NULL;
+	struct stat	 st;
+	struct at	 t;
+	const char	*whys = "a seek note this build does not know";
+	uint64_t	 end, hdr, data;
+	int		 rc = -EBADMSG;
+
+	why[0] = '\0';
+	*unpacked = 0;
+	memset(&t, 0, sizeof(t));
+	if (seeklen != SEEK_LEN || seek[0] != 'X' || seek[1] != 1 ||
+	    (seek[2] != 't' && seek[2] != 'c'))
+		goto out;
+	end = get64le(seek + 3);
+	hdr = get64le(seek + 11);
+	data = get64le(seek + 19);
+	whys = "a seek note out of bounds";
+	if (hdr > data || data - hdr > GAP_MAX ||
+	    data - hdr < (seek[2] == 't' ? 512 : 110) || data > UINT64_MAX -
+	    size)
+		goto out;
+	if (fstat(fd, &st) != 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (end > (uint64_t)st.st_size)
+		goto out;
+	if ((rc = xzseek_open(fd, end, &x, &whys)) < 0)
+		goto out;
+	t.fmt = seek[2];
+	t.gaplen = (size_t)(data - hdr);
+	t.size = size;
+	t.sink = sink;
+	t.sctx = sctx;
+	if ((t.gap = malloc(t.gaplen)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = xzseek_read(x, hdr, data - hdr + size, at_bytes, &t, unpacked,
+	    &whys);
+	if (rc == NOT_THERE) {
+		whys = "no member header where the seek note says";
+		rc = -EBADMSG;
+	}
+out:
+	if (rc < 0)
+		say(why, rc == -EBADMSG ? whys : strerror(-rc));
+	free(t.gap);
+	xzseek_free(x);
+	return rc;
 }

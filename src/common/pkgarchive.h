@@ -98,4 +98,39 @@ int	pkga_extract(int fd, const char *path, enum pkga_type type,
 	    const char *name, pkga_sink_fn sink, void *sctx, uint64_t *size,
 	    char *why);
 
+/*
+ * Seeking (xzseek.h): in a package whose tar or cpio is compressed with
+ * xz in several blocks (a .deb's data.tar.xz, an rpm's payload, a
+ * .tar.xz), where each member starts can be noted while it is walked,
+ * and the member extracted later from there: its block decoded, not all
+ * that comes before it.  The note is opaque bytes, to keep with the
+ * member's record; it is checked when used (the member's header must be
+ * where it says), and a package that cannot be read so is read from its
+ * start.
+ */
+#define PKGA_SEEK_MAX	32	/* bytes of a note */
+
+/*
+ * Where the member being visited starts, into out (PKGA_SEEK_MAX bytes).
+ * @return the note's length, or 0 when the member cannot be sought to
+ *         (not multi-block xz, a command's output, a sparse member, an
+ *         archive whose xz index is unreadable).
+ */
+size_t	pkga_member_seek(struct pkga_member *m, unsigned char *out);
+
+/*
+ * Give the bytes of a member to sink, from where seek (seeklen bytes from
+ * pkga_member_seek(), the archive unchanged since) says it starts.
+ * @param size      the member's size, as walked.
+ * @param unpacked  on return, the bytes decompressed to get them.
+ * @return 0; -EBADMSG with why when the archive cannot be read so (a bad
+ *         note, a corrupt xz index or block, no such header there: read
+ *         it with pkga_extract() then; sink has had nothing unless the
+ *         block was corrupt in the member's bytes); -ENOMEM; -errno of a
+ *         read; sink's error.
+ */
+int	pkga_extract_at(int fd, const unsigned char *seek, size_t seeklen,
+	    uint64_t size, pkga_sink_fn sink, void *sctx, uint64_t *unpacked,
+	    char *why);
+
 #endif

@@ -27,6 +27,9 @@ static const char *const anames[METRICS_API_N] = {
 static const char *const snames[METRICS_SCAN_N] = {
 	"indexed", "unchanged", "skipped", "forgotten"
 };
+static const char *const pnames[METRICS_PKG_N] = {
+	"seek", "sequential"
+};
 
 /* Buckets of the response duration histogram, in microseconds. */
 static const uint64_t lbounds[] = { 100, 250, 500, 1000, 2500, 5000, 10000,
@@ -40,6 +43,8 @@ static struct {
 	atomic_uint_fast64_t	lat[NLB + 1];
 	atomic_uint_fast64_t	lat_sum_us;
 	atomic_uint_fast64_t	scan[METRICS_SCAN_N];
+	atomic_uint_fast64_t	pkg[METRICS_PKG_N];
+	atomic_uint_fast64_t	pkg_unpacked;
 	atomic_uint_fast64_t	passes;
 	atomic_uint_fast64_t	last_pass_us;
 	atomic_uint_fast64_t	stale;
@@ -126,6 +131,13 @@ void
 metrics_scan_file(enum metrics_scan what)
 {
 	INC(m.scan[what]);
+}
+
+void
+metrics_package_member(enum metrics_pkg how, uint64_t unpacked)
+{
+	INC(m.pkg[how]);
+	atomic_fetch_add(&m.pkg_unpacked, unpacked);
 }
 
 void
@@ -254,6 +266,17 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	for (i = 0; i < METRICS_SCAN_N; i++)
 		fprintf(fp, "symhub_scan_files_total{result=\"%s\"} %llu\n",
 		    snames[i], (unsigned long long)GET(m.scan[i]));
+	fprintf(fp, "# HELP symhub_package_members_total members extracted "
+	    "from packages, by how they were read\n"
+	    "# TYPE symhub_package_members_total counter\n");
+	for (i = 0; i < METRICS_PKG_N; i++)
+		fprintf(fp, "symhub_package_members_total{read=\"%s\"} %llu\n",
+		    pnames[i], (unsigned long long)GET(m.pkg[i]));
+	fprintf(fp, "# HELP symhub_package_seek_unpacked_bytes_total bytes "
+	    "decompressed to extract members by seeking to their xz block\n"
+	    "# TYPE symhub_package_seek_unpacked_bytes_total counter\n"
+	    "symhub_package_seek_unpacked_bytes_total %llu\n",
+	    (unsigned long long)GET(m.pkg_unpacked));
 	fprintf(fp, "# TYPE symhub_scan_passes_total counter\n"
 	    "symhub_scan_passes_total %llu\n"
 	    "# TYPE symhub_scan_last_pass_seconds gauge\n"

@@ -42,6 +42,16 @@ enum metrics_scan {
 	METRICS_SCAN_N
 };
 
+enum metrics_pkg {		/* the "read" label: how a member was read */
+	METRICS_PKG_SEEK,	/* from its xz block (pkga_extract_at()) */
+	METRICS_PKG_SEQUENTIAL,	/* from the package's start */
+	METRICS_PKG_N
+};
+
+/* A member extracted from a package; unpacked: bytes decompressed to get
+ * it (counted for seeks only). */
+void	metrics_package_member(enum metrics_pkg how, uint64_t unpacked);
+
 /* Count one finished response. */
 void	metrics_response(int code, enum metrics_type type,
 	    enum metrics_result result, uint64_t bytes, uint64_t usec);

@@ -33,6 +33,16 @@ struct rule {
 	char		*cmd;		/* PKGA_CMD's; NULL otherwise */
 };
 
+/* Where a member starts in its package (pkga_member_seek()); len 0:
+ * read it from the package's start. */
+struct mseek {
+	unsigned char	 b[PKGA_SEEK_MAX];
+	size_t		 len;
+};
+
+_Static_assert(PKGA_SEEK_MAX <= CACHE_SEEK_MAX,
+    "a record holds a member's seek note");
+
 /* An archive that holds sources (non-ELF members), as last indexed. */
 struct arch {
 	char			*path;
@@ -64,6 +74,7 @@ struct scan {
 	struct sdefent {
 		size_t		 arch;	/* index in archs */
 		uint64_t	 size;	/* the member's */
+		struct mseek	 seek;	/* the member's */
 	}		*sdefs;
 	size_t		 nsdefs, capsdefs;
 	struct sref	*srefs;
@@ -527,6 +538,7 @@ struct pending {
 	uint64_t	 size;		/* its size */
 	size_t		 arch;		/* SOURCE: index in archs; else -1 */
 	uint32_t	 quality;
+	struct mseek	 seek;
 };
 
 /* An ELF member read out of its package, waiting to be analysed. */
@@ -534,6 +546,7 @@ struct elfjob {
 	char		*name;
 	int		 fd;
 	uint64_t	 size;
+	struct mseek	 seek;
 };
 
 /* ELF members read ahead of the analysis: unpacking the next goes on
@@ -562,7 +575,7 @@ struct actx {
 static int
 pend(struct actx *a, enum cache_kind kind, const unsigned char *id,
     size_t idlen, const char *member, uint64_t size, size_t arch,
-    uint32_t quality)
+    uint32_t quality, const struct mseek *seek)
 {
 	struct pending	*p;
 	int		 rc = -ENOMEM;
@@ -576,6 +589,7 @@ pend(struct actx *a, enum cache_kind kind, const unsigned char *id,
 		p->size = size;
 		p->arch = arch;
 		p->quality = quality;
+		p->seek = *seek;
 		if ((p->member = strdup(member)) != NULL) {
 			a->np++;
 			rc = 0;
@@ -614,7 +628,8 @@ arch_self(struct actx *a)
 
 /* A non-ELF member: a source for every debuginfo that names it. */
 static int
-member_source(struct actx *a, const char *name, uint64_t size)
+member_source(struct actx *a, const char *name, uint64_t size,
+    const struct mseek *seek)
 {
 	struct scan	*s = a->s;
 	size_t		 i;
@@ -631,11 +646,12 @@ member_source(struct actx *a, const char *name, uint64_t size)
 	if (rc == 0) {
 		s->sdefs[i].arch = a->self;
 		s->sdefs[i].size = size;
+		s->sdefs[i].seek = *seek;
 		if (strmap_get(&s->sref_by_path, name, &i))
 			for (; rc == 0 && i != 0; i = s->srefs[i - 1].next)
 				rc = pend(a, CACHE_SOURCE, s->srefs[i - 1].id,
 				    s->srefs[i - 1].idlen, name, size,
-				    a->self, 0);
+				    a->self, 0, seek);
 	}
 	pthread_mutex_unlock(&s->pair_mu);
 	return rc;
@@ -688,7 +704,7 @@ member_sref(void *ctx, const char *name)
 	if (rc == 0 && strmap_get(&s->sdef, canon, &i))
 		rc = pend(r->a, CACHE_SOURCE, r->ei->buildid,
 		    r->ei->buildid_len, canon, s->sdefs[i].size,
-		    s->sdefs[i].arch, 0);
+		    s->sdefs[i].arch, 0, &s->sdefs[i].seek);
 	pthread_mutex_unlock(&s->pair_mu);
 	free(canon);
 	return rc;
@@ -709,11 +725,12 @@ analyse(struct actx *a, const struct elfjob *j)
 	    !(ei.is_executable || ei.is_debuginfo))
 		return 0;	/* an ELF member with nothing to serve */
 	if (ei.is_executable && (rc = pend(a, CACHE_EXECUTABLE, ei.buildid,
-	    ei.buildid_len, j->name, j->size, (size_t)-1, ei.quality)) < 0)
+	    ei.buildid_len, j->name, j->size, (size_t)-1, ei.quality,
+	    &j->seek)) < 0)
 		return rc;
 	if (ei.is_debuginfo) {
 		if ((rc = pend(a, CACHE_DEBUGINFO, ei.buildid, ei.buildid_len,
-		    j->name, j->size, (size_t)-1, ei.quality)) < 0)
+		    j->name, j->size, (size_t)-1, ei.quality, &j->seek)) < 0)
 			return rc;
 		sr.a = a;
 		sr.ei = &ei;
@@ -805,10 +822,11 @@ on_member(void *ctx, const char *name, uint64_t size, struct pkga_member *m)
 	off_t		 off;
 	ssize_t		 n;
 
+	j.seek.len = pkga_member_seek(m, j.seek.b);
 	if ((n = pkga_read(m, buf, sizeof(buf))) < 0)
 		return (int)n;
 	if (n < 4 || memcmp(buf, "\177ELF", 4) != 0)
-		return member_source(a, name, size);
+		return member_source(a, name, size, &j.seek);
 	/* In memory (it is read once, soon); a file where memfd is
 	 * missing. */
 	if ((j.fd = memfd_create("member", MFD_CLOEXEC)) < 0 &&
@@ -908,6 +926,8 @@ apply(struct actx *a, struct keyset *ks, int *new_dbg)
 		rec->origin = "scan";
 		rec->xfile = p->member;
 		rec->xarchive = ar.path;
+		memcpy(rec->seek, p->seek.b, p->seek.len);
+		rec->seeklen = p->seek.len;
 		n++;
 		if (p->kind != CACHE_SOURCE &&
 		    keep_existing(s, &key, a->path, p->quality)) {
@@ -1029,6 +1049,46 @@ to_blob(void *ctx, const void *buf, size_t len)
 	return cache_blob_write(ctx, buf, len);
 }
 
+/*
+ * Extract rec's bytes from its package open on afd into *b: from where
+ * the member starts, when its record says, else (or when the package
+ * cannot be read so: a corrupt xz index) from the package's start, into
+ * a new blob.  @return as pkga_extract().
+ */
+static int
+extract(struct scan *s, const struct cache_record *rec, const struct rule *ru,
+    int afd, struct cache_blob **b, uint64_t *size, char *why)
+{
+	uint64_t	unpacked = 0;
+	int		rc;
+
+	if (rec->seeklen > 0 && ru->type == PKGA_AUTO) {
+		rc = pkga_extract_at(afd, rec->seek, rec->seeklen, rec->size,
+		    to_blob, *b, &unpacked, why);
+		if (rc == 0) {
+			metrics_package_member(METRICS_PKG_SEEK, unpacked);
+			log_debug("package %s: sought to %s (%" PRIu64
+			    " bytes unpacked)", rec->path, rec->xfile,
+			    unpacked);
+			*size = rec->size;
+			return 0;
+		}
+		if (rc == -ENOMEM || rc == -ENOSPC)
+			return rc;
+		log_warnx("package %s: cannot seek to %s (%s): reading the "
+		    "package from its start", rec->path, rec->xfile, why);
+		cache_blob_abort(*b);
+		*b = NULL;
+		if ((rc = cache_blob_create(s->c, b)) < 0)
+			return rc;
+	}
+	rc = pkga_extract(afd, rec->path, ru->type, ru->cmd, &s->lim,
+	    rec->xfile, to_blob, *b, size, why);
+	if (rc == 0)
+		metrics_package_member(METRICS_PKG_SEQUENTIAL, 0);
+	return rc;
+}
+
 int
 scan_member_open(struct scan *s, const struct cache_key *key,
     const struct cache_record *rec, int *fd)
@@ -1065,8 +1125,7 @@ scan_member_open(struct scan *s, const struct cache_key *key,
 		close(afd);
 		return rc;
 	}
-	rc = pkga_extract(afd, rec->path, ru->type, ru->cmd, &s->lim,
-	    rec->xfile, to_blob, b, &size, why);
+	rc = extract(s, rec, ru, afd, &b, &size, why);
 	/* Changed while read: not what was indexed. */
 	if (rc == 0 && !cache_external_same(rec, afd))
 		rc = -ESTALE;

@@ -32,6 +32,8 @@ static const struct route routes[] = {
 	    METRICS_T_BUILDID, route_gsym, NULL },
 	{ WEBAPI_ARTIFACT, CACHE_GSYM, 1, ROUTE_POST, route_body_max,
 	    METRICS_T_BUILDID, route_gsym, "POST the addresses to /symbolize" },
+	{ WEBAPI_ARTIFACT, CACHE_BUNDLE, 0, ROUTE_PUT, NULL,
+	    METRICS_T_BUILDID, route_artifact, NULL },
 };
 
 const struct route *

@@ -107,7 +107,8 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_BAD_REQUEST, r->why ? r->why : "bad request", "-");
 	if (r->rt == NULL || !(r->rt->methods & ROUTE_PUT))
 		return reply_text(r, REPLY_METHOD,
-		    "only debuginfo and executable can be uploaded or deleted",
+		    "only debuginfo, executable and sources can be uploaded "
+		    "or deleted",
 		    "-");
 	if (h->auth == NULL)
 		return reply_text(r, REPLY_FORBIDDEN,
@@ -150,6 +151,9 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
 		upload_by_fileid(r->upl.up);
+	upload_bundle_limits(r->upl.up, h->cfg->bundle_unpacked ?
+	    h->cfg->bundle_unpacked : UINT64_MAX, h->cfg->bundle_files ?
+	    h->cfg->bundle_files : UINT64_MAX);
 	if (h->bucket != NULL)
 		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
@@ -174,7 +178,8 @@ eager_gsym(struct http *h, const struct req *r)
 {
 	int rc;
 
-	if (!r->w.by_fileid && (rc = derive_gsym_convert(h->dv, r->w.id,
+	if (!r->w.by_fileid && r->w.kind != CACHE_BUNDLE &&
+	    (rc = derive_gsym_convert(h->dv, r->w.id,
 	    r->w.idlen, NULL, NULL)) < 0)
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
 }

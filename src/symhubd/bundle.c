@@ -295,7 +295,7 @@ bundle_take(struct cache *c, struct cache_blob *in,
 	/* The members are served from the store from now on; a failure
 	 * here leaves them to the look-ups' bundle_expand(). */
 	(void)bundle_expand(c, key->id, key->idlen, NULL,
-	    res == UPLOAD_REPLACED);
+	    res == UPLOAD_REPLACED, NULL, NULL);
 	snprintf(msg, msglen, "%s: %zu source%s, %llu bytes",
 	    res == UPLOAD_SAME ? "already stored: the same bundle" :
 	    res == UPLOAD_REPLACED ? "replaced" : "stored", t.kept,
@@ -332,6 +332,8 @@ struct expand {
 	const unsigned char	*id;
 	size_t			 idlen;
 	const char		*want;
+	void			(*each)(void *, const struct cache_key *);
+	void			*ctx;
 	int			 replace, found;
 	int64_t			 when;		/* the bundle's */
 	uint64_t		 put;
@@ -350,6 +352,8 @@ expand_member(void *ctx, const char *path, const void *data, size_t len)
 		x->found = 1;
 	if (!x->replace && cache_get(x->c, &key, clock_wall_s(), &rec) == 0) {
 		cache_record_release(&rec);
+		if (x->each != NULL)
+			x->each(x->ctx, &key);
 		return 0;
 	}
 	if ((rc = cache_blob_create(x->c, &b)) < 0)
@@ -363,14 +367,18 @@ expand_member(void *ctx, const char *path, const void *data, size_t len)
 	rec.xfile = path;
 	rec.last_modified = x->when;
 	rec.stored = clock_wall_s();
-	if ((rc = cache_put_blob(x->c, b, &key, &rec, NULL)) == 0)
+	if ((rc = cache_put_blob(x->c, b, &key, &rec, NULL)) == 0) {
 		x->put++;
+		if (x->each != NULL)
+			x->each(x->ctx, &key);
+	}
 	return rc;
 }
 
 int
 bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
-    const char *path, int replace)
+    const char *path, int replace,
+    void (*each)(void *ctx, const struct cache_key *key), void *ctx)
 {
 	/* A stored bundle was bounded when it came: these only keep a
 	 * damaged one from running away. */
@@ -378,7 +386,8 @@ bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
 	    (uint64_t)1 << 24 };
 	struct cache_key	 key = { CACHE_BUNDLE, id, idlen, NULL };
 	struct cache_record	 rec;
-	struct expand		 x = { c, id, idlen, path, replace, 0, 0, 0 };
+	struct expand		 x = { c, id, idlen, path, each, ctx, replace, 0,
+				    0, 0 };
 	char			 why[SRCBUNDLE_WHY_MAX];
 	int			 fd, rc;
 

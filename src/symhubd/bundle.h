@@ -50,10 +50,13 @@ enum upload_result bundle_take(struct cache *c, struct cache_blob *in,
  * source record, so that the next look-up of (id, path) is a hit.
  * Runs on the caller's thread and unpacks the whole bundle.
  * @param path  canonical absolute path, or NULL (put them all)
+ * @param each  when not NULL, called with the key of every member once
+ *              its record is in the store (for the bucket's write-back)
  * @return 0 when path is a member (NULL: when a bundle is stored);
  *         -ENOENT when there is no bundle or path is not in it; -errno.
  */
 int	bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
-	    const char *path, int replace);
+	    const char *path, int replace,
+	    void (*each)(void *ctx, const struct cache_key *key), void *ctx);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "log.h"
 #include "route.h"
 #include "upload.h"
@@ -237,6 +238,12 @@ route_upload_finish(struct http *h, struct req *r)
 	return reply_text(r, upload_reply(res), msg, "upload");
 }
 
+static void
+writeback_source(void *ctx, const struct cache_key *key)
+{
+	bucket_writeback(ctx, key, 0);
+}
+
 enum MHD_Result
 route_upload_bucket(struct http *h, struct req *r)
 {
@@ -276,6 +283,12 @@ route_upload_bucket(struct http *h, struct req *r)
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
+	/* The bundle is in the bucket; its sources go there too, each under
+	 * its own name, so that every replica serves them as it serves a
+	 * fetched source (they are written behind, never over a copy). */
+	if (r->w.kind == CACHE_BUNDLE)
+		(void)bundle_expand(h->c, r->w.id, r->w.idlen, NULL, 0,
+		    writeback_source, h->bucket);
 	log_info("upload %s by %s: %s (in the bucket)", r->url,
 	    r->upl.who ? r->upl.who : "-", r->upl.msg ? r->upl.msg : "");
 	return reply_text(r, upload_reply(res), r->upl.msg ? r->upl.msg :

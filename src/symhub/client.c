@@ -918,7 +918,7 @@ pack_one(void *ctx, const char *name)
 	unsigned char	*data;
 	size_t		 len, v;
 	char		*canon;
-	int		 rc;
+	int		 q, rc;
 
 	if (name[0] != '/' || (canon = strdup(name)) == NULL)
 		return name[0] != '/' ? 0 : -ENOMEM;
@@ -930,9 +930,13 @@ pack_one(void *ctx, const char *name)
 		goto out;
 	/* Read under the name the compiler wrote, as a debugger would. */
 	if ((rc = slurp(name, &data, &len)) < 0) {
+		/* Listed with --quiet too: the summary counts these lines. */
+		q = p->it->c->o.quiet;
+		p->it->c->o.quiet = 0;
 		report(p->it->c, 0, "unread", kind_name(CACHE_BUNDLE),
 		    p->it->id, canon, rc == -EINVAL ? "not a regular file" :
 		    rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
+		p->it->c->o.quiet = q;
 		p->unread++;
 		rc = rc == -ENOMEM ? rc : 0;
 		goto out;

@@ -86,6 +86,7 @@ printf 'upload --sources (debuginfo %s bytes, executable, bundle): %.2f s median
     "$(stat -c %s "$tmp/libgtest.debug")" "$med" "$rounds" "${times[*]}"
 printf 'bundle: %s files, %s bytes sent (zstd), %s named files unreadable\n' \
     "$files" "$sent" "$unread"
+grep '^unread' "$tmp/out/up.1" | sed 's/^/  /'
 curl -s "$url/metrics" | grep '^symhub_source_bundle' | sed 's/^/  /'
 
 # What gdb says the DWARF names, read before the tree goes.
@@ -118,6 +119,7 @@ while read -r f; do
 	fi
 done <"$tmp/readable"
 e=$(date +%s.%N)
+comm -23 "$tmp/names" "$tmp/readable" | sed 's/^/  named, not on the build machine: /'
 total=$(wc -l <"$tmp/names")
 printf 'after the build tree is removed: %s of %s sources gdb lists served right (%.1f %%), %s named but not on the build machine; %.2f s for them all\n' \
     "$ok" "$((ok + bad))" "$(echo "100 * $ok / ($ok + $bad)" | bc -l)" \

@@ -35,6 +35,10 @@ member(void *arg, const char *path, const void *data, size_t len)
 		abort();	/* past lim.bytes_max */
 	if (len > 0 && data == NULL)
 		abort();
+	/* Opened at the first member: a compressor costs more than most
+	 * inputs' reading. */
+	if (c->w == NULL && srcbundle_write_open(sink, NULL, &c->w) < 0)
+		return -ENOMEM;
 	return srcbundle_write_add(c->w, path, data, len) == 0 ? 0 : -EIO;
 }
 
@@ -45,8 +49,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ctx		 c = { NULL, 0 };
 	char			 why[SRCBUNDLE_WHY_MAX], *s;
 
-	if (srcbundle_write_open(sink, NULL, &c.w) < 0)
-		return 0;
 	(void)srcbundle_read_mem(data, size, &lim, member, &c, why);
 	(void)srcbundle_write_close(c.w, 0);
 	if ((s = malloc(size + 2)) != NULL) {

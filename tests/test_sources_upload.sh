@@ -55,6 +55,7 @@ ID=$(buildid "$tmp/f/app")
 
 TOKENS=$tmp/tokens
 TOK=$(new_token ci upload "$TOKENS") || exit 99
+TOK_ADM=$(new_token root admin "$TOKENS") || exit 99
 echo "$TOK" >"$tmp/tok"
 AUTH="Authorization: Bearer $TOK"
 
@@ -261,5 +262,18 @@ for f in main.c include/util.h; do
 done
 check "they were made again from the bundle" \
     metric_cmp symhub_source_bundle_expanded_total -ge 2
+
+section 'deleting a bundle'
+# No budget now: the sources made from the bundle stay until deleted.
+stop_symhubd "$SYMHUBD_PID"
+hub -d "$STORE" --offline --tokens "$TOKENS"
+expect_get "main.c is served before" "/buildid/$ID/source$B/main.c" 200 \
+    "$tmp/expect/main.c"
+code=$(http "/buildid/$ID/sources" "$tmp/out/b" "$tmp/out/h" -X DELETE \
+    -H "Authorization: Bearer $TOK_ADM")
+expect_status "DELETE /buildid/ID/sources with an admin token" 200 "$code" \
+    "$tmp/out/b"
+expect_get "and none of its sources is served after" \
+    "/buildid/$ID/source$B/main.c" 404
 
 finish

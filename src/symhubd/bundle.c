@@ -405,3 +405,27 @@ bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
 		return rc;
 	return path == NULL || x.found ? 0 : -ENOENT;
 }
+
+static void
+forget_one(void *ctx, const struct cache_key *key)
+{
+	struct cache		*c = ctx;
+	struct cache_record	 rec;
+	int			 ours;
+
+	if (cache_get(c, key, clock_wall_s(), &rec) < 0)
+		return;
+	ours = rec.origin != NULL && strcmp(rec.origin, "bundle") == 0;
+	cache_record_release(&rec);
+	if (ours)
+		(void)cache_drop(c, key);
+}
+
+int
+bundle_forget(struct cache *c, const unsigned char *id, size_t idlen)
+{
+	/* Walked without putting anything back: each member's record is
+	 * there (bundle_expand() without replace puts only what is
+	 * missing, then forget_one() drops it). */
+	return bundle_expand(c, id, idlen, NULL, 0, forget_one, c);
+}

@@ -59,4 +59,11 @@ int	bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
 	    const char *path, int replace,
 	    void (*each)(void *ctx, const struct cache_key *key), void *ctx);
 
+/*
+ * Before the bundle of id is deleted: drop the source records made from
+ * it (origin "bundle"), so that nothing of it is served after.
+ * @return 0, -ENOENT when no bundle is stored, -errno.
+ */
+int	bundle_forget(struct cache *c, const unsigned char *id, size_t idlen);
+
 #endif

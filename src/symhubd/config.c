@@ -683,8 +683,10 @@ parse_kinds(const char *v, unsigned *out)
 	*out = 0;
 	while (*v != '\0') {
 		n = strcspn(v, ",");
-		/* Upstreams serve what the protocol has: no GSYM. */
-		if (kind_parse(v, n, &k) < 0 || k == CACHE_GSYM)
+		/* Upstreams serve what the protocol has: no GSYM, and
+		 * no bundle (its members are sources). */
+		if (kind_parse(v, n, &k) < 0 || k == CACHE_GSYM ||
+		    k == CACHE_BUNDLE)
 			return -EINVAL;
 		*out |= 1u << k;
 		v += n + (v[n] == ',');

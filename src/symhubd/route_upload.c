@@ -65,6 +65,9 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 {
 	int rc;
 
+	/* Nothing made from a bundle outlives it. */
+	if (key->kind == CACHE_BUNDLE)
+		(void)bundle_forget(h->c, key->id, key->idlen);
 	if ((rc = upload_delete(h->c, h->s, key, bucket_had)) == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
 	if (rc < 0)

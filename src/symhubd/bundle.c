@@ -292,10 +292,12 @@ bundle_take(struct cache *c, struct cache_blob *in,
 		goto out;
 	}
 	res = d.res;
-	/* The members are served from the store from now on; a failure
-	 * here leaves them to the look-ups' bundle_expand(). */
-	(void)bundle_expand(c, key->id, key->idlen, NULL,
-	    res == UPLOAD_REPLACED, NULL, NULL);
+	/* Sources are made from the bundle when asked for (bundle_expand()),
+	 * one at a time: putting them all now would cost a synced write
+	 * each while the uploader waits.  Those made from the bundle this
+	 * one replaces may be stale: made again. */
+	if (res == UPLOAD_REPLACED)
+		(void)bundle_forget(c, key->id, key->idlen);
 	snprintf(msg, msglen, "%s: %zu source%s, %llu bytes",
 	    res == UPLOAD_SAME ? "already stored: the same bundle" :
 	    res == UPLOAD_REPLACED ? "replaced" : "stored", t.kept,
@@ -326,36 +328,35 @@ out:
 	return res;
 }
 
-/* One pass of bundle_expand(). */
+/* One walk of a stored bundle (walk()). */
+enum walk_mode {
+	W_ONE,		/* put the member want, if missing, and stop */
+	W_ALL,		/* put every member missing, then call each */
+	W_FORGET	/* drop every member's record of origin "bundle" */
+};
+
 struct expand {
 	struct cache		*c;
 	const unsigned char	*id;
 	size_t			 idlen;
-	const char		*want;
+	enum walk_mode		 mode;
+	const char		*want;		/* W_ONE */
 	void			(*each)(void *, const struct cache_key *);
 	void			*ctx;
-	int			 replace, found;
 	int64_t			 when;		/* the bundle's */
 	uint64_t		 put;
 };
 
+#define FOUND	1	/* W_ONE: the walk ends at want */
+
 static int
-expand_member(void *ctx, const char *path, const void *data, size_t len)
+put_member(struct expand *x, const struct cache_key *key, const void *data,
+    size_t len)
 {
-	struct expand		*x = ctx;
-	struct cache_key	 key = { CACHE_SOURCE, x->id, x->idlen, path };
 	struct cache_record	 rec;
 	struct cache_blob	*b;
 	int			 rc;
 
-	if (x->want != NULL && strcmp(x->want, path) == 0)
-		x->found = 1;
-	if (!x->replace && cache_get(x->c, &key, clock_wall_s(), &rec) == 0) {
-		cache_record_release(&rec);
-		if (x->each != NULL)
-			x->each(x->ctx, &key);
-		return 0;
-	}
 	if ((rc = cache_blob_create(x->c, &b)) < 0)
 		return rc;
 	if ((rc = cache_blob_write(b, data, len)) < 0) {
@@ -364,68 +365,100 @@ expand_member(void *ctx, const char *path, const void *data, size_t len)
 	}
 	memset(&rec, 0, sizeof(rec));
 	rec.origin = "bundle";
-	rec.xfile = path;
+	rec.xfile = key->extra;
 	rec.last_modified = x->when;
 	rec.stored = clock_wall_s();
-	if ((rc = cache_put_blob(x->c, b, &key, &rec, NULL)) == 0) {
+	if ((rc = cache_put_blob(x->c, b, key, &rec, NULL)) == 0)
 		x->put++;
-		if (x->each != NULL)
-			x->each(x->ctx, &key);
-	}
 	return rc;
 }
 
-int
-bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
-    const char *path, int replace,
-    void (*each)(void *ctx, const struct cache_key *key), void *ctx)
+static int
+walk_member(void *ctx, const char *path, const void *data, size_t len)
+{
+	struct expand		*x = ctx;
+	struct cache_key	 key = { CACHE_SOURCE, x->id, x->idlen, path };
+	struct cache_record	 rec;
+	int			 have, ours, rc;
+
+	if (x->mode == W_ONE && strcmp(x->want, path) != 0)
+		return 0;
+	have = cache_get(x->c, &key, clock_wall_s(), &rec) == 0;
+	ours = have && rec.origin != NULL && strcmp(rec.origin, "bundle") == 0;
+	if (have)
+		cache_record_release(&rec);
+	switch (x->mode) {
+	case W_FORGET:
+		if (ours)
+			(void)cache_drop(x->c, &key);
+		return 0;
+	case W_ONE:
+		if (!have && (rc = put_member(x, &key, data, len)) < 0)
+			return rc;
+		return FOUND;
+	case W_ALL:
+		if (!have && (rc = put_member(x, &key, data, len)) < 0)
+			return rc;
+		x->each(x->ctx, &key);
+		return 0;
+	}
+	return 0;
+}
+
+/* Walk id's stored bundle with x.  @return walk_member()'s end, -ENOENT
+ * when no bundle is stored, -errno. */
+static int
+walk(struct expand *x)
 {
 	/* A stored bundle was bounded when it came: these only keep a
 	 * damaged one from running away. */
 	static const struct srcbundle_limits lim = { (uint64_t)1 << 40,
 	    (uint64_t)1 << 24 };
-	struct cache_key	 key = { CACHE_BUNDLE, id, idlen, NULL };
+	struct cache_key	 key = { CACHE_BUNDLE, x->id, x->idlen, NULL };
 	struct cache_record	 rec;
-	struct expand		 x = { c, id, idlen, path, each, ctx, replace, 0,
-				    0, 0 };
 	char			 why[SRCBUNDLE_WHY_MAX];
 	int			 fd, rc;
 
-	if ((rc = cache_get(c, &key, clock_wall_s(), &rec)) < 0)
+	if ((rc = cache_get(x->c, &key, clock_wall_s(), &rec)) < 0)
 		return rc == -ENODATA ? -ENOENT : rc;
-	x.when = rec.last_modified != 0 ? rec.last_modified : rec.stored;
-	rc = cache_open_data(c, &rec, &fd);
+	x->when = rec.last_modified != 0 ? rec.last_modified : rec.stored;
+	rc = cache_open_data(x->c, &rec, &fd);
 	cache_record_release(&rec);
 	if (rc < 0)
 		return rc;
-	rc = srcbundle_read_fd(fd, &lim, expand_member, &x, why);
+	rc = srcbundle_read_fd(fd, &lim, walk_member, x, why);
 	close(fd);
-	metrics_bundle_expanded(x.put);
-	if (rc < 0)
-		return rc;
-	return path == NULL || x.found ? 0 : -ENOENT;
+	metrics_bundle_expanded(x->put);
+	return rc;
 }
 
-static void
-forget_one(void *ctx, const struct cache_key *key)
+int
+bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
+    const char *path)
 {
-	struct cache		*c = ctx;
-	struct cache_record	 rec;
-	int			 ours;
+	struct expand	x = { c, id, idlen, W_ONE, path, NULL, NULL, 0, 0 };
+	int		rc;
 
-	if (cache_get(c, key, clock_wall_s(), &rec) < 0)
-		return;
-	ours = rec.origin != NULL && strcmp(rec.origin, "bundle") == 0;
-	cache_record_release(&rec);
-	if (ours)
-		(void)cache_drop(c, key);
+	if ((rc = walk(&x)) < 0)
+		return rc;
+	return rc == FOUND ? 0 : -ENOENT;
+}
+
+int
+bundle_expand_all(struct cache *c, const unsigned char *id, size_t idlen,
+    void (*each)(void *ctx, const struct cache_key *key), void *ctx)
+{
+	struct expand	x = { c, id, idlen, W_ALL, NULL, each, ctx, 0, 0 };
+	int		rc;
+
+	return (rc = walk(&x)) < 0 ? rc : 0;
 }
 
 int
 bundle_forget(struct cache *c, const unsigned char *id, size_t idlen)
 {
-	/* Walked without putting anything back: each member's record is
-	 * there (bundle_expand() without replace puts only what is
-	 * missing, then forget_one() drops it). */
-	return bundle_expand(c, id, idlen, NULL, 0, forget_one, c);
+	struct expand	x = { c, id, idlen, W_FORGET, NULL, NULL, NULL, 0, 0 };
+	int		rc;
+
+	return (rc = walk(&x)) < 0 ? rc : 0;
 }

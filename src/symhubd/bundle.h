@@ -11,9 +11,9 @@
  * bundle of its own (the same members make the same bytes, so a
  * re-upload is "the same") and stored under (CACHE_BUNDLE, id), pinned
  * like every upload: that record is what the budget, the bucket and
- * export see.  Its members are then put in the store as plain source
- * records (unpinned: made again from the bundle when evicted), which
- * /buildid/ID/source/PATH serves like any other.
+ * export see.  A member is put in the store as a plain source record
+ * when first asked for (unpinned: made again from the bundle when
+ * evicted), which /buildid/ID/source/PATH then serves like any other.
  * No status codes here: the HTTP front maps the upload results.
  */
 #ifndef SYMHUB_BUNDLE_H
@@ -45,23 +45,28 @@ enum upload_result bundle_take(struct cache *c, struct cache_blob *in,
 	    size_t *kept, size_t *dropped);
 
 /*
- * The lookup's hook: does the bundle stored for id hold path?  Every
- * member not in the store (or all, with replace) is put there as a
- * source record, so that the next look-up of (id, path) is a hit.
- * Runs on the caller's thread and unpacks the whole bundle.
- * @param path  canonical absolute path, or NULL (put them all)
- * @param each  when not NULL, called with the key of every member once
- *              its record is in the store (for the bucket's write-back)
- * @return 0 when path is a member (NULL: when a bundle is stored);
- *         -ENOENT when there is no bundle or path is not in it; -errno.
+ * The lookup's hook: does the bundle stored for id hold path (canonical,
+ * absolute)?  Then it is put in the store as a source record (origin
+ * "bundle", not pinned), so that the next look-up of (id, path) is a
+ * hit.  Runs on the caller's thread and unpacks the bundle up to path.
+ * @return 0 when path is a member; -ENOENT when there is no bundle or
+ *         path is not in it; -errno.
  */
 int	bundle_expand(struct cache *c, const unsigned char *id, size_t idlen,
-	    const char *path, int replace,
-	    void (*each)(void *ctx, const struct cache_key *key), void *ctx);
+	    const char *path);
 
 /*
- * Before the bundle of id is deleted: drop the source records made from
- * it (origin "bundle"), so that nothing of it is served after.
+ * Put every member of id's bundle that the store lacks as a source
+ * record, and call each(ctx, key) for every member (for the bucket's
+ * write-back).  @return 0, -ENOENT when no bundle is stored, -errno.
+ */
+int	bundle_expand_all(struct cache *c, const unsigned char *id,
+	    size_t idlen, void (*each)(void *ctx, const struct cache_key *key),
+	    void *ctx);
+
+/*
+ * Drop the source records made from id's bundle (origin "bundle"):
+ * before it is deleted, or after it was replaced.
  * @return 0, -ENOENT when no bundle is stored, -errno.
  */
 int	bundle_forget(struct cache *c, const unsigned char *id, size_t idlen);

@@ -149,8 +149,7 @@ route_artifact(struct http *h, struct req *r)
 	/* The bundle uploaded with the build has it (bundle.h): put in
 	 * the store now, and served from there. */
 	if (rc == -ENOENT && key.kind == CACHE_SOURCE &&
-	    bundle_expand(h->c, key.id, key.idlen, key.extra, 0, NULL,
-	    NULL) == 0)
+	    bundle_expand(h->c, key.id, key.idlen, key.extra) == 0)
 		rc = records_open(h->c, h->s, &key, &rec, &fd);
 	if (rc == -ENODATA && r->ask.fetches > 0)
 		return reply_text(r, REPLY_NOT_FOUND, "not found",

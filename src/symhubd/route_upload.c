@@ -290,7 +290,7 @@ route_upload_bucket(struct http *h, struct req *r)
 	 * its own name, so that every replica serves them as it serves a
 	 * fetched source (they are written behind, never over a copy). */
 	if (r->w.kind == CACHE_BUNDLE)
-		(void)bundle_expand(h->c, r->w.id, r->w.idlen, NULL, 0,
+		(void)bundle_expand_all(h->c, r->w.id, r->w.idlen,
 		    writeback_source, h->bucket);
 	log_info("upload %s by %s: %s (in the bucket)", r->url,
 	    r->upl.who ? r->upl.who : "-", r->upl.msg ? r->upl.msg : "");

@@ -917,12 +917,17 @@ pack_one(void *ctx, const char *name)
 	struct pack	*p = ctx;
 	unsigned char	*data;
 	size_t		 len, v;
-	char		*canon;
+	char		*canon, *base;
 	int		 q, rc;
 
 	if (name[0] != '/' || (canon = strdup(name)) == NULL)
 		return name[0] != '/' ? 0 : -ENOMEM;
 	rc = 0;
+	/* "<built-in>" made absolute with its unit's directory: a name
+	 * of the compiler's, no file. */
+	if ((base = strrchr(canon, '/')) != NULL && base[1] == '<' &&
+	    canon[strlen(canon) - 1] == '>')
+		goto out;
 	if (webapi_canon_path(canon, canon) < 0 || !srcbundle_name_ok(canon) ||
 	    strmap_get(&p->seen, canon, &v))
 		goto out;

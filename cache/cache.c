@@ -1224,7 +1224,7 @@ cache_foreach_kind(struct cache *c, enum cache_kind kind,
     cache_foreach_fn fn, void *ctx)
 {
 	if (kind != CACHE_DEBUGINFO && kind != CACHE_EXECUTABLE &&
-	    kind != CACHE_GSYM)
+	    kind != CACHE_GSYM && kind != CACHE_BUNDLE)
 		return -EINVAL;
 	return foreach(c, (int)kind, fn, ctx, NULL);
 }

@@ -436,7 +436,8 @@ int	cache_foreach(struct cache *c, cache_foreach_fn fn, void *ctx,
 
 /*
  * cache_foreach() over the records of one kind only, CACHE_DEBUGINFO,
- * CACHE_EXECUTABLE or CACHE_GSYM (kinds without an extra string): the
+ * CACHE_EXECUTABLE, CACHE_GSYM or CACHE_BUNDLE (kinds without an extra
+ * string): the
  * walk starts at the kind's first record and ends after its last.
  * @return 0, fn's non-zero result, -EINVAL for another kind, or -errno.
  */

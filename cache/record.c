@@ -29,6 +29,7 @@ record_key(const struct cache_key *key, unsigned char out[RECORD_KEY_MAX])
 	case CACHE_DEBUGINFO:
 	case CACHE_EXECUTABLE:
 	case CACHE_GSYM:
+	case CACHE_BUNDLE:
 		needs_extra = 0;
 		break;
 	case CACHE_SOURCE:

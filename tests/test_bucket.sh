@@ -278,6 +278,29 @@ check "writes went through staging/SHA256 and a copy (Swift: no conditional writ
     grep -q "PUT /$S3_BUCKET/staging/" "$S3DIR/log/proxy.log"
 check "and no staging object is left behind ($staged)" [ "$staged" = 0 ]
 
+section 'a source bundle is in the bucket, and the other hub serves it'
+# prog3's sources (symhub upload --sources), uploaded through A: the
+# bundle is durable in the bucket before the 201, and its sources are
+# written behind under their own names, which B serves.
+python3 - "$tmp/out/src.tgz" "$tmp/src/hello.c" "$tmp/src/greet.h" <<'EOF'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    for f in sys.argv[2:]:
+        t.add(f, arcname=f.lstrip("/"))
+EOF
+URL=$A_URL
+code=$(put_file "/buildid/$ID3/sources" "$tmp/out/src.tgz" "$tmp/out/put" \
+    "$tmp/out/puth" -H "Authorization: Bearer $TOK")
+check "the bundle is stored through A (got $code)" [ "$code" = 201 ]
+check "and is in the bucket" s3_has "buildid/$ID3/sources"
+b_serves() {
+	curl -s --max-time 10 -o "$tmp/out/bs" \
+	    "$B_URL/buildid/$ID3/source$tmp/src/$1" && cmp -s "$tmp/out/bs" \
+	    "$tmp/src/$1"
+}
+check "B serves its sources from the bucket" wait_until 30 eval \
+    'b_serves hello.c && b_serves greet.h'
+
 section 'staging/ leftovers are collected'
 # What a writer that crashed between its put to staging/ and the copy
 # leaves: collected by the next hub's poller once older than

@@ -17,9 +17,11 @@ enum cache_kind {
 	CACHE_GSYM = 5,		/* derived from the debuginfo */
 	CACHE_MEMBER = 6,	/* extra: "KIND:MEMBER": an archive member's
 				 * bytes, extracted (derived, evictable) */
-	CACHE_ENCODED = 7	/* extra: "ENCODING:KIND": a debuginfo's or
+	CACHE_ENCODED = 7,	/* extra: "ENCODING:KIND": a debuginfo's or
 				 * executable's bytes compressed (derived,
 				 * evictable) */
+	CACHE_BUNDLE = 8	/* the source bundle uploaded with a build
+				 * (common/srcbundle.h), "sources" */
 };
 
 #define CACHE_ID_MAX	64	/* bytes of a build-id (128 hex characters) */

@@ -12,6 +12,7 @@ static const char *const names[] = {
 	[CACHE_SOURCE] = "source",
 	[CACHE_SECTION] = "section",
 	[CACHE_GSYM] = "gsym",
+	[CACHE_BUNDLE] = "sources",
 };
 
 const char *

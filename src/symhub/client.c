@@ -17,10 +17,12 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "base/strmap.h"
 #include "cli.h"
 #include "client.h"
 #include "common/elfinfo.h"
 #include "common/kind.h"
+#include "common/srcbundle.h"
 #include "common/webapi.h"
 #include "xfer.h"
 
@@ -44,6 +46,7 @@ struct item {
 	CURL			*easy;
 	struct curl_slist	*hdrs;
 	int			 fd;		/* the body, during a PUT */
+	int			 bfd;		/* BUNDLE: the bundle made, or -1 */
 	int			 read_errno;
 	int			 bar;		/* shown in the progress bar */
 	curl_off_t		 size, sent;
@@ -65,6 +68,7 @@ struct client {
 	int			 drawn;		/* a progress line is on err */
 	char			 last_line[160];
 	int64_t			 last_draw;	/* clock_ms() */
+	size_t			 first_running;	/* items not BUNDLE under way */
 };
 
 /* ---- reporting ---- */
@@ -230,6 +234,8 @@ item_free(struct item *it)
 	curl_slist_free_all(it->hdrs);
 	if (it->fd >= 0)
 		close(it->fd);
+	if (it->bfd >= 0)
+		close(it->bfd);
 	free(it->path);
 	free(it);
 }
@@ -281,6 +287,7 @@ push(struct client *c, const char *path, enum cache_kind kind,
 	it->quality = ei->quality;
 	it->seq = c->n;
 	it->fd = -1;
+	it->bfd = -1;
 	c->items[c->n++] = it;
 	return 0;
 }
@@ -362,7 +369,9 @@ client_add_pair(struct client *c, const char *exe, const char *dbg,
 	/* Both carry the deployed file's FileID: that is what a profiler
 	 * sees on the host, whichever file it then asks for. */
 	if (has_symbols(de.quality)) {
-		if ((rc = push(c, dpath, CACHE_DEBUGINFO, &de, efid)) < 0)
+		if ((rc = push(c, dpath, CACHE_DEBUGINFO, &de, efid)) < 0 ||
+		    (c->o.sources &&
+		    (rc = push(c, dpath, CACHE_BUNDLE, &de, NULL)) < 0))
 			goto nomem;
 	} else {
 		hex_encode(ee.buildid, ee.buildid_len, a);
@@ -404,7 +413,9 @@ add_file(struct client *c, const char *path, int nofollow)
 	/* Without -e there is no telling which file was deployed: a file
 	 * with code sends its own FileID, a debug file none. */
 	if (has_symbols(ei.quality)) {
-		if ((rc = push(c, path, CACHE_DEBUGINFO, &ei, fid)) < 0)
+		if ((rc = push(c, path, CACHE_DEBUGINFO, &ei, fid)) < 0 ||
+		    (c->o.sources &&
+		    (rc = push(c, path, CACHE_BUNDLE, &ei, NULL)) < 0))
 			return rc;
 		any = 1;
 	}
@@ -659,7 +670,12 @@ start_put(struct item *it)
 	    "Content-Type: application/octet-stream")) == NULL)
 		return -ENOMEM;
 	it->hdrs = l;
-	if ((it->fd = open(it->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (it->kind == CACHE_BUNDLE) {
+		if ((it->fd = dup(it->bfd)) < 0)
+			return -errno;
+		if (lseek(it->fd, 0, SEEK_SET) < 0)
+			return -errno;
+	} else if ((it->fd = open(it->path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	if (fstat(it->fd, &st) < 0)
 		return -errno;
@@ -797,14 +813,17 @@ finished(struct item *it, CURLcode res)
 	}
 	answer(it, code, msg, sizeof(msg));
 	if (code == 201) {
-		report_item(it, 0, "stored", NULL);
+		/* A bundle's answer says what was kept and dropped. */
+		report_item(it, 0, "stored", it->kind == CACHE_BUNDLE ? msg :
+		    NULL);
 		c->counts.stored++;
 	} else if (code == 200 &&
 	    strncmp(it->body, "already stored", 14) == 0) {
 		report_item(it, 0, "same", NULL);
 		c->counts.same++;
 	} else if (code == 200) {
-		report_item(it, 0, "replaced", NULL);
+		report_item(it, 0, "replaced", it->kind == CACHE_BUNDLE ? msg :
+		    NULL);
 		c->counts.replaced++;
 	} else if (code == 409) {
 		/* The hub keeps a copy as good or better: the goal of the
@@ -819,11 +838,205 @@ finished(struct item *it, CURLcode res)
 	return 0;
 }
 
+/* ---- source bundles ---- */
+
+#define SRC_FILE_MAX	((size_t)256 << 20)	/* bytes of one source */
+
+/* pack()'s state. */
+struct pack {
+	struct item		*it;
+	struct srcbundle_writer	*w;
+	struct strmap		 seen;
+	unsigned		 files, unread;
+	uint64_t		 bytes;
+};
+
+static int
+write_fd(void *ctx, const void *buf, size_t len)
+{
+	const char	*p = buf;
+	ssize_t		 n;
+	int		 fd = *(int *)ctx;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read a whole regular file of at most SRC_FILE_MAX bytes.  @return 0
+ * with *out (the caller's), or -errno (-EFBIG, -EINVAL: not regular). */
+static int
+slurp(const char *path, unsigned char **out, size_t *len)
+{
+	struct stat	 st;
+	unsigned char	*buf = NULL;
+	size_t		 got = 0;
+	ssize_t		 n;
+	int		 fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else if ((uint64_t)st.st_size > SRC_FILE_MAX)
+		rc = -EFBIG;
+	else if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		rc = -ENOMEM;
+	while (rc == 0 && got < (size_t)st.st_size) {
+		if ((n = read(fd, buf + got, (size_t)st.st_size - got)) < 0 &&
+		    errno != EINTR)
+			rc = -errno;
+		else if (n == 0)
+			break;		/* shrank meanwhile: what is there */
+		else if (n > 0)
+			got += (size_t)n;
+	}
+	close(fd);
+	if (rc < 0) {
+		free(buf);
+		return rc;
+	}
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+/* One file the DWARF names: into the bundle, or reported unread. */
+static int
+pack_one(void *ctx, const char *name)
+{
+	struct pack	*p = ctx;
+	unsigned char	*data;
+	size_t		 len, v;
+	char		*canon, *base;
+	int		 q, rc;
+
+	if (name[0] != '/' || (canon = strdup(name)) == NULL)
+		return name[0] != '/' ? 0 : -ENOMEM;
+	rc = 0;
+	/* "<built-in>" made absolute with its unit's directory: a name
+	 * of the compiler's, no file. */
+	if ((base = strrchr(canon, '/')) != NULL && base[1] == '<' &&
+	    canon[strlen(canon) - 1] == '>')
+		goto out;
+	if (webapi_canon_path(canon, canon) < 0 || !srcbundle_name_ok(canon) ||
+	    strmap_get(&p->seen, canon, &v))
+		goto out;
+	if ((rc = strmap_put(&p->seen, canon, 1)) < 0)
+		goto out;
+	/* Read under the name the compiler wrote, as a debugger would. */
+	if ((rc = slurp(name, &data, &len)) < 0) {
+		/* Listed with --quiet too: the summary counts these lines. */
+		q = p->it->c->o.quiet;
+		p->it->c->o.quiet = 0;
+		report(p->it->c, 0, "unread", kind_name(CACHE_BUNDLE),
+		    p->it->id, canon, rc == -EINVAL ? "not a regular file" :
+		    rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
+		p->it->c->o.quiet = q;
+		p->unread++;
+		rc = rc == -ENOMEM ? rc : 0;
+		goto out;
+	}
+	rc = srcbundle_write_add(p->w, canon, data, len);
+	free(data);
+	if (rc == 0) {
+		p->files++;
+		p->bytes += len;
+	}
+out:
+	free(canon);
+	return rc;
+}
+
+/*
+ * Make it's bundle (it->bfd, an unlinked file under $TMPDIR) from the
+ * debuginfo at it->path.  @return 1 when it has files to send, 0 when
+ * there is nothing (reported), -errno.
+ */
+static int
+pack(struct item *it)
+{
+	struct client	*c = it->c;
+	struct pack	 p;
+	const char	*tmp;
+	char		 path[4096], detail[160];
+	int		 fd = -1, rc;
+
+	memset(&p, 0, sizeof(p));
+	p.it = it;
+	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	if ((size_t)snprintf(path, sizeof(path), "%s/symhub-sources.XXXXXX",
+	    tmp) >= sizeof(path))
+		return -ENAMETOOLONG;
+	if ((it->bfd = mkstemp(path)) < 0)
+		return -errno;
+	(void)unlink(path);
+	if ((rc = srcbundle_write_open(write_fd, &it->bfd, &p.w)) < 0)
+		goto out;
+	if ((fd = open(it->path, O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = elfinfo_sources(fd, pack_one, &p);
+	close(fd);
+	if (rc == 0)
+		rc = srcbundle_write_close(p.w, 0);
+	else
+		srcbundle_write_close(p.w, 1);
+	p.w = NULL;
+	c->counts.src_files += p.files;
+	c->counts.src_unread += p.unread;
+	if (rc == 0 && p.files == 0) {
+		snprintf(detail, sizeof(detail), "no source file to send "
+		    "(%u named, unread)", p.unread);
+		report_item(it, 0, "skipped", detail);
+		c->counts.skipped++;
+	}
+	if (rc == 0 && p.files > 0) {
+		off_t end = lseek(it->bfd, 0, SEEK_END);
+
+		c->counts.src_bytes += end > 0 ? (unsigned long long)end : 0;
+	}
+out:
+	srcbundle_write_close(p.w, 1);
+	strmap_free(&p.seen);
+	return rc < 0 ? rc : p.files > 0;
+}
+
+/* Begin a bundle: made now, sent without asking (the hub answers 200
+ * for one it has). */
+static int
+begin_bundle(struct item *it)
+{
+	int rc;
+
+	if ((rc = pack(it)) < 0) {
+		fail_item(it, "cannot make the bundle", rc);
+		return 0;
+	}
+	if (rc == 0)
+		return 0;
+	return send_or_say(it, 0);
+}
+
 /* Begin an item's first request.  @return 1 when one is under way. */
 static int
 begin(struct item *it)
 {
 	int rc;
+
+	if (it->kind == CACHE_BUNDLE)
+		return begin_bundle(it);
 
 	/* With --force the hub's copy does not matter: no need to ask. */
 	if (it->c->o.force)
@@ -854,7 +1067,7 @@ retire(struct item *it)
 /* client_run()'s place in the items, for its xfer_ops. */
 struct run {
 	struct client	*c;
-	size_t		 next;
+	size_t		 next, bnext;	/* bnext: of the bundles */
 };
 
 /* Begin the next item not a duplicate; one that cannot begin is retired. */
@@ -865,9 +1078,23 @@ run_start(void *ctx, CURLM *multi)
 	struct item	*it;
 
 	(void)multi;	/* it->c->multi */
+	/* Bundles after everything else is done: the hub takes one only
+	 * for a debuginfo it has. */
 	while (r->next < r->c->n) {
 		it = r->c->items[r->next++];
-		if (it->dup)
+		if (it->dup || it->kind == CACHE_BUNDLE)
+			continue;
+		if (begin(it)) {
+			r->c->first_running++;
+			return 1;
+		}
+		retire(it);
+	}
+	if (r->c->first_running > 0)
+		return 0;
+	while (r->bnext < r->c->n) {
+		it = r->c->items[r->bnext++];
+		if (it->dup || it->kind != CACHE_BUNDLE)
 			continue;
 		if (begin(it))
 			return 1;
@@ -885,6 +1112,8 @@ run_done(void *ctx, CURLM *multi, char *priv, CURLcode res)
 	(void)multi;
 	if (finished(it, res))
 		return 1;
+	if (it->kind != CACHE_BUNDLE)
+		it->c->first_running--;
 	retire(it);
 	return 0;
 }
@@ -893,7 +1122,7 @@ int
 client_run(struct client *c, struct client_counts *counts)
 {
 	static const struct xfer_ops ops = { run_start, run_done };
-	struct run	r = { c, 0 };
+	struct run	r = { c, 0, 0 };
 	int		rc;
 
 	if ((rc = dedup(c)) < 0)

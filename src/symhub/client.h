@@ -9,6 +9,12 @@
  * file, never read into memory), at most opts.jobs transfers at once on one
  * libcurl multi handle.
  *
+ * With opts.sources, every debuginfo planned also plans its sources: the
+ * files its DWARF names (elfinfo_sources()), read from this machine when
+ * its build-id's other files are done and sent as one bundle
+ * (common/srcbundle.h) to PUT /buildid/ID/sources; a file that cannot be
+ * read is reported ("unread") and left out.
+ *
  * Unlike the library-like modules this one reports: one line per (file,
  * kind) to opts.out (failures to opts.err), in the format of symhub(1),
  * and a progress bar to opts.err when asked.  The token is never printed.
@@ -27,6 +33,9 @@ struct client_opts {
 	int		 dry_run;	/* HEAD only; report what would go */
 	int		 quiet;		/* failures only, no progress bar */
 	int		 progress;	/* a progress bar for files > 1 MiB */
+	int		 sources;	/* --sources: each debuginfo's source
+					 * files too, as one bundle (PUT
+					 * /buildid/ID/sources, after it) */
 	FILE		*out;		/* report lines and the summary */
 	FILE		*err;		/* failure lines and the progress bar */
 };
@@ -42,6 +51,11 @@ struct client_counts {
 	unsigned	would;		/* dry run: would be sent */
 	unsigned	failed;		/* refused, invalid, transport errors,
 					 * unreadable files */
+	unsigned	src_files;	/* source files put in bundles */
+	unsigned	src_unread;	/* source files the DWARF names that
+					 * could not be read here (no
+					 * failure: listed, not sent) */
+	unsigned long long src_bytes;	/* bytes of the bundles sent */
 };
 
 struct client;

@@ -23,6 +23,10 @@
  * every member wanted from it written as it passes: reading a compressed
  * archive up to each member in turn made an export quadratic.
  *
+ * The members of source bundles (symhub upload --sources) are exported
+ * as sources too, each that no source record of the store wrote: the
+ * record made from a bundle is evictable, the bundle is not.
+ *
  * With --source-root, the sources a debuginfo names that lie under a
  * root are exported too, as symhubd --source-root serves them (the name
  * canonical and under a root, and so its real path, a regular file):
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +58,7 @@
 #include "common/elfinfo.h"
 #include "common/kind.h"
 #include "common/pkgarchive.h"
+#include "common/srcbundle.h"
 #include "manifest.h"
 #include "text.h"
 
@@ -1026,6 +1032,99 @@ write_root_sources(struct export *x)
 	return rc == -ENOMEM ? rc : 0;
 }
 
+struct bundlesrc {
+	struct export	*x;
+	const char	*id, *origin;
+	int64_t		 mtime;		/* ns: the bundle's */
+};
+
+/* A member of a bundle: exported unless a record of the store was.
+ * @return 0 or -ENOMEM. */
+static int
+bundle_source(void *ctx, const char *name, const void *data, size_t len)
+{
+	struct bundlesrc *bs = ctx;
+	struct export	*x = bs->x;
+	struct mline	*l;
+	char		 path[PATH_MAX], sha[65];
+	uint64_t	 size;
+	int		 fd, n, rc = 0;
+
+	if (!safe_path(name))
+		return 0;
+	l = mfind(x, bs->id, "source", name);
+	if (l != NULL && l->seen)
+		return 0;	/* the store's record was written */
+	n = snprintf(path, sizeof(path), "%s/buildid/%s/source%s", x->dir,
+	    bs->id, name);
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		failed(x, "source", bs->id, name, -ENAMETOOLONG);
+		return 0;
+	}
+	if ((fd = memfd_create("symhub-export", MFD_CLOEXEC)) < 0 ||
+	    (len > 0 && write(fd, data, len) != (ssize_t)len)) {
+		rc = -errno;
+		failed(x, "source", bs->id, name, rc);
+		rc = 0;
+		goto out;
+	}
+	if (copy_there(path, l) && (uint64_t)len == l->size &&
+	    hash_copy(fd, -1, sha, &size) == 0 && strcmp(l->sha, sha) == 0) {
+		stamp(path, bs->mtime);
+		rc = unchanged(x, l, bs->origin);
+		goto out;
+	}
+	if ((rc = fs_mkdir_p(path, 1)) != 0 ||
+	    (rc = copy_out(fd, path, NULL, bs->mtime, sha, &size)) != 0) {
+		failed(x, "source", bs->id, name, rc);
+		rc = 0;
+		goto out;
+	}
+	rc = wrote(x, l, bs->id, "source", name, bs->origin, ++x->seq, sha,
+	    size);
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc == -ENOMEM ? rc : 0;
+}
+
+static int
+one_bundle(void *ctx, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	/* The store took it bounded; these keep a damaged one in check. */
+	static const struct srcbundle_limits lim = { (uint64_t)1 << 40,
+	    (uint64_t)1 << 24 };
+	struct export	*x = ctx;
+	struct bundlesrc bs;
+	char		 id[2 * CACHE_ID_MAX + 1], why[SRCBUNDLE_WHY_MAX];
+	int		 fd, rc;
+
+	hex_encode(key->id, key->idlen, id);
+	if ((x->buildid != NULL && strcmp(x->buildid, id) != 0) ||
+	    (x->origin != NULL &&
+	    !manifest_origin_is(rec->origin, x->origin)) ||
+	    (x->since > 0 && rec->stored < x->since))
+		return 0;
+	if ((rc = cache_open_data(x->c, rec, &fd)) < 0) {
+		failed(x, "sources", id, "-", rc);
+		return 0;
+	}
+	bs.x = x;
+	bs.id = id;
+	bs.origin = rec->origin != NULL ? rec->origin : "bundle";
+	bs.mtime = rec->stored * 1000000000;
+	rc = srcbundle_read_fd(fd, &lim, bundle_source, &bs, why);
+	close(fd);
+	if (rc < 0 && rc != -ENOMEM) {
+		fprintf(stderr, "failed   %-10s %s  -  %s\n", "sources", id,
+		    why[0] != '\0' ? why : strerror(-rc));
+		x->failed++;
+		rc = 0;
+	}
+	return rc;
+}
+
 static const char help[] =
 "usage: symhub export [OPTION...] STORE DIR\n"
 "Write what the store STORE holds (a symhubd --store; it may be running)\n"
@@ -1170,6 +1269,8 @@ cmd_export(int argc, char **argv)
 		rc = cache_foreach(x.c, one, &x, &skipped);
 	if (rc == 0)
 		rc = write_members(&x);
+	if (rc == 0 && (x.kinds & 1 << CACHE_SOURCE))
+		rc = cache_foreach_kind(x.c, CACHE_BUNDLE, one_bundle, &x);
 	if (rc == 0 && x.nroots > 0 && (x.kinds & 1 << CACHE_SOURCE))
 		rc = write_root_sources(&x);
 	if (rc == 0)

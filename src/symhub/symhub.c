@@ -74,6 +74,12 @@ static const char upload_help[] =
 "      --token TOKEN      the upload token (seen by ps: prefer the next two)\n"
 "      --token-file FILE  read the token from the first line of FILE\n"
 "                         (default: $SYMHUB_TOKEN; --dry-run needs none)\n"
+"  -s, --sources          also the source files each debuginfo's DWARF\n"
+"                         names (line tables and units, headers too), read\n"
+"                         here and sent as one bundle after it (PUT\n"
+"                         /buildid/ID/sources, kind \"sources\"); a file\n"
+"                         that cannot be read is listed (\"unread\"), and\n"
+"                         no failure\n"
 "  -f, --force            send even when the hub's copy is as good or better,\n"
 "                         without asking first (PUT ?force=1)\n"
 "  -n, --dry-run          ask the hub and print what would be sent; send\n"
@@ -86,6 +92,8 @@ static const char upload_help[] =
 "  stored    the hub had nothing for the build-id and kind\n"
 "  replaced  the hub had a worse copy (or --force)\n"
 "  same      the hub had these very bytes\n"
+"  unread    (--sources) a source file the DWARF names that cannot be\n"
+"            read here: not sent, and listed again in the summary's count\n"
 "  skipped   the hub has one as good (\"already there (QUALITY)\"), a\n"
 "            duplicate, or nothing to send (not ELF, no build-id)\n"
 "  kept      the hub answered 409: it keeps its copy, as good or better\n"
@@ -145,6 +153,7 @@ upload(int argc, char **argv)
 		{ "executable", required_argument, NULL, 'e' },
 		{ "debuginfo", required_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "sources", no_argument, NULL, 's' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -166,7 +175,7 @@ upload(int argc, char **argv)
 	o.err = stderr;
 	argv[0] = prog;		/* for getopt's messages */
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "e:d:fnj:qh", longopts,
+	while ((ch = getopt_long(argc, argv, "e:d:fsnj:qh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'U':
@@ -186,6 +195,9 @@ upload(int argc, char **argv)
 			break;
 		case 'f':
 			o.force = 1;
+			break;
+		case 's':
+			o.sources = 1;
 			break;
 		case 'n':
 			o.dry_run = 1;
@@ -282,6 +294,12 @@ upload(int argc, char **argv)
 		printf("%u stored, %u replaced, %u unchanged, %u skipped, "
 		    "%u failed\n", n.stored, n.replaced, n.same, n.skipped,
 		    n.failed);
+	if (o.sources)
+		printf("sources: %u file%s in bundles (%llu bytes sent), %u "
+		    "named file%s could not be read here%s\n", n.src_files,
+		    n.src_files == 1 ? "" : "s", n.src_bytes, n.src_unread,
+		    n.src_unread == 1 ? "" : "s", n.src_unread > 0 ?
+		    " (the \"unread\" lines)" : "");
 	st = n.failed > 0;
 out:
 	client_free(c);

@@ -153,7 +153,8 @@ bucket_object(const struct cache_key *key, char *out, size_t outsz)
 	if (key->idlen == 0 || key->idlen > CACHE_ID_MAX)
 		return -EINVAL;
 	if (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
-	    key->kind != CACHE_SOURCE && key->kind != CACHE_GSYM)
+	    key->kind != CACHE_SOURCE && key->kind != CACHE_GSYM &&
+	    key->kind != CACHE_BUNDLE)
 		return -EINVAL;
 	if (key->kind == CACHE_SOURCE && (key->extra == NULL ||
 	    key->extra[0] != '/'))

@@ -99,6 +99,8 @@ static const struct opt opts[] = {
 	{ "s3-staging-keep", 0, O_NUM, O_BOTH, F(s3_staging_keep), "86400" },
 	{ "tokens", 0, O_STR, O_BOTH, F(tokens), NULL },
 	{ "max-upload-size", 0, O_SIZE, O_BOTH, F(max_upload), "4G" },
+	{ "bundle-max-unpacked", 0, O_SIZE, O_BOTH, F(bundle_unpacked), "1G" },
+	{ "bundle-max-files", 0, O_NUM, O_BOTH, F(bundle_files), "100000" },
 	{ "gsym-workers", 0, O_NUM, O_BOTH, F(gsym_workers), "1" },
 	{ "gsym-threads", 0, O_NUM, O_BOTH, F(gsym_threads), "0" },
 	{ "gsym-on-upload", 0, O_FLAG, O_BOTH, F(gsym_on_upload), "0" },
@@ -681,8 +683,10 @@ parse_kinds(const char *v, unsigned *out)
 	*out = 0;
 	while (*v != '\0') {
 		n = strcspn(v, ",");
-		/* Upstreams serve what the protocol has: no GSYM. */
-		if (kind_parse(v, n, &k) < 0 || k == CACHE_GSYM)
+		/* Upstreams serve what the protocol has: no GSYM, and
+		 * no bundle (its members are sources). */
+		if (kind_parse(v, n, &k) < 0 || k == CACHE_GSYM ||
+		    k == CACHE_BUNDLE)
 			return -EINVAL;
 		*out |= 1u << k;
 		v += n + (v[n] == ',');

@@ -59,6 +59,8 @@ struct config {
 	uint64_t	 s3_queue_max;	/* write-backs waiting at most */
 	char		*tokens;	/* tokens file; NULL: no uploads */
 	uint64_t	 max_upload;	/* bytes */
+	uint64_t	 bundle_unpacked; /* a source bundle's unpacked bytes */
+	uint64_t	 bundle_files;	/* a source bundle's members */
 	uint64_t	 gsym_workers;	/* conversions at once */
 	uint64_t	 gsym_threads;	/* threads a conversion, 0: auto */
 	uint64_t	 gsym_on_upload; /* convert debuginfo uploads at once */

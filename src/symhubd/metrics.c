@@ -24,6 +24,9 @@ static const char *const rnames[METRICS_R_N] = {
 static const char *const anames[METRICS_API_N] = {
 	"buildid", "batch", "tecken"
 };
+static const char *const bnames[METRICS_BUNDLE_N] = {
+	"stored", "same", "refused"
+};
 static const char *const snames[METRICS_SCAN_N] = {
 	"indexed", "unchanged", "skipped", "forgotten"
 };
@@ -53,6 +56,9 @@ static struct {
 	atomic_uint_fast64_t	verify_rate;
 	atomic_uint_fast64_t	sym_requests[METRICS_API_N];
 	atomic_uint_fast64_t	sym_addresses[METRICS_API_N];
+	atomic_uint_fast64_t	bundles[METRICS_BUNDLE_N];
+	atomic_uint_fast64_t	bundle_kept, bundle_dropped, bundle_bytes;
+	atomic_uint_fast64_t	bundle_expanded;
 } m;
 
 /*
@@ -173,6 +179,22 @@ metrics_stale(void)
 }
 
 void
+metrics_bundle(enum metrics_bundle res, uint64_t kept, uint64_t dropped,
+    uint64_t bytes)
+{
+	INC(m.bundles[res]);
+	atomic_fetch_add(&m.bundle_kept, kept);
+	atomic_fetch_add(&m.bundle_dropped, dropped);
+	atomic_fetch_add(&m.bundle_bytes, bytes);
+}
+
+void
+metrics_bundle_expanded(uint64_t n)
+{
+	atomic_fetch_add(&m.bundle_expanded, n);
+}
+
+void
 metrics_set_offline(int offline)
 {
 	atomic_store(&m.offline, offline);
@@ -261,6 +283,30 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 		fprintf(fp, "symhub_symbolize_addresses_total{api=\"%s\"} "
 		    "%llu\n", anames[i],
 		    (unsigned long long)GET(m.sym_addresses[i]));
+
+	fprintf(fp, "# HELP symhub_source_bundles_total Source bundle uploads "
+	    "(PUT /buildid/ID/sources), by result\n"
+	    "# TYPE symhub_source_bundles_total counter\n");
+	for (i = 0; i < METRICS_BUNDLE_N; i++)
+		fprintf(fp, "symhub_source_bundles_total{result=\"%s\"} %llu\n",
+		    bnames[i], (unsigned long long)GET(m.bundles[i]));
+	fprintf(fp, "# HELP symhub_source_bundle_members_total Members of "
+	    "bundles kept (the DWARF names them) and dropped\n"
+	    "# TYPE symhub_source_bundle_members_total counter\n"
+	    "symhub_source_bundle_members_total{result=\"kept\"} %llu\n"
+	    "symhub_source_bundle_members_total{result=\"dropped\"} %llu\n"
+	    "# HELP symhub_source_bundle_bytes_total Bytes of the bundles "
+	    "stored (packed)\n"
+	    "# TYPE symhub_source_bundle_bytes_total counter\n"
+	    "symhub_source_bundle_bytes_total %llu\n"
+	    "# HELP symhub_source_bundle_expanded_total Sources put in the "
+	    "store from bundles\n"
+	    "# TYPE symhub_source_bundle_expanded_total counter\n"
+	    "symhub_source_bundle_expanded_total %llu\n",
+	    (unsigned long long)GET(m.bundle_kept),
+	    (unsigned long long)GET(m.bundle_dropped),
+	    (unsigned long long)GET(m.bundle_bytes),
+	    (unsigned long long)GET(m.bundle_expanded));
 
 	fprintf(fp, "# TYPE symhub_scan_files_total counter\n");
 	for (i = 0; i < METRICS_SCAN_N; i++)

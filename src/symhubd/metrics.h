@@ -79,6 +79,20 @@ void	metrics_symbolize(enum metrics_api api, uint64_t n);
 void	metrics_symbolize_get(uint64_t requests[METRICS_API_N],
 	    uint64_t addresses[METRICS_API_N]);
 
+enum metrics_bundle {		/* the "result" label of source bundles */
+	METRICS_BUNDLE_STORED,	/* stored, or replaced another */
+	METRICS_BUNDLE_SAME,	/* these very members were stored already */
+	METRICS_BUNDLE_REFUSED,	/* hostile, corrupt, too big, no debuginfo */
+	METRICS_BUNDLE_N
+};
+
+/* A source bundle upload ended in res; kept and dropped: its members
+ * the DWARF names and does not, bytes: the bundle kept. */
+void	metrics_bundle(enum metrics_bundle res, uint64_t kept,
+	    uint64_t dropped, uint64_t bytes);
+/* n sources put in the store from a bundle (bundle_expand()). */
+void	metrics_bundle_expanded(uint64_t n);
+
 #define METRICS_MINUTES	60
 
 /*

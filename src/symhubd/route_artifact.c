@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "bundle.h"
 #include "log.h"
 #include "records.h"
 #include "route.h"
@@ -145,6 +146,11 @@ route_artifact(struct http *h, struct req *r)
 		may_map = 0;	/* r->w names the build-id now */
 		key.idlen = r->w.idlen;
 	}
+	/* The bundle uploaded with the build has it (bundle.h): put in
+	 * the store now, and served from there. */
+	if (rc == -ENOENT && key.kind == CACHE_SOURCE &&
+	    bundle_expand(h->c, key.id, key.idlen, key.extra) == 0)
+		rc = records_open(h->c, h->s, &key, &rec, &fd);
 	/* The debuginfo itself may embed the file, or name it by a longer
 	 * path (a relative request). */
 	if ((rc == -ENOENT || rc == -ENODATA) && key.kind == CACHE_SOURCE &&

@@ -38,6 +38,8 @@ static const struct route routes[] = {
 	{ WEBAPI_ASM_V1, 0, 0, ROUTE_POST, route_api_body_max,
 	    METRICS_T_PROFILER, route_asm_v1,
 	    "POST the module and address range to /asm/v1" },
+	{ WEBAPI_ARTIFACT, CACHE_BUNDLE, 0, ROUTE_PUT, NULL,
+	    METRICS_T_BUILDID, route_artifact, NULL },
 };
 
 const struct route *

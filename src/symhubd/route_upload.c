@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "log.h"
 #include "route.h"
 #include "upload.h"
@@ -64,6 +65,9 @@ delete(struct http *h, struct req *r, const struct cache_key *key,
 {
 	int rc;
 
+	/* Nothing made from a bundle outlives it. */
+	if (key->kind == CACHE_BUNDLE)
+		(void)bundle_forget(h->c, key->id, key->idlen);
 	if ((rc = upload_delete(h->c, h->s, key, bucket_had)) == -ENOENT)
 		return reply_text(r, REPLY_NOT_FOUND, "not stored", "delete");
 	if (rc < 0)
@@ -107,7 +111,8 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_BAD_REQUEST, r->why ? r->why : "bad request", "-");
 	if (r->rt == NULL || !(r->rt->methods & ROUTE_PUT))
 		return reply_text(r, REPLY_METHOD,
-		    "only debuginfo and executable can be uploaded or deleted",
+		    "only debuginfo, executable and sources can be uploaded "
+		    "or deleted",
 		    "-");
 	if (h->auth == NULL)
 		return reply_text(r, REPLY_FORBIDDEN,
@@ -150,6 +155,9 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
 		upload_by_fileid(r->upl.up);
+	upload_bundle_limits(r->upl.up, h->cfg->bundle_unpacked ?
+	    h->cfg->bundle_unpacked : UINT64_MAX, h->cfg->bundle_files ?
+	    h->cfg->bundle_files : UINT64_MAX);
 	if (h->bucket != NULL)
 		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
@@ -174,7 +182,8 @@ eager_gsym(struct http *h, const struct req *r)
 {
 	int rc;
 
-	if (!r->w.by_fileid && (rc = derive_gsym_convert(h->dv, r->w.id,
+	if (!r->w.by_fileid && r->w.kind != CACHE_BUNDLE &&
+	    (rc = derive_gsym_convert(h->dv, r->w.id,
 	    r->w.idlen, NULL, NULL)) < 0)
 		log_warnx("gsym %s: %s", r->w.idhex, strerror(-rc));
 }
@@ -232,6 +241,12 @@ route_upload_finish(struct http *h, struct req *r)
 	return reply_text(r, upload_reply(res), msg, "upload");
 }
 
+static void
+writeback_source(void *ctx, const struct cache_key *key)
+{
+	bucket_writeback(ctx, key, 0);
+}
+
 enum MHD_Result
 route_upload_bucket(struct http *h, struct req *r)
 {
@@ -271,6 +286,12 @@ route_upload_bucket(struct http *h, struct req *r)
 	if (h->dv != NULL && (h->cfg->gsym_on_upload || h->cfg->gsym_ahead) &&
 	    (res == UPLOAD_STORED || res == UPLOAD_REPLACED))
 		eager_gsym(h, r);
+	/* The bundle is in the bucket; its sources go there too, each under
+	 * its own name, so that every replica serves them as it serves a
+	 * fetched source (they are written behind, never over a copy). */
+	if (r->w.kind == CACHE_BUNDLE)
+		(void)bundle_expand_all(h->c, r->w.id, r->w.idlen,
+		    writeback_source, h->bucket);
 	log_info("upload %s by %s: %s (in the bucket)", r->url,
 	    r->upl.who ? r->upl.who : "-", r->upl.msg ? r->upl.msg : "");
 	return reply_text(r, upload_reply(res), r->upl.msg ? r->upl.msg :

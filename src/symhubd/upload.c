@@ -13,6 +13,7 @@
 #include "base/hex.h"
 #include "common/elfinfo.h"
 #include "common/webapi.h"
+#include "bundle.h"
 #include "scan.h"
 #include "upload.h"
 
@@ -27,7 +28,15 @@ struct upload {
 	int			 have_fid;
 	unsigned char		 fid[CACHE_FILEID_LEN];	/* to map */
 	int			 unpinned;	/* durable elsewhere */
+	struct srcbundle_limits	 lim;		/* CACHE_BUNDLE */
 };
+
+void
+upload_bundle_limits(struct upload *u, uint64_t bytes, uint64_t members)
+{
+	u->lim.bytes_max = bytes;
+	u->lim.members_max = members;
+}
 
 void
 upload_unpinned(struct upload *u)
@@ -56,7 +65,8 @@ upload_begin(struct cache *c, const struct cache_key *key, uint64_t max,
 	int		 rc;
 
 	*out = NULL;
-	if (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE)
+	if (key->kind != CACHE_DEBUGINFO && key->kind != CACHE_EXECUTABLE &&
+	    key->kind != CACHE_BUNDLE)
 		return -EINVAL;
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return -ENOMEM;
@@ -66,6 +76,8 @@ upload_begin(struct cache *c, const struct cache_key *key, uint64_t max,
 	u->key.id = u->id;
 	u->key.extra = NULL;
 	u->max = max;
+	u->lim.bytes_max = UINT64_MAX;
+	u->lim.members_max = UINT64_MAX;
 	if ((rc = cache_blob_create(c, &u->b)) < 0) {
 		free(u);
 		return rc;
@@ -251,6 +263,12 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 		    store_full(u->failed) ? UPLOAD_NO_SPACE : UPLOAD_ERROR;
 		snprintf(msg, msglen, "%s", u->failed == -EFBIG ?
 		    "upload larger than the size limit" : strerror(-u->failed));
+		goto out;
+	}
+	if (u->key.kind == CACHE_BUNDLE) {
+		res = bundle_take(u->c, u->b, &u->key, &u->lim, !u->unpinned,
+		    who, msg, msglen, NULL, NULL);
+		u->b = NULL;	/* consumed */
 		goto out;
 	}
 	if (!valid(u, &ei, msg, msglen)) {

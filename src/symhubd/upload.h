@@ -28,7 +28,8 @@ enum upload_result {
 struct upload;
 
 /*
- * Start an upload for key (CACHE_DEBUGINFO or CACHE_EXECUTABLE).
+ * Start an upload for key (CACHE_DEBUGINFO, CACHE_EXECUTABLE, or
+ * CACHE_BUNDLE: a source bundle, which bundle.h takes).
  * @param max  bytes at most; 0: no limit.
  * @return 0 and *out, -EINVAL for another kind, -errno from the store.
  */
@@ -53,6 +54,11 @@ void	upload_set_fileid(struct upload *u,
 /* Do not pin the stored copy: its durable copy is elsewhere (the
  * bucket, --s3), and the store is a cache the budget may evict. */
 void	upload_unpinned(struct upload *u);
+
+/* The bounds of a source bundle's members (CACHE_BUNDLE): unpacked
+ * bytes and members at most.  Default: none. */
+void	upload_bundle_limits(struct upload *u, uint64_t bytes,
+	    uint64_t members);
 
 /* Bytes received so far. */
 uint64_t upload_size(const struct upload *u);

@@ -1,0 +1,279 @@
+#!/bin/bash
+# Source bundles uploaded with the build (symhub upload --sources, PUT
+# /buildid/ID/sources): a private build whose build tree is gone still
+# has its sources, for debuginfod-find and gdb; hostile bundles are
+# refused or their strange members dropped; bundles cross the gap with
+# export and import, and come through a hub's upstream with prefetch.
+#
+# Run by `make check` (top_srcdir and top_builddir set), or by hand:
+#   top_srcdir=SRC top_builddir=BUILD bash tests/test_sources_upload.sh
+
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+
+need curl gcc objcopy strip readelf cmp timeout awk sed ss python3 \
+    debuginfod-find gdb
+[ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
+
+section 'fixtures'
+# A build tree of its own, with a header made by the build and deleted
+# before the upload (a file the DWARF names that the builder cannot read).
+B=$tmp/build/app
+mkdir -p "$B/include" "$tmp"/{f,out,expect,gdb} || exit 99
+cat >"$B/include/util.h" <<'EOF'
+/* util.h: the header a debugger lists too */
+static inline int twice(int x) { return x + x; }
+int sum_to(int n);
+EOF
+cat >"$B/gen.h" <<'EOF'
+static inline int generated(void) { return 0; }
+EOF
+cat >"$B/util.c" <<'EOF'
+#include "util.h"
+#include "gen.h"
+int sum_to(int n) { int s = generated(); while (n > 0) s += n--; return s; }
+EOF
+cat >"$B/main.c" <<'EOF'
+#include <stdio.h>
+#include "util.h"
+int
+main(int argc, char **argv)
+{
+	(void)argv;
+	printf("%d\n", sum_to(twice(argc)));	/* uploaded-source marker */
+	return 0;
+}
+EOF
+(cd "$B" && gcc -g -O0 -Iinclude -o "$tmp/f/app.full" main.c util.c) ||
+    exit 99
+objcopy --only-keep-debug "$tmp/f/app.full" "$tmp/f/app.debug" &&
+    strip --strip-all -o "$tmp/f/app" "$tmp/f/app.full" || exit 99
+cp "$B/main.c" "$B/util.c" "$B/include/util.h" "$tmp/expect/" || exit 99
+rm "$B/gen.h"
+ID=$(buildid "$tmp/f/app")
+[ -n "$ID" ] || { echo "# fixtures: no build-id"; exit 99; }
+
+TOKENS=$tmp/tokens
+TOK=$(new_token ci upload "$TOKENS") || exit 99
+TOK_ADM=$(new_token root admin "$TOKENS") || exit 99
+echo "$TOK" >"$tmp/tok"
+AUTH="Authorization: Bearer $TOK"
+
+STORE=$tmp/store
+hub -d "$STORE" --tokens "$TOKENS" --offline --bundle-max-files 40 \
+    --bundle-max-unpacked 1M
+URL1=$URL
+HUB1=$SYMHUBD_PID
+
+section 'upload --sources, then the build tree is gone'
+"$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" -e "$tmp/f/app" \
+    -d "$tmp/f/app.debug" --sources >"$tmp/out/up" 2>"$tmp/out/up.err"
+st=$?
+[ "$st" = 0 ] && grep -q "^stored *sources *$ID" "$tmp/out/up"
+verdict $? "upload --sources exits 0 and stores the bundle" \
+    "exit $st" "$(cat "$tmp/out/up" "$tmp/out/up.err")"
+grep -q "^unread *sources *$ID *$B/gen.h" "$tmp/out/up" &&
+    grep -q "^sources: .* 1 named file could not be read" "$tmp/out/up"
+verdict $? "the file the builder could not read is listed, not an error" \
+    "$(cat "$tmp/out/up")"
+rm -rf "$tmp/build"
+
+client_env
+for f in main.c util.c include/util.h; do
+	client_file "debuginfod-find source $f (tree removed)" \
+	    "$tmp/expect/${f#include/}" debuginfod-find source "$ID" "$B/$f"
+done
+code=$(http "/buildid/$ID/source$B/gen.h" "$tmp/out/b" "$tmp/out/h")
+expect_status "the unread file is not served" 404 "$code" "$tmp/out/b"
+code=$(http "/buildid/$ID/source/etc/passwd" "$tmp/out/b" "$tmp/out/h")
+expect_status "a path the bundle does not hold is not served" 404 "$code"
+
+client_env
+cp "$tmp/f/app" "$tmp/gdb/app"
+(cd "$tmp/gdb" && timeout 30 gdb -nx -batch \
+    -iex 'set debuginfod enabled on' -ex 'list main' "$tmp/gdb/app") \
+    >"$tmp/out/gdb" 2>&1
+grep -q 'uploaded-source marker' "$tmp/out/gdb"
+verdict $? "gdb list main shows the uploaded source" \
+    "$(head -20 "$tmp/out/gdb")"
+
+section 'again, and without a debuginfo'
+"$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" -e "$tmp/f/app" \
+    -d "$tmp/f/app.debug" --sources >"$tmp/out/up2" 2>&1
+# What is still readable (system headers) is sent; the hub keeps what it
+# had: the build-id names one build, whose sources do not change.
+grep -q "^same *sources *$ID" "$tmp/out/up2" &&
+    grep -q "^unread *sources *$ID *$B/main.c" "$tmp/out/up2"
+verdict $? "a re-run without the tree loses nothing: the same bundle" \
+    "$(cat "$tmp/out/up2")"
+client_env
+client_file "debuginfod-find source main.c after the re-run" \
+    "$tmp/expect/main.c" debuginfod-find source "$ID" "$B/main.c"
+
+# Bundles made here, as a hostile or careless client would send them.
+mkb() {	# mkb OUT SPEC...: NAME=TEXT, NAME<FILE, NAME@LINK, NAME%SIZE
+	python3 - "$@" <<'EOF'
+import io, sys, tarfile
+out = sys.argv[1]
+with tarfile.open(out, "w:gz", format=tarfile.PAX_FORMAT) as t:
+    for spec in sys.argv[2:]:
+        i = min(spec.index(c) for c in "=@%<" if c in spec)
+        name, op, arg = spec[:i], spec[i], spec[i + 1:]
+        if op == "@":
+            ti = tarfile.TarInfo(name); ti.type = tarfile.SYMTYPE
+            ti.linkname = arg; t.addfile(ti)
+        elif op == "<":
+            data = open(arg, "rb").read()
+            ti = tarfile.TarInfo(name); ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+        elif op == "%":
+            data = b"x" * int(arg)
+            ti = tarfile.TarInfo(name); ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+        else:
+            data = arg.encode()
+            ti = tarfile.TarInfo(name); ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+EOF
+}
+M=${B#/}/main.c
+mkb "$tmp/f/good.tgz" "$M<$tmp/expect/main.c" || exit 99
+S=/buildid/$ID/sources
+code=$(put_file "$S" "$tmp/f/good.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+expect_status "a bundle of one member, as stored already: 200" 200 "$code" \
+    "$tmp/out/b"
+code=$(put_file "$S" "$tmp/f/good.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+[ "$code" = 200 ] && grep -q "already stored" "$tmp/out/b"
+verdict $? "re-uploading the same bundle: 200, already stored" \
+    "status $code: $(cat "$tmp/out/b")"
+code=$(put_file "/buildid/0123456789abcdef0123456789abcdef01234567/sources" \
+    "$tmp/f/good.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+[ "$code" = 422 ] && grep -q "no debuginfo" "$tmp/out/b"
+verdict $? "a bundle for a build-id with no debuginfo: 422" \
+    "status $code: $(cat "$tmp/out/b")"
+code=$(put_file "$S" "$tmp/f/good.tgz" "$tmp/out/b" "$tmp/out/h")
+expect_status "a bundle without a token: 401" 401 "$code" "$tmp/out/b"
+
+section 'hostile bundles'
+# refused DESC CODE WORDS SPEC...: the bundle is refused with CODE and an
+# answer naming WORDS; main.c is still served as before.
+refused() {
+	local d=$1 want=$2 words=$3 code
+	shift 3
+	mkb "$tmp/f/bad.tgz" "$@" || exit 99
+	code=$(put_file "$S" "$tmp/f/bad.tgz" "$tmp/out/b" "$tmp/out/h" \
+	    -H "$AUTH")
+	if [ "$code" != "$want" ] || ! grep -q "$words" "$tmp/out/b"; then
+		fail "$d: $want" "status $code: $(cat "$tmp/out/b")"
+		return
+	fi
+	code=$(http "/buildid/$ID/source$B/main.c" "$tmp/out/g" "$tmp/out/gh")
+	if [ "$code" != 200 ] || ! cmp -s "$tmp/out/g" "$tmp/expect/main.c"
+	then
+		fail "$d: main.c no longer served as before" "status $code"
+		return
+	fi
+	pass "$d: $want, $(head -c 90 "$tmp/out/b")"
+}
+refused "a .. member" 422 '\.\.' "$M=x" "${B#/}/../../../etc/passwd=root"
+refused "an absolute member" 422 "absolute" "/$M=x"
+refused "a symbolic link" 422 "symbolic link" "$M@/etc/passwd"
+refused "too many members" 413 "more than 40 members" \
+    $(for i in $(seq 41); do echo "x/$i.c=$i"; done)
+refused "too big unpacked" 413 "more bytes than allowed" "$M%2000000"
+head -c 3000 /dev/urandom >"$tmp/f/bad.tgz"
+code=$(put_file "$S" "$tmp/f/bad.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+[ "$code" = 422 ] && grep -q "corrupt" "$tmp/out/b"
+verdict $? "a corrupt bundle: 422" "status $code: $(cat "$tmp/out/b")"
+# Members the DWARF does not name: dropped, said, and never served.
+mkb "$tmp/f/extra.tgz" "$M<$tmp/expect/main.c" "${B#/}/evil.c=evil" "etc/shadow=x" ||
+    exit 99
+code=$(put_file "$S" "$tmp/f/extra.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+[ "$code" = 200 ] && grep -q "dropped 2 members the DWARF does not name" \
+    "$tmp/out/b" && grep -q "$B/evil.c" "$tmp/out/b"
+verdict $? "members the DWARF does not name are dropped, and named" \
+    "status $code: $(cat "$tmp/out/b")"
+code=$(http "/buildid/$ID/source$B/evil.c" "$tmp/out/g" "$tmp/out/gh")
+expect_status "a dropped member is not served" 404 "$code"
+code=$(http "/buildid/$ID/source/etc/shadow" "$tmp/out/g" "$tmp/out/gh")
+expect_status "nor one outside the build" 404 "$code"
+
+check "/metrics counts bundles stored, same and refused" eval \
+    'metric_cmp "symhub_source_bundles_total{result=\"stored\"}" -ge 1 &&
+    metric_cmp "symhub_source_bundles_total{result=\"same\"}" -ge 1 &&
+    metric_cmp "symhub_source_bundles_total{result=\"refused\"}" -ge 7 &&
+    metric_cmp "symhub_source_bundle_members_total{result=\"dropped\"}" -ge 2'
+
+# A source changed under the same build-id: the new text wins.
+printf '/* edited */\n' >"$tmp/f/edited.c"
+mkb "$tmp/f/edit.tgz" "${B#/}/util.c<$tmp/f/edited.c" || exit 99
+code=$(put_file "$S" "$tmp/f/edit.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+expect_status "a bundle with another text of a member: 200" 200 "$code" \
+    "$tmp/out/b"
+expect_get "the member uploaded last is served" "/buildid/$ID/source$B/util.c" \
+    200 "$tmp/f/edited.c"
+mkb "$tmp/f/back.tgz" "${B#/}/util.c<$tmp/expect/util.c" || exit 99
+code=$(put_file "$S" "$tmp/f/back.tgz" "$tmp/out/b" "$tmp/out/h" -H "$AUTH")
+expect_get "and back" "/buildid/$ID/source$B/util.c" 200 "$tmp/expect/util.c"
+
+section 'prefetch --sources through a second hub'
+hub -d "$tmp/store3" --upstream "$URL1"
+URL3=$URL
+"$SYMHUB" prefetch --url "$URL3" --sources "$ID" >"$tmp/out/pf" 2>&1
+verdict $? "prefetch --sources exits 0" "$(tail -5 "$tmp/out/pf")"
+HUB3=$SYMHUBD_PID
+stop_symhubd "$HUB1"
+SYMHUBD_PID=$HUB3
+URL=$URL3
+client_env
+client_file "the prefetched source is served, its upstream stopped" \
+    "$tmp/expect/util.h" debuginfod-find source "$ID" "$B/include/util.h"
+stop_symhubd "$SYMHUBD_PID"
+URL=$URL1
+
+section 'export and import: sources cross the gap'
+# The first hub is stopped: the far side has only what the tree carries.
+"$SYMHUB" export "$STORE" "$tmp/tree" >"$tmp/out/ex" 2>&1
+verdict $? "export exits 0" "$(tail -5 "$tmp/out/ex")"
+[ -f "$tmp/tree/buildid/$ID/source$B/main.c" ]
+verdict $? "the tree holds the uploaded sources" \
+    "$(find "$tmp/tree" -type f | head)"
+"$SYMHUB" import "$tmp/tree" "$tmp/store2" >"$tmp/out/im" 2>&1
+verdict $? "import exits 0" "$(tail -5 "$tmp/out/im")"
+hub -d "$tmp/store2" --offline
+client_env
+for f in main.c util.c include/util.h; do
+	client_file "far side: debuginfod-find source $f, first hub stopped" \
+	    "$tmp/expect/${f#include/}" debuginfod-find source "$ID" "$B/$f"
+done
+
+section 'evicted sources come back from the pinned bundle'
+# A budget of 1 KiB evicts every source made from the bundle (they are
+# not pinned); the bundle, pinned like every upload, makes them again.
+stop_symhubd "$SYMHUBD_PID"
+hub -d "$STORE" --offline --cache-max 1k
+wait_metric symhub_cache_evictions_total -ge 3 15
+verdict $? "the budget evicted the sources" \
+    "evictions $(metric symhub_cache_evictions_total)"
+client_env
+for f in main.c include/util.h; do
+	client_file "debuginfod-find source $f after eviction" \
+	    "$tmp/expect/${f#include/}" debuginfod-find source "$ID" "$B/$f"
+done
+check "they were made again from the bundle" \
+    metric_cmp symhub_source_bundle_expanded_total -ge 2
+
+section 'deleting a bundle'
+# No budget now: the sources made from the bundle stay until deleted.
+stop_symhubd "$SYMHUBD_PID"
+hub -d "$STORE" --offline --tokens "$TOKENS"
+expect_get "main.c is served before" "/buildid/$ID/source$B/main.c" 200 \
+    "$tmp/expect/main.c"
+code=$(http "/buildid/$ID/sources" "$tmp/out/b" "$tmp/out/h" -X DELETE \
+    -H "Authorization: Bearer $TOK_ADM")
+expect_status "DELETE /buildid/ID/sources with an admin token" 200 "$code" \
+    "$tmp/out/b"
+expect_get "and none of its sources is served after" \
+    "/buildid/$ID/source$B/main.c" 404
+
+finish

@@ -22,7 +22,8 @@ enum webapi_route {
 	WEBAPI_ARTIFACT,	/* "/buildid/ID/..." or "/fileid/FILEID/..." */
 	WEBAPI_METADATA,	/* "/metadata": its query in webapi_meta */
 	WEBAPI_BATCH,		/* "/symbolize": POST, many modules */
-	WEBAPI_TECKEN		/* "/symbolicate/v5": POST, Tecken's API */
+	WEBAPI_TECKEN,		/* "/symbolicate/v5": POST, Tecken's API */
+	WEBAPI_PPROF		/* "/symbolize/pprof": POST, a pprof profile */
 };
 
 struct webapi_req {

@@ -21,7 +21,7 @@ static const char *const rnames[METRICS_R_N] = {
 	"other"
 };
 static const char *const anames[METRICS_API_N] = {
-	"buildid", "batch", "tecken"
+	"buildid", "batch", "tecken", "pprof"
 };
 static const char *const snames[METRICS_SCAN_N] = {
 	"indexed", "unchanged", "skipped", "forgotten"

@@ -35,7 +35,7 @@ export PYTHONPATH=$top_srcdir/tests
 unset DEBUGINFOD_URLS
 # go tool pprof: its caches and settings under $tmp, no network.
 export GOCACHE=$tmp/gocache HOME=$tmp/home GOTOOLCHAIN=local GOENV=off \
-    PPROF_TMPDIR=$tmp/pproftmp GOPROXY=off
+    PPROF_TMPDIR=$tmp/pproftmp GOPROXY=off GOPATH=$tmp/gopath
 mkdir -p "$HOME" "$PPROF_TMPDIR" || exit 99
 
 section 'fixtures'
@@ -57,6 +57,39 @@ for m in app appnp libgreet.so; do
 	cp "$tmp/bin/$m.debug" "$tmp/bin/$m.stripped" "$tmp/scan/" || exit 99
 done
 cp "$tmp/bin/nodw" "$tmp/scan/" || exit 99
+# A Go program without DWARF (-w): the hub reads its .gopclntab.  Go
+# writes no GNU build-id unless told (-B).
+GOID=5e1f0a0b0c0d0e0f101112131415161718191a1b
+mkdir -p "$tmp/gosrc" && cat >"$tmp/gosrc/main.go" <<'EOF' || exit 99
+package main
+
+import "os"
+
+// Small enough to be inlined into work.
+func inc(x int) int { return x + 1 }
+
+//go:noinline
+func work(n int) int {
+	total := 0
+	for i := 0; i < n; i++ {
+		total += inc(i) * inc(i)
+	}
+	return total
+}
+
+func main() {
+	os.Exit(work(len(os.Args)) & 1)
+}
+EOF
+printf 'module pprofgo\n\ngo 1.19\n' >"$tmp/gosrc/go.mod" || exit 99
+if (cd "$tmp/gosrc" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build \
+    -ldflags="-w -B 0x$GOID" -o "$tmp/bin/goprog" .) >"$tmp/go.log" 2>&1
+then
+	cp "$tmp/bin/goprog" "$tmp/scan/" || exit 99
+else
+	fail "go build" "$(tail -3 "$tmp/go.log")"
+	finish
+fi
 declare -A ID
 for m in app appnp libgreet.so nodw cxx; do
 	ID[$m]=$(buildid "$tmp/bin/$m")
@@ -64,18 +97,26 @@ for m in app appnp libgreet.so nodw cxx; do
 done
 FID=$(python3 "$CHECK" fileid "$tmp/bin/cxx.stripped") || exit 99
 NOBODY=00112233445566778899aabbccddeeff00112233
-for m in app appnp libgreet.so nodw cxx; do
+for m in app appnp libgreet.so nodw cxx goprog; do
 	python3 "$CHECK" sample "$tmp/bin/$m" 150 "$m" >"$tmp/out/$m.addrs" ||
 	    exit 99
 done
-pass "fixtures: 5 programs and libraries"
+# and every byte of main.work, where inc is inlined
+read -r a n < <(nm -S "$tmp/bin/goprog" | awk '$4 == "main.work" {
+    print $1, $2 }')
+[ -n "$n" ] || { echo "# fixtures: no main.work in goprog"; exit 99; }
+for ((i = 0; i < 16#$n; i++)); do
+	printf '0x%x\n' $((16#$a + i))
+done >>"$tmp/out/goprog.addrs"
+pass "fixtures: 6 programs and libraries"
 
 TOKENS=$tmp/tokens
 TOK=$(new_token ci upload "$TOKENS") ||
     { echo "# symhub token new: $(cat "$tmp/token.err")"; exit 99; }
 hub -d "$tmp/store" -F "$tmp/scan" --tokens "$TOKENS" --gsym-workers 2 \
     --symbolize-max-addresses 20000 --log-file "$tmp/hub.log"
-for m in app appnp libgreet.so nodw; do
+ID[goprog]=$GOID
+for m in app appnp libgreet.so nodw goprog; do
 	wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
 done
 code=$(put_file "/buildid/${ID[cxx]}/debuginfo" "$tmp/bin/cxx.debug" \
@@ -112,11 +153,14 @@ python3 "$PP" tojson "$tmp/out/sym.pb.gz" "$tmp/out/sym.json" \
     >"$tmp/out/tojson.txt" 2>&1
 check "names are the system_names demangled: $(tail -1 "$tmp/out/tojson.txt")" \
     grep -q ' 0 not the system_name demangled' "$tmp/out/tojson.txt"
-for m in app appnp libgreet.so cxx; do
+# (greet.c inlines nothing)
+for m in app:1 appnp:1 libgreet.so:0 cxx:1; do
+	inl=${m#*:}
+	m=${m%:*}
 	id=${ID[$m]}
 	[ "$m" = cxx ] && id=$FID
-	check "$m: has_functions, has_filenames, has_line_numbers, has_inline_frames" \
-	    grep -qx "mapping $id has_functions=1 has_filenames=1 has_line_numbers=1 has_inline_frames=1" \
+	check "$m: has_functions, has_filenames, has_line_numbers, has_inline_frames=$inl" \
+	    grep -qx "mapping $id has_functions=1 has_filenames=1 has_line_numbers=1 has_inline_frames=$inl" \
 	    "$tmp/out/tojson.txt"
 done
 check "nodw (symbol table only): has_functions, no files nor lines" \
@@ -173,6 +217,37 @@ print(sum(1 for l in p["locations"] if l["mapping"] in ids and l["lines"]),
     "$tmp/out/sym.pb.gz" "$top_srcdir/tests")
 check "the unresolved mappings' locations stay raw (lines, locations: $raw)" \
     test "${raw%% *}" = 0 -a "${raw#* }" -gt 0
+
+# A Go program through its .gopclntab: llvm-symbolizer-19 reads no Go
+# line table; the frames must be POST /symbolize's (which test_go.sh
+# holds to go tool addr2line's).
+python3 "$PP" make "$tmp/out/go.pb.gz" \
+    "$tmp/bin/goprog:$GOID:0:$tmp/out/goprog.addrs" >/dev/null || exit 99
+"$SYMHUB" pprof --url "$URL" "$tmp/out/go.pb.gz" -o "$tmp/out/gosym.pb.gz" \
+    2>"$tmp/out/cli.err"
+check "symhub pprof of the Go profile ($(cat "$tmp/out/cli.err"))" \
+    test -s "$tmp/out/gosym.pb.gz"
+python3 "$PP" tojson "$tmp/out/gosym.pb.gz" "$tmp/out/gosym.json" \
+    >"$tmp/out/gotojson.txt" 2>&1
+python3 "$PP" request "$tmp/out/gosym.json" "$tmp/out/goreq.json" || exit 99
+code=$(http /symbolize "$tmp/out/gobatch.json" "$tmp/out/gobatch.h" \
+    --max-time 60 --data-binary "@$tmp/out/goreq.json")
+python3 "$PP" merge "$tmp/out/gosym.json" "$tmp/out/gobatch.json" \
+    "$tmp/out/gostart.json" >"$tmp/out/gomerge.txt" 2>&1
+check "Go: each location as POST /symbolize answers: $(tail -1 "$tmp/out/gomerge.txt")" \
+    test "$code" = 200 -a "$(grep -c : "$tmp/out/gomerge.txt")" = 0
+check "Go: has_functions, has_filenames, has_line_numbers (no inline frames)" \
+    grep -qx "mapping $GOID has_functions=1 has_filenames=1 has_line_numbers=1 has_inline_frames=0" \
+    "$tmp/out/gotojson.txt"
+go tool pprof -traces "$tmp/out/gosym.pb.gz" >"$tmp/out/gotraces.txt" 2>&1
+# (the GSYM of a .gopclntab keeps no inline tree: inc's line 6 is
+# main.work's, as go tool addr2line prints it too)
+check "Go: -traces shows main.work" \
+    grep -qx ' *main\.work' "$tmp/out/gotraces.txt"
+go tool pprof -top -lines -nodecount=1000 "$tmp/out/gosym.pb.gz" \
+    >"$tmp/out/golines.txt" 2>&1
+check "Go: -lines shows main.work at main.go:6, inc's line inlined" \
+    grep -qE 'main\.work .*/main\.go:6$' "$tmp/out/golines.txt"
 
 # ---- 2. go tool pprof -------------------------------------------------
 

@@ -22,6 +22,7 @@
 #include "pprof.h"
 #include "symhubd/profile.pb-c.h"
 
+/* protobuf-c's names of the messages, shortened */
 typedef Perftools__Profiles__Profile	Profile;
 typedef Perftools__Profiles__Mapping	Mapping;
 typedef Perftools__Profiles__Location	Location;
@@ -272,6 +273,57 @@ strings_ok(const Profile *pf)
 	return 1;
 }
 
+/*
+ * protobuf-c keeps a field it does not know, to write it back, but takes
+ * one numbered 0 (a tag of two bytes, say 0x80 0x00) that it then
+ * refuses to read once written: the answer would not read back.
+ */
+static int
+tags_ok(const ProtobufCMessage *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return 0;
+	return 1;
+}
+
+/* Every message of the profile without a field numbered 0? */
+static int
+all_tags_ok(const Profile *pf)
+{
+	size_t i, j;
+
+	if (!tags_ok(&pf->base) || (pf->period_type != NULL &&
+	    !tags_ok(&pf->period_type->base)))
+		return 0;
+	for (i = 0; i < pf->n_sample_type; i++)
+		if (!tags_ok(&pf->sample_type[i]->base))
+			return 0;
+	for (i = 0; i < pf->n_sample; i++) {
+		if (!tags_ok(&pf->sample[i]->base))
+			return 0;
+		for (j = 0; j < pf->sample[i]->n_label; j++)
+			if (!tags_ok(&pf->sample[i]->label[j]->base))
+				return 0;
+	}
+	for (i = 0; i < pf->n_mapping; i++)
+		if (!tags_ok(&pf->mapping[i]->base))
+			return 0;
+	for (i = 0; i < pf->n_location; i++) {
+		if (!tags_ok(&pf->location[i]->base))
+			return 0;
+		for (j = 0; j < pf->location[i]->n_line; j++)
+			if (!tags_ok(&pf->location[i]->line[j]->base))
+				return 0;
+	}
+	for (i = 0; i < pf->n_function; i++)
+		if (!tags_ok(&pf->function[i]->base))
+			return 0;
+	return 1;
+}
+
 /* The mapping that holds addr, by p->maps sorted by memory_start. */
 static const Mapping *
 map_at(const struct pprof *p, const struct ident *bystart, size_t n,
@@ -361,6 +413,10 @@ check(struct pprof *p, const struct pprof_limits *lim, const char **why)
 	if (pf->n_location > lim->max_locations) {
 		*why = "too many locations";
 		return -E2BIG;
+	}
+	if (!all_tags_ok(pf)) {
+		*why = "a corrupt protobuf: a field numbered 0";
+		return -EINVAL;
 	}
 	if (pf->n_string_table == 0 || pf->string_table[0][0] != '\0') {
 		*why = "the string table does not start with \"\"";
@@ -703,10 +759,14 @@ func_of(struct pprof *p, const struct gsym_frame *f, uint64_t *id,
 	return 0;
 }
 
+/* What a mapping's locations got (pprof_symbolize()). */
+#define GOT_FILES	0x1
+#define GOT_INLINES	0x2
+
 /* Give l the lines of res, innermost first. */
 static int
 fill(struct pprof *p, Location *l, const struct gsym_result *res,
-    size_t *added, int *files)
+    size_t *added, int *got)
 {
 	Line	**lines;
 	size_t	 i;
@@ -728,9 +788,11 @@ fill(struct pprof *p, Location *l, const struct gsym_result *res,
 		lines[i]->function_id = id;
 		if (f->base != NULL) {
 			lines[i]->line = f->line;
-			*files = 1;
+			*got |= GOT_FILES;
 		}
 	}
+	if (res->nframes > 1)
+		*got |= GOT_INLINES;
 	return 0;
 }
 
@@ -780,9 +842,10 @@ pprof_symbolize(struct pprof *p, pprof_lookup_fn fn, void *ctx,
 			continue;
 		st->mappings++;
 		m->has_functions = 1;
-		m->has_filenames = m->has_line_numbers = files[i];
-		/* a GSYM made from DWARF holds the inline tree too */
-		m->has_inline_frames = files[i];
+		m->has_filenames = m->has_line_numbers = !!(files[i] &
+		    GOT_FILES);
+		/* none from a .gopclntab, whose GSYM keeps no inline tree */
+		m->has_inline_frames = !!(files[i] & GOT_INLINES);
 	}
 	rc = 0;
 out:

@@ -4,6 +4,7 @@
  * frame without a file), written, and must then read back: whatever the
  * hub answers, the hub itself takes again. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    pprof_write(p, SIZE_MAX, &out, &outlen) == 0) {
 		lim.max_bytes = 64u << 20;
 		lim.max_locations = SIZE_MAX;
-		if (pprof_read(out, outlen, &lim, &again, &why) != 0)
+		if (pprof_read(out, outlen, &lim, &again, &why) != 0) {
+			fprintf(stderr, "the answer reads back: %s\n", why);
 			abort();
+		}
 		if (pprof_nlocations(again) != pprof_nlocations(p))
 			abort();
 	}

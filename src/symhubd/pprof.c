@@ -429,7 +429,8 @@ check(struct pprof *p, const struct pprof_limits *lim, const char **why)
 	if ((rc = ident_make(pf->n_location, loc_id, pf, &p->locs)) != 0 ||
 	    (rc = ident_make(pf->n_mapping, map_id, pf, &p->maps)) != 0 ||
 	    (rc = ident_make(pf->n_function, func_id, pf, &p->funcs)) != 0) {
-		*why = "an id of 0, or one id twice";
+		if (rc == -EINVAL)
+			*why = "an id of 0, or one id twice";
 		return rc;
 	}
 	for (i = 0; i < pf->n_function; i++)

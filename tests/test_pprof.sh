@@ -149,6 +149,8 @@ else
 	fail "symhub pprof exits 0" "$(cat "$tmp/out/cli.err")"
 	finish
 fi
+check "symhub_symbolize_addresses_total{api=\"pprof\"} counts its $nlocs locations" \
+    metric_cmp 'symhub_symbolize_addresses_total{api="pprof"}' -eq "$nlocs"
 python3 "$PP" tojson "$tmp/out/sym.pb.gz" "$tmp/out/sym.json" \
     >"$tmp/out/tojson.txt" 2>&1
 check "names are the system_names demangled: $(tail -1 "$tmp/out/tojson.txt")" \

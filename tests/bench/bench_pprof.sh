@@ -12,6 +12,10 @@
 #     time (upload, decode, look-ups, encode, gzip, download), against
 #     llvm-symbolizer-19's wall time (median of BENCH_LLVM_ROUNDS).
 #     Target: >= 20x;
+#   - the same in CPU seconds (symhubd's user + system time over the
+#     request, from /proc; llvm-symbolizer-19's from /usr/bin/time), the
+#     figure to trust on a loaded machine, where wall time is the
+#     scheduler's;
 #   - peak RSS of symhubd (VmHWM) and of llvm-symbolizer-19;
 #   - agreement: every location of the warm answer, frame by frame,
 #     against llvm-symbolizer's (tests/batchcheck.py compare-all).
@@ -125,27 +129,41 @@ post() {
 	    "http://127.0.0.1:$port/symbolize/pprof?deadline=300000"
 }
 
+# cpu: symhubd's user + system seconds so far.
+cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' \
+	    "/proc/${pids[0]}/stat"
+}
+
 cold=$(post "$tmp/cold.pb.gz") || die "POST /symbolize/pprof failed"
 : >"$tmp/warm.runs"
+: >"$tmp/warm.cpu"
 for _ in $(seq "$rounds"); do
+	c0=$(cpu)
 	post "$tmp/warm.pb.gz" >>"$tmp/warm.runs" || die "POST failed"
 	echo >>"$tmp/warm.runs"
+	awk -v a="$c0" -v b="$(cpu)" 'BEGIN { printf "%.2f\n", b - a }' \
+	    >>"$tmp/warm.cpu"
 done
 warm=$(median_row <"$tmp/warm.runs")
+warmcpu=$(median_row <"$tmp/warm.cpu")
 rss=$(awk '/^VmHWM/ { print $2 }' "/proc/${pids[0]}/status")
 
 # --- llvm-symbolizer-19 --------------------------------------------------
 
 : >"$tmp/llvm.runs"
+: >"$tmp/llvm.cpu"
 for _ in $(seq "$lrounds"); do
 	t=$(now_us)
-	/usr/bin/time -f %M -o "$tmp/llvm.rss" llvm-symbolizer-19 \
+	/usr/bin/time -f '%U %S %M' -o "$tmp/llvm.time" llvm-symbolizer-19 \
 	    --no-demangle --output-style=JSON <"$tmp/llvm.in" \
 	    >"$tmp/llvm.out" 2>/dev/null || die "llvm-symbolizer-19 failed"
 	awk -v a="$t" -v b="$(now_us)" \
 	    'BEGIN { printf "%.3f\n", (b - a) / 1e6 }' >>"$tmp/llvm.runs"
+	awk '{ printf "%.2f\n", $1 + $2 }' "$tmp/llvm.time" >>"$tmp/llvm.cpu"
 done
 llvm=$(median_row <"$tmp/llvm.runs")
+llvmcpu=$(median_row <"$tmp/llvm.cpu")
 
 python3 "$pp_py" tojson "$tmp/warm.pb.gz" "$tmp/warm.json" >"$tmp/tojson.txt" ||
     die "the answer: $(tail -1 "$tmp/tojson.txt")"
@@ -155,14 +173,16 @@ agree=$(python3 "$check_py" compare-all "$tmp/warm.json" "$tmp/llvm.out" |
 # --- Report ----------------------------------------------------------------
 
 ratio=$(awk -v a="$llvm" -v b="$warm" 'BEGIN { printf "%.1f", a / b }')
+cratio=$(awk -v a="$llvmcpu" -v b="$warmcpu" 'BEGIN { printf "%.1f", a / b }')
 print_machine "$symhubd"
 echo "input:      $nmods modules ($packages), $nsamples samples, $total locations, $(stat -c %s "$tmp/prof.pb.gz") bytes gzip'd"
 echo "answer:     $(stat -c %s "$tmp/warm.pb.gz") bytes gzip'd; $(python3 "$pp_py" summary "$tmp/warm.pb.gz")"
 echo "cold:       $cold s ($nmods conversions to GSYM, then the profile)"
 echo "warm:       $warm s (median of $rounds; runs: $(tr '\n' ' ' <"$tmp/warm.runs"))"
 echo "llvm:       $llvm s llvm-symbolizer-19 (median of $lrounds; runs: $(tr '\n' ' ' <"$tmp/llvm.runs"))"
-echo "ratio:      ${ratio}x (target >= 20x)"
-echo "peak RSS:   symhubd $((rss / 1024)) MiB (VmHWM, whole run); llvm-symbolizer-19 $(($(cat "$tmp/llvm.rss") / 1024)) MiB"
+echo "cpu:        symhubd $warmcpu s a warm request (median; runs: $(tr '\n' ' ' <"$tmp/warm.cpu")); llvm-symbolizer-19 $llvmcpu s"
+echo "ratio:      ${ratio}x wall, ${cratio}x CPU (target >= 20x)"
+echo "peak RSS:   symhubd $((rss / 1024)) MiB (VmHWM, whole run); llvm-symbolizer-19 $(($(awk '{ print $3 }' "$tmp/llvm.time") / 1024)) MiB"
 echo "agreement:  $agree"
 case $agree in
 "$total of $total"*) ;;

@@ -24,7 +24,8 @@ enum webapi_route {
 	WEBAPI_BATCH,		/* "/symbolize": POST, many modules */
 	WEBAPI_TECKEN,		/* "/symbolicate/v5": POST, Tecken's API */
 	WEBAPI_SOURCE_V1,	/* "/source/v1": POST, the Firefox Profiler's */
-	WEBAPI_ASM_V1		/* "/asm/v1": POST, the Firefox Profiler's */
+	WEBAPI_ASM_V1,		/* "/asm/v1": POST, the Firefox Profiler's */
+	WEBAPI_PPROF		/* "/symbolize/pprof": POST, a pprof profile */
 };
 
 struct webapi_req {

@@ -18,6 +18,7 @@
 #include "cmd_gsym.h"
 #include "cmd_import.h"
 #include "cmd_perf.h"
+#include "cmd_pprof.h"
 #include "cmd_prefetch.h"
 #include "cmd_store.h"
 #include "common/auth.h"
@@ -41,6 +42,7 @@ usage(FILE *fp)
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
 	    "       symhub perf [--url URL] [OPTION...] [PERF.DATA]\n"
+	    "       symhub pprof [--url URL] IN -o OUT\n"
 	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
@@ -437,6 +439,8 @@ main(int argc, char **argv)
 		return cmd_prefetch(argc - 1, argv + 1);
 	if (strcmp(argv[1], "perf") == 0)
 		return cmd_perf(argc - 1, argv + 1);
+	if (strcmp(argv[1], "pprof") == 0)
+		return cmd_pprof(argc - 1, argv + 1);
 	if (strcmp(argv[1], "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(argv[1], "import") == 0)

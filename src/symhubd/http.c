@@ -369,6 +369,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		__atomic_sub_fetch(&((struct http *)cls)->buffered, r->held,
 		    __ATOMIC_RELAXED);
 	route_batch_free(r);
+	route_pprof_free(r);
 	buf_free(&r->body);
 	free(r->meta.json);
 	free(r->upl.msg);

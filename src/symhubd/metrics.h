@@ -68,6 +68,7 @@ enum metrics_api {		/* the "api" label of symbolization */
 	METRICS_API_BUILDID,	/* POST /buildid/ID/symbolize */
 	METRICS_API_BATCH,	/* POST /symbolize */
 	METRICS_API_TECKEN,	/* POST /symbolicate/v5 */
+	METRICS_API_PPROF,	/* POST /symbolize/pprof: its locations */
 	METRICS_API_N
 };
 

@@ -189,6 +189,7 @@ struct req {
 		size_t			 len;
 	} meta;
 	struct breq		*batch;		/* route_batch.c */
+	struct preq		*pprof;		/* route_pprof.c */
 	struct {			/* route_upload.c */
 		struct upload		*up;	/* a PUT being received */
 		const char		*who;	/* its token's name */
@@ -418,6 +419,11 @@ enum MHD_Result	route_metadata(struct http *h, struct req *r);
  * a request left (at its end; idempotent). */
 enum MHD_Result	route_batch(struct http *h, struct req *r);
 void		route_batch_free(struct req *r);
+
+/* route_pprof.c: POST /symbolize/pprof.  route_pprof_free() as
+ * route_batch_free(). */
+enum MHD_Result	route_pprof(struct http *h, struct req *r);
+void		route_pprof_free(struct req *r);
 
 /*
  * route_stream.c: answer 200 with the JSON that step writes to j, a piece

@@ -20,6 +20,8 @@ static const struct route routes[] = {
 	    route_batch, "POST the modules and addresses to /symbolize" },
 	{ WEBAPI_TECKEN, 0, 0, ROUTE_POST, route_body_max, METRICS_T_BATCH,
 	    route_batch, "POST the stacks to /symbolicate/v5" },
+	{ WEBAPI_PPROF, 0, 0, ROUTE_POST, route_body_max, METRICS_T_BATCH,
+	    route_pprof, "POST a pprof profile to /symbolize/pprof" },
 	{ WEBAPI_ARTIFACT, CACHE_DEBUGINFO, 0, ROUTE_GET | ROUTE_PUT, NULL,
 	    METRICS_T_BUILDID, route_artifact, NULL },
 	{ WEBAPI_ARTIFACT, CACHE_EXECUTABLE, 0, ROUTE_GET | ROUTE_PUT, NULL,

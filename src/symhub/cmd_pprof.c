@@ -1,0 +1,234 @@
+/*
+ * cmd_pprof: `symhub pprof` (cmd_pprof.h).  The profile goes to the hub
+ * as it is, compressed or not: the hub reads both, checks it and answers
+ * a gzip-compressed profile, or a one-line reason this command prints.
+ * OUT is written through a temporary file and renamed, so that a failure
+ * never leaves half a profile behind.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "base/buf.h"
+#include "base/fs.h"
+#include "cmd_pprof.h"
+
+static const char help[] =
+"usage: symhub pprof [--url URL] [--deadline MS] IN -o OUT\n"
+"Symbolize the pprof profile IN (gzip-compressed or not) through a hub's\n"
+"POST /symbolize/pprof and write the answer, gzip-compressed, to OUT:\n"
+"every location of a module the hub has symbols for gets its functions,\n"
+"inline frames and lines; the rest passes through unchanged.\n"
+"\n"
+"  -o, --output OUT   where the symbolized profile goes (- for stdout)\n"
+"      --url URL      the hub, e.g. http://hub:8002 (default: the first\n"
+"                     of $DEBUGINFOD_URLS)\n"
+"      --deadline MS  how long the hub may fetch and convert missing\n"
+"                     modules (default: its --symbolize-deadline)\n"
+"  -h, --help         this text\n";
+
+static size_t
+sink(char *p, size_t size, size_t n, void *ctx)
+{
+	return buf_add(ctx, p, size * n) == 0 ? size * n : 0;
+}
+
+static int
+read_file(const char *path, struct buf *b)
+{
+	char	 chunk[65536];
+	ssize_t	 n;
+	int	 fd, rc = 0;
+
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (buf_add(b, chunk, (size_t)n) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return rc;
+}
+
+static int
+write_out(const char *path, const struct buf *b)
+{
+	char	tmp[4096];
+	int	fd, rc;
+
+	if (strcmp(path, "-") == 0)
+		return fs_write_all(STDOUT_FILENO, b->p, b->len);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >=
+	    sizeof(tmp))
+		return -ENAMETOOLONG;
+	if ((fd = mkstemp(tmp)) < 0)
+		return -errno;
+	if ((rc = fs_write_all(fd, b->p, b->len)) == 0 &&
+	    fchmod(fd, 0644) != 0)
+		rc = -errno;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* The first hub of $DEBUGINFOD_URLS into buf, without a trailing /. */
+static const char *
+env_url(char *buf, size_t len)
+{
+	const char	*e = getenv("DEBUGINFOD_URLS");
+	size_t		 n;
+
+	if (e == NULL)
+		return NULL;
+	e += strspn(e, " \t\n");
+	n = strcspn(e, " \t\n");
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, e, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+int
+cmd_pprof(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "url", required_argument, NULL, 'U' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "deadline", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char		 prog[] = "symhub pprof";
+	struct buf		 in = { 0 }, out = { 0 };
+	struct curl_slist	*hdrs = NULL;
+	CURL			*easy = NULL;
+	CURLcode		 res;
+	const char		*url = NULL, *outpath = NULL, *deadline = NULL;
+	char			 ebuf[2048], full[4096], cerr[CURL_ERROR_SIZE];
+	long			 status = 0;
+	size_t			 n;
+	int			 ch, rc, st = 1;
+
+	argv[0] = prog;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'U':
+			url = optarg;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'D':
+			if (optarg[0] == '\0' || optarg[strspn(optarg,
+			    "0123456789")] != '\0') {
+				fprintf(stderr, "symhub pprof: --deadline is "
+				    "a number of milliseconds\n");
+				return 2;
+			}
+			deadline = optarg;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return 0;
+		default:
+			fputs(help, stderr);
+			return 2;
+		}
+	}
+	if (optind + 1 != argc || outpath == NULL) {
+		fputs(help, stderr);
+		return 2;
+	}
+	if (url == NULL && (url = env_url(ebuf, sizeof(ebuf))) == NULL) {
+		fprintf(stderr, "symhub pprof: no hub: give --url or set "
+		    "DEBUGINFOD_URLS\n");
+		return 2;
+	}
+	n = strlen(url);
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://",
+	    8) != 0) || (size_t)snprintf(full, sizeof(full),
+	    "%.*s/symbolize/pprof%s%s", (int)n, url, deadline ?
+	    "?deadline=" : "", deadline ? deadline : "") >= sizeof(full)) {
+		fprintf(stderr, "symhub pprof: %s: a hub is http:// or "
+		    "https://\n", url);
+		return 2;
+	}
+	if ((rc = read_file(argv[optind], &in)) != 0) {
+		fprintf(stderr, "symhub pprof: %s: %s\n", argv[optind],
+		    strerror(-rc));
+		goto out;
+	}
+	if ((easy = curl_easy_init()) == NULL ||
+	    (hdrs = curl_slist_append(NULL, "Content-Type: "
+	    "application/vnd.google.protobuf")) == NULL) {
+		fprintf(stderr, "symhub pprof: out of memory\n");
+		goto out;
+	}
+	cerr[0] = '\0';
+	curl_easy_setopt(easy, CURLOPT_URL, full);
+	curl_easy_setopt(easy, CURLOPT_POST, 1L);
+	curl_easy_setopt(easy, CURLOPT_POSTFIELDS, in.len ? (char *)in.p : "");
+	curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)in.len);
+	curl_easy_setopt(easy, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, &out);
+	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT, "symhub-pprof/" VERSION);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, 30L);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	if ((res = curl_easy_perform(easy)) != CURLE_OK) {
+		fprintf(stderr, "symhub pprof: %s: %s\n", full, cerr[0] ?
+		    cerr : curl_easy_strerror(res));
+		goto out;
+	}
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200) {
+		/* the hub's one line of why */
+		for (n = out.len > 512 ? 512 : out.len; n > 0 &&
+		    out.p[n - 1] == '\n'; n--)
+			;
+		fprintf(stderr, "symhub pprof: %s: %ld %.*s\n", full, status,
+		    (int)n, out.p ? (char *)out.p : "");
+		goto out;
+	}
+	if ((rc = write_out(outpath, &out)) != 0) {
+		fprintf(stderr, "symhub pprof: %s: %s\n", outpath,
+		    strerror(-rc));
+		goto out;
+	}
+	st = 0;
+out:
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(easy);
+	buf_free(&in);
+	buf_free(&out);
+	return st;
+}

@@ -1,0 +1,908 @@
+/*
+ * pprof: read, check, fill in and write a pprof profile (pprof.h).
+ *
+ * protobuf-c decodes the whole Profile into its structs, through an
+ * allocator that stops it past a budget (a hostile body of tiny repeated
+ * messages costs far more decoded than on the wire).  The frames are
+ * added to those structs in place, with malloc(), which is what the
+ * allocator hands out, so protobuf-c's free_unpacked frees the lot.
+ * Everything not named here (samples, labels, comments, unknown fields)
+ * is written back as it came.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libdeflate.h>
+#include <zlib.h>
+
+#include "common/demangle.h"
+#include "common/webapi.h"
+#include "pprof.h"
+#include "symhubd/profile.pb-c.h"
+
+/* protobuf-c's names of the messages, shortened */
+typedef Perftools__Profiles__Profile	Profile;
+typedef Perftools__Profiles__Mapping	Mapping;
+typedef Perftools__Profiles__Location	Location;
+typedef Perftools__Profiles__Function	Function;
+typedef Perftools__Profiles__Line	Line;
+
+/* An id and where it is, sorted by id. */
+struct ident {
+	uint64_t	id;
+	size_t		i;
+};
+
+/* A string the answer added: (a, b) are a name's pointer into a GSYM and
+ * the marker of its demangled form, or a dir and base. */
+struct sref {
+	const char	*a, *b;
+	int64_t		 idx;	/* 0: a free slot */
+};
+
+/* A function the answer added, by its GSYM strings. */
+struct fref {
+	const char	*name, *dir, *base;
+	uint64_t	 id;	/* 0: a free slot */
+};
+
+struct pprof {
+	Profile			*pf;
+	struct ident		*locs, *maps, *funcs;
+	struct pprof_module	*mods;
+	size_t			 nmods;
+	size_t			*modof;		/* a mapping's module + 1, or
+						 * 0: left alone */
+	size_t			 strcap;	/* of pf->string_table */
+	struct sref		*stab;
+	size_t			 scap, sused;
+	struct fref		*ftab;
+	size_t			 fcap, fused, funccap;
+	uint64_t		 nextfunc;
+};
+
+/* The second key of a demangled name; of a name as it is. */
+static const char demangled[] = "d", asis[] = "n";
+
+/* Decoding costs at most this many times the bytes decoded (the structs
+ * of a message of a few bytes are some 80 bytes, plus malloc's own). */
+#define DECODE_FACTOR	24
+#define DECODE_SLACK	(1u << 20)
+
+struct budget {
+	ProtobufCAllocator	 a;
+	size_t			 left;
+	int			 over;
+};
+
+static void *
+budget_alloc(void *ctx, size_t n)
+{
+	struct budget *b = ctx;
+
+	if (n > b->left) {
+		b->over = 1;
+		return NULL;
+	}
+	b->left -= n;
+	return malloc(n);
+}
+
+static void
+budget_release(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+/* Inflate a gzip or zlib stream of len bytes into at most max bytes. */
+static int
+inflate_all(const unsigned char *in, size_t len, size_t max,
+    unsigned char **out, size_t *outlen, const char **why)
+{
+	z_stream	 z;
+	unsigned char	*b = NULL, *nb;
+	size_t		 cap = 0, have = 0;
+	int		 rc, zr = Z_OK;
+
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (unsigned char *)(uintptr_t)in;
+	for (;;) {
+		size_t chunk = len - (size_t)((const unsigned char *)z.next_in -
+		    in);
+
+		z.avail_in = chunk > UINT32_MAX ? UINT32_MAX : (uInt)chunk;
+		if (have == cap) {
+			if (cap >= max + 1) {
+				*why = "the profile inflates past the limit";
+				rc = -E2BIG;
+				goto out;
+			}
+			cap = cap == 0 ? (len < 4096 ? 16384 : 4 * len) :
+			    2 * cap;
+			if (cap > max + 1)
+				cap = max + 1;
+			if ((nb = realloc(b, cap)) == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			b = nb;
+		}
+		z.next_out = b + have;
+		z.avail_out = (uInt)(cap - have > UINT32_MAX ? UINT32_MAX :
+		    cap - have);
+		zr = inflate(&z, Z_NO_FLUSH);
+		have = (size_t)(z.next_out - b);
+		if (have > max) {
+			*why = "the profile inflates past the limit";
+			rc = -E2BIG;
+			goto out;
+		}
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr != Z_OK && !(zr == Z_BUF_ERROR && z.avail_out == 0)) {
+			*why = "a corrupt or truncated gzip stream";
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	*out = b;
+	*outlen = have;
+	b = NULL;
+	rc = 0;
+out:
+	inflateEnd(&z);
+	free(b);
+	return rc;
+}
+
+static int
+ident_cmp(const void *a, const void *b)
+{
+	const struct ident *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Sort n ids (ids of 0, and an id twice, refused). */
+static int
+ident_make(size_t n, uint64_t (*idof)(const Profile *, size_t),
+    const Profile *pf, struct ident **out)
+{
+	struct ident	*t;
+	size_t		 i;
+
+	*out = NULL;
+	if ((t = calloc(n + 1, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		t[i].id = idof(pf, i);
+		t[i].i = i;
+	}
+	qsort(t, n, sizeof(*t), ident_cmp);
+	*out = t;
+	for (i = 0; i < n; i++)
+		if (t[i].id == 0 || (i > 0 && t[i].id == t[i - 1].id))
+			return -EINVAL;
+	return 0;
+}
+
+/* Where id is: its index + 1, or 0.  Ids 1..n (what every writer makes)
+ * are found at once. */
+static size_t
+ident_find(const struct ident *t, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	if (id - 1 < n && t[id - 1].id == id)
+		return t[id - 1].i + 1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid].id == id)
+			return t[mid].i + 1;
+		if (t[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static uint64_t
+loc_id(const Profile *pf, size_t i)
+{
+	return pf->location[i]->id;
+}
+
+static uint64_t
+map_id(const Profile *pf, size_t i)
+{
+	return pf->mapping[i]->id;
+}
+
+static uint64_t
+func_id(const Profile *pf, size_t i)
+{
+	return pf->function[i]->id;
+}
+
+#define STR_OK(pf, x)	((x) >= 0 && (uint64_t)(x) < (pf)->n_string_table)
+
+/* Every string index of the profile in the table? */
+static int
+strings_ok(const Profile *pf)
+{
+	size_t i, j;
+
+	for (i = 0; i < pf->n_sample_type; i++)
+		if (!STR_OK(pf, pf->sample_type[i]->type) ||
+		    !STR_OK(pf, pf->sample_type[i]->unit))
+			return 0;
+	for (i = 0; i < pf->n_sample; i++)
+		for (j = 0; j < pf->sample[i]->n_label; j++) {
+			const Perftools__Profiles__Label *l =
+			    pf->sample[i]->label[j];
+
+			if (!STR_OK(pf, l->key) || !STR_OK(pf, l->str) ||
+			    !STR_OK(pf, l->num_unit))
+				return 0;
+		}
+	for (i = 0; i < pf->n_mapping; i++)
+		if (!STR_OK(pf, pf->mapping[i]->filename) ||
+		    !STR_OK(pf, pf->mapping[i]->build_id))
+			return 0;
+	for (i = 0; i < pf->n_function; i++)
+		if (!STR_OK(pf, pf->function[i]->name) ||
+		    !STR_OK(pf, pf->function[i]->system_name) ||
+		    !STR_OK(pf, pf->function[i]->filename))
+			return 0;
+	for (i = 0; i < pf->n_comment; i++)
+		if (!STR_OK(pf, pf->comment[i]))
+			return 0;
+	if (!STR_OK(pf, pf->drop_frames) || !STR_OK(pf, pf->keep_frames) ||
+	    !STR_OK(pf, pf->default_sample_type) || !STR_OK(pf, pf->doc_url))
+		return 0;
+	if (pf->period_type != NULL && (!STR_OK(pf, pf->period_type->type) ||
+	    !STR_OK(pf, pf->period_type->unit)))
+		return 0;
+	return 1;
+}
+
+/*
+ * protobuf-c keeps a field it does not know, to write it back, but takes
+ * one numbered 0 (a tag of two bytes, say 0x80 0x00) that it then
+ * refuses to read once written: the answer would not read back.
+ */
+static int
+tags_ok(const ProtobufCMessage *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_unknown_fields; i++)
+		if (m->unknown_fields[i].tag == 0)
+			return 0;
+	return 1;
+}
+
+/* Every message of the profile without a field numbered 0? */
+static int
+all_tags_ok(const Profile *pf)
+{
+	size_t i, j;
+
+	if (!tags_ok(&pf->base) || (pf->period_type != NULL &&
+	    !tags_ok(&pf->period_type->base)))
+		return 0;
+	for (i = 0; i < pf->n_sample_type; i++)
+		if (!tags_ok(&pf->sample_type[i]->base))
+			return 0;
+	for (i = 0; i < pf->n_sample; i++) {
+		if (!tags_ok(&pf->sample[i]->base))
+			return 0;
+		for (j = 0; j < pf->sample[i]->n_label; j++)
+			if (!tags_ok(&pf->sample[i]->label[j]->base))
+				return 0;
+	}
+	for (i = 0; i < pf->n_mapping; i++)
+		if (!tags_ok(&pf->mapping[i]->base))
+			return 0;
+	for (i = 0; i < pf->n_location; i++) {
+		if (!tags_ok(&pf->location[i]->base))
+			return 0;
+		for (j = 0; j < pf->location[i]->n_line; j++)
+			if (!tags_ok(&pf->location[i]->line[j]->base))
+				return 0;
+	}
+	for (i = 0; i < pf->n_function; i++)
+		if (!tags_ok(&pf->function[i]->base))
+			return 0;
+	return 1;
+}
+
+/* The mapping that holds addr, by p->maps sorted by memory_start. */
+static const Mapping *
+map_at(const struct pprof *p, const struct ident *bystart, size_t n,
+    uint64_t addr)
+{
+	const Profile	*pf = p->pf;
+	size_t		 lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t		 mid = lo + (hi - lo) / 2;
+		const Mapping	*m = pf->mapping[bystart[mid].i];
+
+		if (addr < m->memory_start)
+			hi = mid;
+		else if (addr >= m->memory_limit)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+/* Mappings: none ends before it starts, none overlaps another. */
+static int
+mappings_ok(const struct pprof *p, struct ident **bystart,
+    const char **why)
+{
+	const Profile	*pf = p->pf;
+	struct ident	*t;
+	size_t		 i, n = 0;
+
+	if ((t = calloc(pf->n_mapping + 1, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	*bystart = t;
+	for (i = 0; i < pf->n_mapping; i++) {
+		const Mapping *m = pf->mapping[i];
+
+		if (m->memory_limit < m->memory_start) {
+			*why = "a mapping whose memory_limit is below its "
+			    "memory_start";
+			return -EINVAL;
+		}
+		if (m->memory_limit == m->memory_start)
+			continue;	/* Go's fake mappings: no range */
+		t[n].id = m->memory_start;
+		t[n++].i = i;
+	}
+	qsort(t, n, sizeof(*t), ident_cmp);
+	for (i = 1; i < n; i++)
+		if (pf->mapping[t[i].i]->memory_start <
+		    pf->mapping[t[i - 1].i]->memory_limit) {
+			*why = "mappings that overlap";
+			return -EINVAL;
+		}
+	return (int)n;
+}
+
+/* The module a mapping's build_id names: 0 with m set, or -EINVAL. */
+static int
+parse_id(const char *s, struct pprof_module *m)
+{
+	char	lower[WEBAPI_ID_HEX_MAX];
+	size_t	i, len = strlen(s);
+	int	n;
+
+	if (len == 0 || len > sizeof(lower) || len % 2 != 0)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		lower[i] = s[i] >= 'A' && s[i] <= 'F' ? (char)(s[i] - 'A' +
+		    'a') : s[i];
+	if ((n = webapi_parse_hexid(lower, len, m->id)) < 0 ||
+	    (size_t)n > CACHE_ID_MAX)
+		return -EINVAL;
+	m->idlen = (size_t)n;
+	m->maybe_fileid = n == CACHE_FILEID_LEN;
+	return 0;
+}
+
+static int
+check(struct pprof *p, const struct pprof_limits *lim, const char **why)
+{
+	Profile		*pf = p->pf;
+	struct ident	*bystart = NULL;
+	size_t		 i, j, nranges;
+	int		 rc;
+
+	if (pf->n_location > lim->max_locations) {
+		*why = "too many locations";
+		return -E2BIG;
+	}
+	if (!all_tags_ok(pf)) {
+		*why = "a corrupt protobuf: a field numbered 0";
+		return -EINVAL;
+	}
+	if (pf->n_string_table == 0 || pf->string_table[0][0] != '\0') {
+		*why = "the string table does not start with \"\"";
+		return -EINVAL;
+	}
+	if (!strings_ok(pf)) {
+		*why = "a string index out of the string table";
+		return -EINVAL;
+	}
+	if ((rc = ident_make(pf->n_location, loc_id, pf, &p->locs)) != 0 ||
+	    (rc = ident_make(pf->n_mapping, map_id, pf, &p->maps)) != 0 ||
+	    (rc = ident_make(pf->n_function, func_id, pf, &p->funcs)) != 0) {
+		if (rc == -EINVAL)
+			*why = "an id of 0, or one id twice";
+		return rc;
+	}
+	for (i = 0; i < pf->n_function; i++)
+		if (pf->function[i]->id >= p->nextfunc)
+			p->nextfunc = pf->function[i]->id + 1;
+	if (pf->n_function > 0 && p->nextfunc == 0) {
+		*why = "a function id of 2^64-1 leaves none to add";
+		return -EINVAL;
+	}
+	if (p->nextfunc == 0)
+		p->nextfunc = 1;
+	if ((rc = mappings_ok(p, &bystart, why)) < 0)
+		goto out;
+	nranges = (size_t)rc;
+	for (i = 0; i < pf->n_sample; i++)
+		for (j = 0; j < pf->sample[i]->n_location_id; j++)
+			if (ident_find(p->locs, pf->n_location,
+			    pf->sample[i]->location_id[j]) == 0) {
+				*why = "a sample names a location that is not "
+				    "there";
+				rc = -EINVAL;
+				goto out;
+			}
+	for (i = 0; i < pf->n_location; i++) {
+		const Location	*l = pf->location[i];
+		const Mapping	*m;
+		size_t		 k;
+
+		for (j = 0; j < l->n_line; j++)
+			if (ident_find(p->funcs, pf->n_function,
+			    l->line[j]->function_id) == 0) {
+				*why = "a line names a function that is not "
+				    "there";
+				rc = -EINVAL;
+				goto out;
+			}
+		if (l->mapping_id == 0) {
+			if (l->address != 0 && nranges > 0 &&
+			    map_at(p, bystart, nranges,
+			    l->address) == NULL) {
+				*why = "a location address outside every "
+				    "mapping";
+				rc = -EINVAL;
+				goto out;
+			}
+			continue;
+		}
+		if ((k = ident_find(p->maps, pf->n_mapping,
+		    l->mapping_id)) == 0) {
+			*why = "a location names a mapping that is not there";
+			rc = -EINVAL;
+			goto out;
+		}
+		m = pf->mapping[k - 1];
+		if (m->memory_limit > m->memory_start && l->address != 0 &&
+		    (l->address < m->memory_start ||
+		    l->address >= m->memory_limit)) {
+			*why = "a location address outside its mapping";
+			rc = -EINVAL;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(bystart);
+	return rc;
+}
+
+/* The modules of the mappings to symbolize, one a distinct id. */
+static int
+modules(struct pprof *p, const char **why)
+{
+	Profile	*pf = p->pf;
+	size_t	 i, k;
+
+	if ((p->modof = calloc(pf->n_mapping + 1, sizeof(*p->modof))) ==
+	    NULL || (p->mods = calloc(pf->n_mapping + 1,
+	    sizeof(*p->mods))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < pf->n_mapping; i++) {
+		const Mapping		*m = pf->mapping[i];
+		struct pprof_module	 pm;
+
+		if (m->has_functions || m->build_id == 0)
+			continue;	/* done already, or nothing to ask */
+		if (parse_id(pf->string_table[m->build_id], &pm) != 0) {
+			*why = "a mapping's build_id is neither a build-id "
+			    "nor a FileID in hex";
+			return -EINVAL;
+		}
+		for (k = 0; k < p->nmods; k++)
+			if (p->mods[k].idlen == pm.idlen &&
+			    memcmp(p->mods[k].id, pm.id, pm.idlen) == 0)
+				break;
+		if (k == p->nmods)
+			p->mods[p->nmods++] = pm;
+		p->modof[i] = k + 1;
+	}
+	return 0;
+}
+
+int
+pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
+    struct pprof **out, const char **why)
+{
+	const unsigned char	*in = body;
+	unsigned char		*raw = NULL;
+	size_t			 rawlen = len;
+	struct pprof		*p = NULL;
+	struct budget		 b;
+	int			 rc;
+
+	*out = NULL;
+	*why = "out of memory";
+	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
+		if ((rc = inflate_all(in, len, lim->max_bytes, &raw, &rawlen,
+		    why)) != 0)
+			return rc;
+		in = raw;
+	} else if (len > lim->max_bytes) {
+		*why = "the profile is larger than the limit";
+		return -E2BIG;
+	}
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(&b, 0, sizeof(b));
+	b.a.alloc = budget_alloc;
+	b.a.free = budget_release;
+	b.a.allocator_data = &b;
+	b.left = rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
+	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK;
+	p->pf = perftools__profiles__profile__unpack(&b.a, rawlen, in);
+	if (p->pf == NULL) {
+		if (b.over) {
+			*why = "the profile takes too much memory to decode";
+			rc = -E2BIG;
+		} else {
+			*why = "a corrupt or truncated protobuf";
+			rc = -EINVAL;
+		}
+		goto out;
+	}
+	p->strcap = p->pf->n_string_table;
+	if ((rc = check(p, lim, why)) != 0 || (rc = modules(p, why)) != 0)
+		goto out;
+	*out = p;
+	p = NULL;
+out:
+	free(raw);
+	pprof_free(p);
+	return rc;
+}
+
+size_t
+pprof_modules(const struct pprof *p, const struct pprof_module **mods)
+{
+	*mods = p->mods;
+	return p->nmods;
+}
+
+size_t
+pprof_nlocations(const struct pprof *p)
+{
+	return p->pf->n_location;
+}
+
+static size_t
+ptr_hash(const void *a, const void *b, const void *c)
+{
+	uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL;
+
+	h ^= (uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL;
+	h ^= (uint64_t)(uintptr_t)c * 0x165667b19e3779f9ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* Append s (malloc'd, taken even on failure) to the string table. */
+static int64_t
+str_add(struct pprof *p, char *s)
+{
+	Profile	*pf = p->pf;
+	char	**t;
+
+	if (pf->n_string_table == p->strcap) {
+		size_t cap = p->strcap < 64 ? 128 : 2 * p->strcap;
+
+		if ((t = realloc(pf->string_table, cap * sizeof(*t))) ==
+		    NULL) {
+			free(s);
+			return -ENOMEM;
+		}
+		pf->string_table = t;
+		p->strcap = cap;
+	}
+	pf->string_table[pf->n_string_table] = s;
+	return (int64_t)pf->n_string_table++;
+}
+
+/* The index of the string (a, b) stands for: a name as it is (b asis),
+ * demangled (b demangled), or the path dir a + "/" + base b. */
+static int64_t
+str_of(struct pprof *p, const char *a, const char *b)
+{
+	struct sref	*t;
+	size_t		 k, i;
+	char		*s;
+	int64_t		 idx;
+
+	if (p->sused * 2 >= p->scap) {
+		size_t cap = p->scap ? 2 * p->scap : 4096;
+
+		if ((t = calloc(cap, sizeof(*t))) == NULL)
+			return -ENOMEM;
+		for (i = 0; i < p->scap; i++) {
+			if (p->stab[i].idx == 0)
+				continue;
+			k = ptr_hash(p->stab[i].a, p->stab[i].b, NULL) &
+			    (cap - 1);
+			while (t[k].idx != 0)
+				k = (k + 1) & (cap - 1);
+			t[k] = p->stab[i];
+		}
+		free(p->stab);
+		p->stab = t;
+		p->scap = cap;
+	}
+	k = ptr_hash(a, b, NULL) & (p->scap - 1);
+	while (p->stab[k].idx != 0) {
+		if (p->stab[k].a == a && p->stab[k].b == b)
+			return p->stab[k].idx;
+		k = (k + 1) & (p->scap - 1);
+	}
+	if (b == demangled) {
+		if ((s = demangle(a)) == NULL)
+			s = strdup(a);
+	} else if (b == asis) {
+		s = strdup(a);
+	} else if (*a == '\0') {
+		s = strdup(b);
+	} else {
+		size_t la = strlen(a), lb = strlen(b);
+
+		if ((s = malloc(la + lb + 2)) != NULL) {
+			memcpy(s, a, la);
+			s[la] = '/';
+			memcpy(s + la + 1, b, lb + 1);
+		}
+	}
+	if (s == NULL)
+		return -ENOMEM;
+	if ((idx = str_add(p, s)) < 0)
+		return idx;
+	p->stab[k].a = a;
+	p->stab[k].b = b;
+	p->stab[k].idx = idx;
+	p->sused++;
+	return idx;
+}
+
+/* The id of the function of frame f, added when new. */
+static int
+func_of(struct pprof *p, const struct gsym_frame *f, uint64_t *id,
+    size_t *added)
+{
+	Profile		*pf = p->pf;
+	struct fref	*t;
+	Function	*fn, **ft;
+	size_t		 k, i;
+	int64_t		 name, sys, file = 0;
+
+	if (p->fused * 2 >= p->fcap) {
+		size_t cap = p->fcap ? 2 * p->fcap : 4096;
+
+		if ((t = calloc(cap, sizeof(*t))) == NULL)
+			return -ENOMEM;
+		for (i = 0; i < p->fcap; i++) {
+			if (p->ftab[i].id == 0)
+				continue;
+			k = ptr_hash(p->ftab[i].name, p->ftab[i].dir,
+			    p->ftab[i].base) & (cap - 1);
+			while (t[k].id != 0)
+				k = (k + 1) & (cap - 1);
+			t[k] = p->ftab[i];
+		}
+		free(p->ftab);
+		p->ftab = t;
+		p->fcap = cap;
+	}
+	k = ptr_hash(f->name, f->dir, f->base) & (p->fcap - 1);
+	while (p->ftab[k].id != 0) {
+		if (p->ftab[k].name == f->name && p->ftab[k].dir == f->dir &&
+		    p->ftab[k].base == f->base) {
+			*id = p->ftab[k].id;
+			return 0;
+		}
+		k = (k + 1) & (p->fcap - 1);
+	}
+	if ((name = str_of(p, f->name, demangled)) < 0 ||
+	    (sys = str_of(p, f->name, asis)) < 0 ||
+	    (f->base != NULL && (file = str_of(p, f->dir, f->base)) < 0))
+		return -ENOMEM;
+	if (pf->n_function == p->funccap) {
+		size_t cap = p->funccap < 64 ? 128 : 2 * p->funccap;
+
+		if ((ft = realloc(pf->function, cap * sizeof(*ft))) == NULL)
+			return -ENOMEM;
+		pf->function = ft;
+		p->funccap = cap;
+	}
+	if ((fn = malloc(sizeof(*fn))) == NULL)
+		return -ENOMEM;
+	perftools__profiles__function__init(fn);
+	fn->id = p->nextfunc++;
+	fn->name = name;
+	fn->system_name = sys;
+	fn->filename = file;
+	pf->function[pf->n_function++] = fn;
+	p->ftab[k].name = f->name;
+	p->ftab[k].dir = f->dir;
+	p->ftab[k].base = f->base;
+	p->ftab[k].id = fn->id;
+	p->fused++;
+	(*added)++;
+	*id = fn->id;
+	return 0;
+}
+
+/* What a mapping's locations got (pprof_symbolize()). */
+#define GOT_FILES	0x1
+#define GOT_INLINES	0x2
+
+/* Give l the lines of res, innermost first. */
+static int
+fill(struct pprof *p, Location *l, const struct gsym_result *res,
+    size_t *added, int *got)
+{
+	Line	**lines;
+	size_t	 i;
+	int	 rc;
+
+	if ((lines = calloc(res->nframes, sizeof(*lines))) == NULL)
+		return -ENOMEM;
+	l->line = lines;
+	for (i = 0; i < res->nframes; i++) {
+		const struct gsym_frame	*f = &res->frames[i];
+		uint64_t		 id;
+
+		if ((rc = func_of(p, f, &id, added)) != 0)
+			return rc;
+		if ((lines[i] = malloc(sizeof(*lines[i]))) == NULL)
+			return -ENOMEM;
+		l->n_line = i + 1;
+		perftools__profiles__line__init(lines[i]);
+		lines[i]->function_id = id;
+		if (f->base != NULL) {
+			lines[i]->line = f->line;
+			*got |= GOT_FILES;
+		}
+	}
+	if (res->nframes > 1)
+		*got |= GOT_INLINES;
+	return 0;
+}
+
+int
+pprof_symbolize(struct pprof *p, pprof_lookup_fn fn, void *ctx,
+    struct pprof_stats *st)
+{
+	Profile			*pf = p->pf;
+	struct gsym_result	 res;
+	char			*dead = NULL;
+	int			*files = NULL;
+	size_t			 i;
+	int			 rc = -ENOMEM;
+
+	memset(st, 0, sizeof(*st));
+	p->funccap = pf->n_function;
+	if ((dead = calloc(pf->n_mapping + 1, 1)) == NULL ||
+	    (files = calloc(pf->n_mapping + 1, sizeof(*files))) == NULL)
+		goto out;
+	for (i = 0; i < pf->n_location; i++) {
+		Location	*l = pf->location[i];
+		const Mapping	*m;
+		size_t		 k;
+
+		if (l->mapping_id == 0 || l->n_line > 0)
+			continue;
+		k = ident_find(p->maps, pf->n_mapping, l->mapping_id) - 1;
+		m = pf->mapping[k];
+		if (p->modof[k] == 0 || dead[k])
+			continue;
+		rc = fn(ctx, p->modof[k] - 1, l->address - m->memory_start +
+		    m->file_offset, &res);
+		if (rc == -ENODEV) {
+			dead[k] = 1;
+			continue;
+		}
+		if (rc != 0 || res.nframes == 0)
+			continue;
+		if ((rc = fill(p, l, &res, &st->functions, &files[k])) != 0)
+			goto out;
+		st->locations++;
+	}
+	for (i = 0; i < pf->n_mapping; i++) {
+		Mapping *m = pf->mapping[i];
+
+		if (p->modof[i] == 0 || dead[i])
+			continue;
+		st->mappings++;
+		m->has_functions = 1;
+		m->has_filenames = m->has_line_numbers = !!(files[i] &
+		    GOT_FILES);
+		/* none from a .gopclntab, whose GSYM keeps no inline tree */
+		m->has_inline_frames = !!(files[i] & GOT_INLINES);
+	}
+	rc = 0;
+out:
+	free(dead);
+	free(files);
+	return rc;
+}
+
+int
+pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
+{
+	struct libdeflate_compressor	*c = NULL;
+	unsigned char			*raw = NULL, *z = NULL;
+	size_t				 n, bound, zn;
+	int				 rc = -ENOMEM;
+
+	*out = NULL;
+	n = perftools__profiles__profile__get_packed_size(p->pf);
+	if ((raw = malloc(n + 1)) == NULL)
+		goto out;
+	(void)perftools__profiles__profile__pack(p->pf, raw);
+	if ((c = libdeflate_alloc_compressor(1)) == NULL)
+		goto out;
+	bound = libdeflate_gzip_compress_bound(c, n);
+	if ((z = malloc(bound)) == NULL)
+		goto out;
+	if ((zn = libdeflate_gzip_compress(c, raw, n, z, bound)) == 0)
+		goto out;
+	if (zn > max) {
+		rc = -E2BIG;
+		goto out;
+	}
+	*out = z;
+	*outlen = zn;
+	z = NULL;
+	rc = 0;
+out:
+	libdeflate_free_compressor(c);
+	free(raw);
+	free(z);
+	return rc;
+}
+
+void
+pprof_free(struct pprof *p)
+{
+	if (p == NULL)
+		return;
+	if (p->pf != NULL)
+		perftools__profiles__profile__free_unpacked(p->pf, NULL);
+	free(p->locs);
+	free(p->maps);
+	free(p->funcs);
+	free(p->mods);
+	free(p->modof);
+	free(p->stab);
+	free(p->ftab);
+	free(p);
+}

@@ -1,0 +1,93 @@
+/*
+ * pprof: the profiles of POST /symbolize/pprof (symhubd(8), "Profiles").
+ * A pprof Profile (google/pprof's proto/profile.proto, read and written
+ * by protobuf-c's code generated from it), gzip-compressed or not, is
+ * checked whole; the locations of its mappings are then filled in from
+ * their modules' GSYMs, and the profile is written back gzip-compressed.
+ * No I/O, no HTTP: a failure is an errno and a static message.
+ */
+#ifndef SYMHUB_PPROF_H
+#define SYMHUB_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/artifact.h"
+#include "gsym/gsym.h"
+
+struct pprof;		/* opaque: one profile read */
+
+struct pprof_limits {
+	size_t	max_bytes;	/* of the profile, inflated */
+	size_t	max_locations;
+};
+
+/* A module the mappings name: one a distinct build_id. */
+struct pprof_module {
+	unsigned char	id[CACHE_ID_MAX];
+	size_t		idlen;
+	int		maybe_fileid;	/* 16 bytes: a build-id, or an OTel
+					 * FileID (the same hex either way) */
+};
+
+/*
+ * Read and check a profile: len bytes at body, gzip-compressed (by their
+ * magic) or not.  Refused: a corrupt protobuf or gzip stream; an empty
+ * string table or one whose first string is not ""; a string index out
+ * of the table; an id 0 or twice; a location, mapping or function id
+ * that names nothing; a mapping ending before it starts, or overlapping
+ * another; a location address outside its mapping (or, without one,
+ * inside none of them while there are some); a build_id that is not a
+ * hex build-id or FileID (on a mapping to symbolize).
+ * @param why  on failure, a static message for the client.
+ * @return 0 (out set: pprof_free() it); -EINVAL refused; -E2BIG over a
+ *         limit (inflated bytes, locations, or the memory decoding would
+ *         take, a multiple of the bytes); -ENOMEM.
+ */
+int	pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
+	    struct pprof **out, const char **why);
+
+/* The modules of p's mappings to symbolize (those without
+ * has_functions); valid until pprof_free(). */
+size_t	pprof_modules(const struct pprof *p, const struct pprof_module **mods);
+
+/* Locations p has, and mappings. */
+size_t	pprof_nlocations(const struct pprof *p);
+
+/*
+ * Look up ELF file offset off in module mod (an index of pprof_modules()).
+ * @return 0 with res; -ENOENT nothing there (the location stays raw);
+ *         -ENODEV the module cannot be used (none of its locations are
+ *         asked again); another -errno: the location stays raw.
+ */
+typedef int	(*pprof_lookup_fn)(void *ctx, size_t mod, uint64_t off,
+		    struct gsym_result *res);
+
+struct pprof_stats {
+	size_t	mappings;	/* resolved */
+	size_t	locations;	/* filled in */
+	size_t	functions;	/* added */
+};
+
+/*
+ * Fill in the locations of every mapping to symbolize: a Line a frame,
+ * innermost first; Function entries with the demangled name, the
+ * linkage name as system_name and the file; the mapping's has_* flags.
+ * A file offset is the address less memory_start plus file_offset.
+ * @return 0; -ENOMEM (p then half done: only pprof_free() it).
+ */
+int	pprof_symbolize(struct pprof *p, pprof_lookup_fn fn, void *ctx,
+	    struct pprof_stats *st);
+
+/*
+ * Write p as a gzip-compressed Profile.
+ * @param out  malloc'd, the caller's to free.
+ * @return 0; -E2BIG larger than max bytes; -ENOMEM.
+ */
+int	pprof_write(const struct pprof *p, size_t max, void **out,
+	    size_t *outlen);
+
+/* Accepts NULL. */
+void	pprof_free(struct pprof *p);
+
+#endif

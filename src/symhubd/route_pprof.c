@@ -1,0 +1,212 @@
+/*
+ * route_pprof: POST /symbolize/pprof, a whole pprof profile symbolized
+ * (pprof.h reads, fills in and writes it): its mappings' modules made
+ * ready together within the request's deadline (batch.h, as POST
+ * /symbolize does), then every location of a ready module filled in and
+ * the profile answered gzip-compressed.  This file picks the statuses.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pprof.h"
+#include "route.h"
+
+/* A profile request's state, kept across its suspensions. */
+struct preq {
+	struct pprof		*p;
+	struct batch_module	*mods;	/* two a module that may be either
+					 * a build-id or a FileID */
+	size_t			 nmods;
+	size_t			*first;	/* a pprof module's first in mods */
+	struct batch		*b;
+};
+
+static void
+preq_free(struct preq *q)
+{
+	if (q == NULL)
+		return;
+	batch_free(q->b);
+	pprof_free(q->p);
+	free(q->mods);
+	free(q->first);
+	free(q);
+}
+
+void
+route_pprof_free(struct req *r)
+{
+	preq_free(r->pprof);
+	r->pprof = NULL;
+}
+
+static void
+woken(void *ctx)
+{
+	route_resume(ctx);
+}
+
+/* The module of a profile's module: its build-id's, else its FileID's. */
+static const struct batch_module *
+ready_mod(const struct preq *q, size_t mod)
+{
+	const struct batch_module *bm = &q->mods[q->first[mod]];
+
+	if (bm->status != BATCH_READY &&
+	    q->first[mod + 1] - q->first[mod] == 2)
+		bm++;	/* the FileID reading of the same id */
+	return bm->status == BATCH_READY && bm->nloads > 0 ? bm : NULL;
+}
+
+/* pprof_lookup_fn: off is a file offset of the module's executable. */
+static int
+lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
+{
+	const struct batch_module	*bm = ready_mod(ctx, mod);
+	uint64_t			 addr;
+	int				 rc;
+
+	if (bm == NULL)
+		return -ENODEV;
+	if ((rc = elfinfo_load_addr(bm->loads, bm->nloads, off, &addr)) != 0)
+		return rc;
+	return derive_gsym_lookup(bm->gf, addr, res);
+}
+
+static enum MHD_Result
+answer(struct http *h, struct req *r)
+{
+	struct preq		*q = r->pprof;
+	struct pprof_stats	 st;
+	void			*out;
+	size_t			 outlen;
+	int			 rc;
+
+	if ((rc = pprof_symbolize(q->p, lookup, q, &st)) != 0)
+		return reply_text(r, REPLY_INTERNAL, "out of memory",
+		    "pprof");
+	if ((rc = pprof_write(q->p, h->cfg->symbolize_answer_max, &out,
+	    &outlen)) != 0)
+		return rc == -E2BIG ? reply_text(r, REPLY_TOO_LARGE, "the "
+		    "answer would be larger than --symbolize-max-answer",
+		    "pprof") : reply_text(r, REPLY_INTERNAL, "out of memory",
+		    "pprof");
+	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu locations, %zu "
+	    "mappings", st.locations, pprof_nlocations(q->p), st.mappings);
+	route_pprof_free(r);	/* the GSYMs: the answer is made */
+	return reply_response(r, REPLY_OK, reply_buffer(out, outlen,
+	    "application/vnd.google.protobuf"), outlen, r->how_buf);
+}
+
+/* The deadline of ?deadline=MS, at most --symbolize-deadline. */
+static int64_t
+deadline_ms(const struct http *h, const struct req *r, const char **why)
+{
+	const char	*v;
+	char		*end;
+	int64_t		 most = (int64_t)h->cfg->symbolize_deadline * 1000;
+	long long	 ms;
+
+	v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+	    "deadline");
+	if (v == NULL)
+		return most;
+	errno = 0;
+	ms = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || ms < 0) {
+		*why = "deadline is a number of milliseconds";
+		return -1;
+	}
+	return ms > most ? most : ms;
+}
+
+static enum MHD_Result
+begin(struct http *h, struct req *r)
+{
+	struct preq			*q;
+	const struct pprof_module	*pm;
+	struct pprof_limits		 lim;
+	struct fetch_req		 fr;
+	const char			*why = NULL;
+	char				 peer[NI_MAXHOST];
+	int64_t				 ms;
+	size_t				 i, n, k;
+	int				 rc;
+
+	if (r->too_long)
+		return reply_text(r, REPLY_TOO_LARGE, "request body too "
+		    "large: see --symbolize-max-addresses", "pprof");
+	if ((ms = deadline_ms(h, r, &why)) < 0)
+		return reply_text(r, REPLY_BAD_REQUEST, why, "pprof");
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return MHD_NO;
+	r->pprof = q;
+	lim.max_bytes = route_body_max(h->cfg);
+	lim.max_locations = (size_t)h->cfg->symbolize_max;
+	if ((rc = pprof_read(r->body.p, r->body.len, &lim, &q->p,
+	    &why)) != 0) {
+		if (rc == -E2BIG)
+			return strcmp(why, "too many "
+			    "locations") == 0 ? reply_textf(r,
+			    REPLY_TOO_LARGE, "pprof", "%s (at most %llu: "
+			    "--symbolize-max-addresses)", why,
+			    (unsigned long long)h->cfg->symbolize_max) :
+			    reply_text(r, REPLY_TOO_LARGE, why, "pprof");
+		return reply_text(r, rc == -EINVAL ? REPLY_BAD_REQUEST :
+		    REPLY_INTERNAL, why, "pprof");
+	}
+	metrics_symbolize(METRICS_API_PPROF, pprof_nlocations(q->p));
+	n = pprof_modules(q->p, &pm);
+	if (n > (size_t)h->cfg->symbolize_modules)
+		return reply_textf(r, REPLY_TOO_LARGE, "pprof", "too many "
+		    "modules (at most %llu: --symbolize-max-modules)",
+		    (unsigned long long)h->cfg->symbolize_modules);
+	if ((q->mods = calloc(2 * n + 1, sizeof(*q->mods))) == NULL ||
+	    (q->first = calloc(n + 1, sizeof(*q->first))) == NULL)
+		return MHD_NO;
+	for (i = k = 0; i < n; i++) {
+		q->first[i] = k;
+		memcpy(q->mods[k].id, pm[i].id, pm[i].idlen);
+		q->mods[k].idlen = pm[i].idlen;
+		q->mods[k++].want_loads = BATCH_LOADS_MAP;
+		if (!pm[i].maybe_fileid)
+			continue;
+		q->mods[k] = q->mods[k - 1];
+		q->mods[k++].by_fileid = 1;
+	}
+	q->first[n] = k;
+	q->nmods = k;
+	if (batch_create(h->batches, q->mods, q->nmods, r->t0 + ms * 1000,
+	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
+	    woken, r, &q->b) != 0)
+		return MHD_NO;
+	return MHD_YES;
+}
+
+static int
+start_step(struct http *h, struct req *r, void *arg)
+{
+	(void)h;
+	(void)arg;
+	return batch_wait(r->pprof->b) ? 0 : -EAGAIN;
+}
+
+enum MHD_Result
+route_pprof(struct http *h, struct req *r)
+{
+	enum MHD_Result ret;
+
+	if (r->pprof == NULL && ((ret = begin(h, r)) != MHD_YES ||
+	    r->status != 0))
+		return ret;
+	if (!batch_step(r->pprof->b))
+		return answer(h, r);
+	(void)route_wait(h, r, PHASE_BATCH, start_step, NULL);
+	return MHD_YES;
+}

@@ -113,8 +113,9 @@ route_upload_begin(struct http *h, struct req *r)
 		return reply_text(r, REPLY_FORBIDDEN,
 		    "uploads are disabled on this hub (no --tokens file)",
 		    "refused");
-	rc = auth_check(h->auth, req_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
-	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->upl.who);
+	rc = req_token(h, r, del ? AUTH_ADMIN : AUTH_UPLOAD);
+	if (r->tok.name[0] != '\0')
+		r->upl.who = r->tok.name;
 	if (rc < 0) {
 		/* Logged without the token, which is never kept; a client
 		 * can be refused as often as it likes, hence log_limited(). */

@@ -155,21 +155,19 @@ http_set_auth(struct http *h, struct auth *a)
 
 /*
  * The address a rate is kept for: the peer's, or behind a TLS proxy
- * (--behind-tls), the last X-Forwarded-For hop, the one the proxy added
- * (any before it the client may have made up).
+ * (--behind-tls), the X-Real-IP it sets (etc/nginx-tls.conf).  Not
+ * X-Forwarded-For, which names the hops of a federation (fetch.h) and
+ * changes what a transient miss is answered (reply_transient()).
  */
 static void
 client_addr(const struct http *h, const struct req *r, char *buf,
     size_t len)
 {
-	const char *xff, *last;
+	const char *real;
 
 	if (h->cfg->behind_tls &&
-	    (xff = req_header(r, "X-Forwarded-For")) != NULL) {
-		last = strrchr(xff, ',');
-		last = last != NULL ? last + 1 : xff;
-		last += strspn(last, " ");
-		snprintf(buf, len, "%s", last);
+	    (real = req_header(r, "X-Real-IP")) != NULL && *real != '\0') {
+		snprintf(buf, len, "%s", real);
 		return;
 	}
 	req_peer(r, buf, len);
@@ -206,9 +204,12 @@ check_access(struct http *h, struct req *r)
 	const char		*hdr;
 	char			 peer[NI_MAXHOST] = "-";
 	unsigned		 wait;
-	int			 need, rc, upl;
+	int			 need, rc, upl, monitor;
 
-	if (h->rate_addr != NULL) {
+	/* Monitoring (/metrics, /status) is not held to the rates: a
+	 * scraper polls from one address, and is no reader. */
+	monitor = r->rt != NULL && r->rt->access == ROUTE_MONITOR;
+	if (h->rate_addr != NULL && !monitor) {
 		client_addr(h, r, peer, sizeof(peer));
 		if ((wait = rate_take(h->rate_addr, peer, strlen(peer),
 		    clock_ms())) != 0)
@@ -243,7 +244,7 @@ check_access(struct http *h, struct req *r)
 		    "read" : "a token with the read scope is needed (Bearer, "
 		    "or the password of Basic credentials)", "refused");
 	}
-	if (h->rate_tok != NULL && (wait = rate_take(h->rate_tok,
+	if (h->rate_tok != NULL && !monitor && (wait = rate_take(h->rate_tok,
 	    r->tok.name, strlen(r->tok.name), clock_ms())) != 0)
 		return limited(h, r, wait, &h->limited_tok, "token");
 	return MHD_YES;

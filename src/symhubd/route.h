@@ -210,6 +210,7 @@ struct req {
 	} tok;
 	struct {			/* route_upload.c */
 		struct upload		*up;	/* a PUT being received */
+		int			 private;	/* kept from the bucket */
 		const char		*who;	/* its token's name */
 		/* Waiting for the bucket: the upload's result and
 		 * message, and the bucket's. */
@@ -403,6 +404,17 @@ int		route_map_fileid(struct http *h, struct req *r);
 int		route_ask_upstream(struct http *h, struct req *r,
 		    const struct cache_key *key, const char *raw_extra,
 		    int want_bytes, int upgrade);
+
+/*
+ * May r read what key's build-id has?  Not when its debuginfo or its
+ * executable is a private upload of a tenant other than r's token's.
+ */
+int		route_may_read(struct http *h, const struct req *r,
+		    const unsigned char *id, size_t idlen);
+
+/* May the holder of the token named reader (NULL, "": none) read rec? */
+int		route_may_read_record(const struct cache_record *rec,
+		    const char *reader);
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);

@@ -95,7 +95,7 @@ enum MHD_Result
 route_upload_begin(struct http *h, struct req *r)
 {
 	struct cache_key	 key;
-	const char		*fidhex;
+	const char		*fidhex, *priv;
 	unsigned char		 fid[WEBAPI_ID_HEX_MAX / 2];
 	char			 peer[NI_MAXHOST] = "-";
 	int			 del, rc;
@@ -151,7 +151,15 @@ route_upload_begin(struct http *h, struct req *r)
 		    REPLY_INTERNAL, strerror(-rc), "upload");
 	if (r->w.by_fileid)
 		upload_by_fileid(r->upl.up);
-	if (h->bucket != NULL)
+	/* Private: per request (X-Symhub-Private: 1 or 0), else as the
+	 * token says (its private scope).  Never in the bucket, which
+	 * other hubs and tenants read: pinned here instead. */
+	priv = req_header(r, "X-Symhub-Private");
+	r->upl.private = priv != NULL ? strcmp(priv, "0") != 0 :
+	    (r->tok.scopes & AUTH_PRIVATE) != 0;
+	if (r->upl.private)
+		upload_private(r->upl.up);
+	else if (h->bucket != NULL)
 		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
 		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) !=
@@ -213,7 +221,7 @@ route_upload_finish(struct http *h, struct req *r)
 	res = upload_finish(r->upl.up, force, r->upl.who, msg, sizeof(msg));
 	r->upl.up = NULL;	/* consumed */
 	/* Durable only once in the bucket: 201 after it, not before. */
-	if (h->bucket != NULL && upload_wants_bucket(res)) {
+	if (h->bucket != NULL && upload_wants_bucket(res) && !r->upl.private) {
 		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
 		    NULL };
 

@@ -27,7 +27,15 @@ struct upload {
 	int			 have_fid;
 	unsigned char		 fid[CACHE_FILEID_LEN];	/* to map */
 	int			 unpinned;	/* durable elsewhere */
+	int			 private;	/* CACHE_F_PRIVATE */
 };
+
+void
+upload_private(struct upload *u)
+{
+	u->private = 1;
+	u->unpinned = 0;
+}
 
 void
 upload_unpinned(struct upload *u)
@@ -287,7 +295,8 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 	}
 
 	memset(&rec, 0, sizeof(rec));
-	rec.flags = u->unpinned ? 0 : CACHE_F_PINNED;
+	rec.flags = (u->unpinned ? 0 : CACHE_F_PINNED) |
+	    (u->private ? CACHE_F_PRIVATE : 0);
 	rec.quality = ei.quality;
 	snprintf(origin, sizeof(origin), "upload:%s", who ? who : "-");
 	rec.origin = origin;

@@ -54,6 +54,10 @@ void	upload_set_fileid(struct upload *u,
  * bucket, --s3), and the store is a cache the budget may evict. */
 void	upload_unpinned(struct upload *u);
 
+/* Store the upload private (CACHE_F_PRIVATE): its tenant only reads it,
+ * and it stays pinned here, never written to a shared bucket. */
+void	upload_private(struct upload *u);
+
 /* Bytes received so far. */
 uint64_t upload_size(const struct upload *u);
 

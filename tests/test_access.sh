@@ -322,6 +322,61 @@ check 'counted apart from tokens' \
     metric_cmp 'symhub_rate_limited_total{by="address"}' -ge 1
 stop_check 'the hub stops'
 
+section 'TLS at nginx (etc/nginx-tls.conf)'
+if command -v nginx >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
+then
+	hub -d "$tmp/store" --tokens "$TOKENS" --read-auth
+	mkdir -p "$tmp/nginx/logs" "$tmp/nginx/tmp" || exit 99
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	    -addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/nginx/key.pem" \
+	    -out "$tmp/nginx/cert.pem" >/dev/null 2>&1 || exit 99
+	NPORT=$(free_port)
+	# The shipped file, with this test's certificate, ports and paths.
+	sed -e "s|listen 443 ssl;|listen 127.0.0.1:$NPORT ssl;|" \
+	    -e "s|server 127.0.0.1:8002;|server 127.0.0.1:$PORT;|" \
+	    -e "s|/etc/ssl/symhub/fullchain.pem|$tmp/nginx/cert.pem|" \
+	    -e "s|/etc/ssl/symhub/privkey.pem|$tmp/nginx/key.pem|" \
+	    "$top_srcdir/etc/nginx-tls.conf" >"$tmp/nginx/site.conf"
+	cat >"$tmp/nginx/nginx.conf" <<-NGINX
+	daemon off;
+	pid $tmp/nginx/nginx.pid;
+	error_log $tmp/nginx/logs/error.log;
+	events { worker_connections 64; }
+	http {
+		access_log $tmp/nginx/logs/access.log;
+		client_body_temp_path $tmp/nginx/tmp/body;
+		proxy_temp_path $tmp/nginx/tmp/proxy;
+		fastcgi_temp_path $tmp/nginx/tmp/fcgi;
+		uwsgi_temp_path $tmp/nginx/tmp/uwsgi;
+		scgi_temp_path $tmp/nginx/tmp/scgi;
+		include $tmp/nginx/site.conf;
+	}
+	NGINX
+	nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" \
+	    >"$tmp/nginx/out" 2>&1 &
+	PIDS+=("$!")
+	TLS=https://127.0.0.1:$NPORT
+	wait_until 20 bash -c "curl -s --cacert '$tmp/nginx/cert.pem' \
+	    -o /dev/null '$TLS/metrics'" ||
+	    fail 'nginx starts' "$(cat "$tmp/nginx/out" \
+	    "$tmp/nginx/logs/error.log" 2>/dev/null)"
+	code=$(curl -s --cacert "$tmp/nginx/cert.pem" -o "$tmp/out/tls" \
+	    -w '%{http_code}' -H "Authorization: Bearer $TOK_DEV" "$TLS$P_DBG")
+	check_exit 'through TLS: Bearer reaches the hub' 200 "$code" \
+	    cmp -s "$tmp/out/tls" "$F/hello.debug"
+	code=$(curl -s --cacert "$tmp/nginx/cert.pem" -o "$tmp/out/tls" \
+	    -w '%{http_code}' "https://ci:$TOK_DEV@127.0.0.1:$NPORT$P_DBG")
+	check_exit '... and Basic credentials from the URL' 200 "$code" \
+	    cmp -s "$tmp/out/tls" "$F/hello.debug"
+	code=$(curl -s --cacert "$tmp/nginx/cert.pem" -D "$tmp/out/tlsh" \
+	    -o /dev/null -w '%{http_code}' "$TLS$P_DBG")
+	check_exit '... no token: 401 and its WWW-Authenticate' 401 "$code" \
+	    grep -qi '^WWW-Authenticate: Basic' "$tmp/out/tlsh"
+	stop_check 'the hub stops'
+else
+	skip_check 'nginx or openssl not installed'
+fi
+
 section 'tokens never in clear text on a network address'
 "$SYMHUBD" -n -d "$tmp/store" --tokens "$TOKENS" --read-auth \
     --listen "0.0.0.0:$(free_port)" >"$tmp/out/n" 2>&1

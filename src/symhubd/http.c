@@ -226,7 +226,8 @@ check_access(struct http *h, struct req *r)
 	hdr = req_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
 	if (!need && (hdr == NULL || h->auth == NULL))
 		return MHD_YES;
-	if ((rc = req_token(h, r, AUTH_READ)) < 0) {
+	/* Shown where none is needed: any valid token names its tenant. */
+	if ((rc = req_token(h, r, need ? AUTH_READ : 0)) < 0) {
 		/* The address, never the token; refused as often as a
 		 * client likes, hence log_limited(). */
 		__atomic_add_fetch(hdr == NULL ? &h->auth_missing :

@@ -296,13 +296,18 @@ stop_check 'the hub stops'
 
 section 'rate limits'
 hub -d "$tmp/store" --tokens "$TOKENS" --rate-per-token 1 --rate-burst 3
-for i in 1 2 3; do
-	http "$P_DBG" /dev/null /dev/null -H "Authorization: Bearer $TOK_DEV" \
-	    >/dev/null
+# Requests until the first 429: at least the burst passes first, and a
+# 429 comes however slow the machine (one more a second refills).
+n=0
+while [ "$n" -lt 30 ]; do
+	code=$(http "$P_DBG" "$tmp/out/body" "$tmp/out/hdrs" \
+	    -H "Authorization: Bearer $TOK_DEV")
+	[ "$code" = 200 ] || break
+	n=$((n + 1))
 done
-code=$(http "$P_DBG" "$tmp/out/body" "$tmp/out/hdrs" \
-    -H "Authorization: Bearer $TOK_DEV")
-expect_status 'a token over its burst: 429' 429 "$code" "$tmp/out/body"
+expect_status "a token over its burst: 429 (after $n)" 429 "$code" \
+    "$tmp/out/body"
+check 'the burst passed first' test "$n" -ge 3
 ra=$(header "$tmp/out/hdrs" Retry-After)
 check "with Retry-After ($ra s)" test "${ra:-0}" -ge 1
 P_NONE=/buildid/0123456789abcdef0123456789abcdef01234567/debuginfo
@@ -316,10 +321,14 @@ get_as 'after Retry-After, the token reads again' "$P_DBG" 200 "$TOK_DEV"
 stop_check 'the hub stops'
 
 hub -d "$tmp/store" --rate-per-address 1 --rate-burst 2 --rate-addresses 8
-http "$P_DBG" /dev/null /dev/null >/dev/null
-http "$P_DBG" /dev/null /dev/null >/dev/null
-code=$(http "$P_DBG" "$tmp/out/body" "$tmp/out/hdrs")
-expect_status 'an address over its burst: 429' 429 "$code" "$tmp/out/body"
+n=0
+while [ "$n" -lt 30 ]; do
+	code=$(http "$P_NONE" "$tmp/out/body" "$tmp/out/hdrs")
+	[ "$code" = 404 ] || break
+	n=$((n + 1))
+done
+expect_status "an address over its burst: 429 (after $n)" 429 "$code" \
+    "$tmp/out/body"
 check 'counted apart from tokens' \
     metric_cmp 'symhub_rate_limited_total{by="address"}' -ge 1
 stop_check 'the hub stops'

@@ -56,6 +56,10 @@ struct cache_key {
  * identity is dev, ino, mtime_ns and parent (its size); cache_open_data()
  * cannot open them: the daemon extracts them into a CACHE_MEMBER entry. */
 #define CACHE_F_MEMBER	 0x08u
+/* A private upload: served only to the tenant its origin names (the
+ * daemon's business); absent from stores written before it, so an old
+ * record is public. */
+#define CACHE_F_PRIVATE	 0x10u
 
 #define CACHE_SEEK_MAX	32	/* bytes of a record's seek */
 

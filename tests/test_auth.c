@@ -89,6 +89,61 @@ main(void)
 	    "extra field refused");
 	ok(load("ci 0000000000000000000000000000000000000000000000000000000000"
 	    "00000G upload\n", &a, &why, &line) == -EINVAL, "non-hex refused");
+	/* Read tokens, as Bearer and as Basic credentials. */
+	{
+		char	rd[65], l3[512], b64[200], long_hdr[1100];
+		FILE	*p;
+
+		ok(auth_new_token("acme/dev", "read", rd, l3, sizeof(l3)) ==
+		    0, "new read token");
+		ok(auth_new_token("acme/ci", "upload,private", up, l1,
+		    sizeof(l1)) == 0, "new private upload token");
+		snprintf(text, sizeof(text), "%s\n%s\n", l3, l1);
+		ok(load(text, &a, &why, &line) == 0, "read and private load");
+		snprintf(hdr, sizeof(hdr), "Bearer %s", rd);
+		ok(auth_check(a, hdr, AUTH_READ, &who) == 0 &&
+		    strcmp(who, "acme/dev") == 0, "read token reads");
+		ok(auth_check(a, hdr, AUTH_UPLOAD, &who) == -EPERM,
+		    "read token may not upload");
+		ok(auth_scopes(a, "acme/ci") == (AUTH_UPLOAD | AUTH_PRIVATE),
+		    "scopes of acme/ci");
+		ok(auth_tenant_len("acme/dev") == 4 &&
+		    auth_tenant_len("solo") == 4, "tenant: up to the first /");
+		snprintf(text, sizeof(text), "printf 'user:%s' | base64 -w0",
+		    rd);
+		b64[0] = '\0';
+		if ((p = popen(text, "r")) != NULL) {
+			if (fgets(b64, sizeof(b64), p) == NULL)
+				b64[0] = '\0';
+			pclose(p);
+		}
+		snprintf(text, sizeof(text), "Basic %s", b64);
+		ok(auth_check(a, text, AUTH_READ, &who) == 0,
+		    "Basic user:TOKEN reads");
+		snprintf(text, sizeof(text), "basic   %s  ", b64);
+		ok(auth_check(a, text, AUTH_READ, &who) == 0,
+		    "scheme case-insensitive, blanks around");
+		ok(auth_check(a, "Basic dXNlcjpwYXNz", AUTH_READ, &who) ==
+		    -EACCES, "Basic with an unknown password: -EACCES");
+		ok(auth_check(a, "Basic dXNlcjo=", AUTH_READ, &who) == -EACCES,
+		    "Basic with an empty password: -EACCES");
+		ok(auth_check(a, "Basic dXNlcg==", AUTH_READ, &who) == -EACCES,
+		    "Basic without a colon: -EACCES");
+		ok(auth_check(a, "Basic dXNlcjpw=YXNz", AUTH_READ, &who) ==
+		    -EACCES, "padding inside: -EACCES");
+		ok(auth_check(a, "Basic dXNlcjpwYXN", AUTH_READ, &who) ==
+		    -EACCES, "length not a multiple of 4: -EACCES");
+		snprintf(text, sizeof(text), "Bearer %s x", rd);
+		ok(auth_check(a, text, AUTH_READ, &who) == -EACCES,
+		    "Bearer with a second word: -EACCES");
+		memset(long_hdr, 'A', sizeof(long_hdr) - 1);
+		long_hdr[sizeof(long_hdr) - 1] = '\0';
+		memcpy(long_hdr, "Basic ", 6);
+		ok(auth_check(a, long_hdr, AUTH_READ, &who) == -EACCES,
+		    "over AUTH_HEADER_MAX: -EACCES");
+		auth_free(a);
+	}
+
 	ok(load("", &a, &why, &line) == 0, "an empty file loads (no tokens)");
 	ok(auth_check(a, "Bearer x", AUTH_UPLOAD, &who) == -EACCES,
 	    "and accepts nobody");

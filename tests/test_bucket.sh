@@ -210,6 +210,24 @@ else
 	fail "and B serves it once it reads the event"
 fi
 
+section 'a private upload stays out of the bucket'
+URL=$A_URL
+code=$(put_file "/buildid/$ID2/debuginfo" "$tmp/orig/prog2.debug" \
+    "$tmp/out/put" "$tmp/out/puth" -H "Authorization: Bearer $TOK" \
+    -H 'X-Symhub-Private: 1')
+check "a private upload through A is 201 (got $code)" [ "$code" = 201 ]
+check "and is not in the bucket" s3_gone "buildid/$ID2/debuginfo"
+expect_get "A serves it to its tenant" "/buildid/$ID2/debuginfo" 200 \
+    "$tmp/orig/prog2.debug" -H "Authorization: Bearer $TOK"
+expect_get "and to nobody else" "/buildid/$ID2/debuginfo" 404
+URL=$B_URL
+expect_get "B, which reads the bucket, has none of it" \
+    "/buildid/$ID2/debuginfo" 404 "" -H "Authorization: Bearer $TOK"
+URL=$A_URL
+code=$(http "/buildid/$ID2/debuginfo" "$tmp/out/del" "$tmp/out/delh" \
+    -X DELETE -H "Authorization: Bearer $TOK")
+check "deleted again (got $code)" [ "$code" = 200 ]
+
 section 'two hubs racing on one build-id'
 # prog2's debuginfo, and the same with one more section: two files of one
 # build-id, uploaded at once through A and B.

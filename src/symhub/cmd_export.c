@@ -91,6 +91,7 @@ struct export {
 	const char	*dir;
 	int		 kinds;		/* bits (1 << kind) to export */
 	const char	*origin;	/* NULL: any */
+	int		 private;	/* --private: private uploads too */
 	const char	*buildid;	/* NULL: any */
 	int64_t		 since;		/* stored at or after; 0: any */
 	int		 quiet;
@@ -104,6 +105,7 @@ struct export {
 	size_t		 np, capp;
 	size_t		 seq;		/* records seen */
 	uint64_t	 written, unchanged, failed, stale, bytes, badlines;
+	uint64_t	 private_skipped;	/* left out: not --private */
 };
 
 /* The index key of a line: its identity, tabs between (no field has
@@ -632,6 +634,11 @@ one(void *ctx, const struct cache_key *key, const struct cache_record *rec)
 	    !manifest_origin_is(rec->origin, x->origin)) ||
 	    (x->since > 0 && rec->stored < x->since))
 		return 0;
+	/* A tenant's private upload leaves the store only when asked. */
+	if ((rec->flags & CACHE_F_PRIVATE) && !x->private) {
+		x->private_skipped++;
+		return 0;
+	}
 	x->seq++;
 	if (key->kind == CACHE_SOURCE) {
 		if (key->extra == NULL || !safe_path(key->extra)) {
@@ -1143,6 +1150,8 @@ static const char help[] =
 "      --source-root DIR  also the sources each exported debuginfo names\n"
 "                       under DIR, as symhubd --source-root serves them\n"
 "                       (repeatable)\n"
+"      --private        also the private uploads (symhubd(8), ACCESS),\n"
+"                       left out otherwise\n"
 "  -q, --quiet          print only failures and the summary\n"
 "  -h, --help           this text\n"
 "\n"
@@ -1180,6 +1189,7 @@ cmd_export(int argc, char **argv)
 		{ "max-age", required_argument, NULL, 'A' },
 		{ "source-root", required_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "private", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1231,6 +1241,9 @@ cmd_export(int argc, char **argv)
 			break;
 		case 'q':
 			x.quiet = 1;
+			break;
+		case 'P':
+			x.private = 1;
 			break;
 		case 'h':
 			fputs(help, stdout);
@@ -1286,6 +1299,9 @@ cmd_export(int argc, char **argv)
 	if (x.stale > 0)
 		printf("%" PRIu64 " changed since indexed, skipped\n",
 		    x.stale);
+	if (x.private_skipped > 0)
+		printf("%" PRIu64 " private, left out (--private)\n",
+		    x.private_skipped);
 	printf("%" PRIu64 " written (%" PRIu64 " bytes), %" PRIu64
 	    " unchanged, %" PRIu64 " failed\n", x.written, x.bytes,
 	    x.unchanged, x.failed);

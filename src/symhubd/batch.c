@@ -626,9 +626,10 @@ batch_create(struct batches *e, struct batch_module *mods, size_t n,
 	for (i = 0; i < n; i++) {
 		b->bm[i].b = b;
 		b->bm[i].i = i;
-		mods[i].status = BATCH_PENDING;
+		mods[i].status = mods[i].hidden ? BATCH_NO_DEBUGINFO :
+		    BATCH_PENDING;
 		mods[i].how = NULL;
-		mods[i].why = NULL;
+		mods[i].why = mods[i].hidden ? "not found" : NULL;
 		mods[i].gf = NULL;
 		mods[i].nloads = 0;
 		mods[i].bidlen = 0;

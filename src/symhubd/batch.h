@@ -56,6 +56,9 @@ struct batch_module {
 	int			 by_prefix;	/* id is a build-id's first
 						 * bytes (a Breakpad id) */
 	int			 want_loads;	/* BATCH_LOADS_*, or 0 */
+	/* Not the client's to read (another tenant's private upload):
+	 * settled BATCH_NO_DEBUGINFO at once, nothing looked at. */
+	int			 hidden;
 	/* Out, once batch_step() returned 0. */
 	enum batch_status	 status;
 	const char		*how;		/* BATCH_READY: "stored",

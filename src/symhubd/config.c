@@ -1,6 +1,7 @@
 /*
  * config: the option table and the code it drives.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -8,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <netinet/in.h>
 
 #include "base/buf.h"
 #include "cache/cache.h"
@@ -126,6 +129,13 @@ static const struct opt opts[] = {
 	{ "home-html", 0, O_STR, O_BOTH, F(home_html), NULL },
 	{ "home-redirect", 0, O_STR, O_BOTH, F(home_redirect), NULL },
 	{ "cors", 0, O_STR, O_BOTH, F(cors), NULL },
+	{ "read-auth", 0, O_FLAG, O_BOTH, F(read_auth), "0" },
+	{ "metrics-auth", 0, O_FLAG, O_BOTH, F(metrics_auth), "0" },
+	{ "behind-tls", 0, O_FLAG, O_BOTH, F(behind_tls), "0" },
+	{ "rate-per-token", 0, O_NUM, O_BOTH, F(rate_token), "0" },
+	{ "rate-per-address", 0, O_NUM, O_BOTH, F(rate_address), "0" },
+	{ "rate-burst", 0, O_NUM, O_BOTH, F(rate_burst), "20" },
+	{ "rate-addresses", 0, O_NUM, O_BOTH, F(rate_addresses), "4096" },
 	{ "log-file", 'L', O_STR, O_BOTH, F(log_file), "-" },
 	{ "verbose", 'v', O_FLAG, O_BOTH, F(verbose), "0" },
 	{ "config", 'c', O_STR, O_CLI, F(config_file), NULL },
@@ -506,6 +516,27 @@ validate(const struct config *cfg)
 		fprintf(stderr, "symhubd: home-redirect: not a URL\n");
 		return -1;
 	}
+	if ((cfg->read_auth || cfg->metrics_auth) && cfg->tokens == NULL) {
+		fprintf(stderr, "symhubd: read-auth and metrics-auth need a "
+		    "tokens file (--tokens) with read tokens\n");
+		return -1;
+	}
+	/* A token sent in clear text over a network is a token given
+	 * away: only a proxy in front that speaks TLS makes it safe. */
+	if ((cfg->read_auth || cfg->metrics_auth) && !cfg->behind_tls &&
+	    !config_loopback(cfg->listen)) {
+		fprintf(stderr, "symhubd: read-auth on '%s', which is not a "
+		    "loopback address: tokens would travel in clear text; put "
+		    "a TLS proxy in front (etc/nginx-tls.conf) and say "
+		    "--behind-tls\n", cfg->listen);
+		return -1;
+	}
+	if ((cfg->rate_token || cfg->rate_address) &&
+	    (cfg->rate_burst == 0 || cfg->rate_addresses == 0)) {
+		fprintf(stderr, "symhubd: rate-burst and rate-addresses: at "
+		    "least 1\n");
+		return -1;
+	}
 	for (i = 0; i < cfg->upstreams.n; i++) {
 		if (config_parse_upstream(cfg, cfg->upstreams.v[i], &u,
 		    &why) < 0) {
@@ -515,6 +546,37 @@ validate(const struct config *cfg)
 		}
 		config_upstream_free(&u);
 	}
+	return 0;
+}
+
+int
+config_loopback(const char *listen)
+{
+	struct in6_addr	 a6;
+	struct in_addr	 a4;
+	const char	*p;
+	char		 host[64];
+	size_t		 n;
+
+	if (listen[0] == '[') {
+		if ((p = strchr(listen, ']')) == NULL)
+			return 0;
+		listen++;
+		n = (size_t)(p - listen);
+	} else {
+		p = strrchr(listen, ':');
+		n = p != NULL ? (size_t)(p - listen) : strlen(listen);
+	}
+	if (n == 0 || n >= sizeof(host))
+		return 0;
+	memcpy(host, listen, n);
+	host[n] = '\0';
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
 	return 0;
 }
 

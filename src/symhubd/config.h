@@ -82,6 +82,13 @@ struct config {
 	char		*home_html;	/* GET / answers this file; NULL */
 	char		*home_redirect;	/* GET / redirects here; NULL */
 	char		*cors;		/* Access-Control-Allow-Origin; NULL */
+	uint64_t	 read_auth;	/* reads need a token with read */
+	uint64_t	 metrics_auth;	/* so do /metrics and the status page */
+	uint64_t	 behind_tls;	/* a TLS proxy is in front */
+	uint64_t	 rate_token;	/* requests a second a token; 0: any */
+	uint64_t	 rate_address;	/* ... an address; 0: any */
+	uint64_t	 rate_burst;	/* requests at once beyond the rate */
+	uint64_t	 rate_addresses;	/* addresses remembered */
 	char		*log_file;	/* "-": stderr */
 	uint64_t	 verbose;
 	char		*config_file;	/* -c, or NULL */
@@ -97,6 +104,10 @@ struct config {
  *         pass to config_free().
  */
 int	config_parse(struct config *cfg, int argc, char **argv);
+
+/* Is the host of a --listen value ("ADDR:PORT", "[ADDR6]:PORT") a
+ * loopback address?  An empty host (every address) is not. */
+int	config_loopback(const char *listen);
 
 /* One upstream, from "URL [key=value]...", globals filled in. */
 struct upstream_spec {

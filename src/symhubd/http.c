@@ -121,6 +121,162 @@ check_head(struct http *h, struct req *r, int nul)
 	return MHD_YES;
 }
 
+int
+req_token(struct http *h, struct req *r, unsigned scope)
+{
+	const char	*who;
+	int		 rc;
+
+	pthread_rwlock_rdlock(&h->authlk);
+	rc = auth_check(h->auth, req_header(r,
+	    MHD_HTTP_HEADER_AUTHORIZATION), scope, &who);
+	/* Copied: the tokens may be read again while r goes on. */
+	if (who != NULL) {
+		snprintf(r->tok.name, sizeof(r->tok.name), "%s", who);
+		r->tok.scopes = auth_scopes(h->auth, who);
+	}
+	pthread_rwlock_unlock(&h->authlk);
+	return rc;
+}
+
+void
+http_set_auth(struct http *h, struct auth *a)
+{
+	struct auth *old;
+
+	if (a == NULL)
+		return;
+	pthread_rwlock_wrlock(&h->authlk);
+	old = h->auth;
+	h->auth = a;
+	pthread_rwlock_unlock(&h->authlk);
+	auth_free(old);
+}
+
+/*
+ * The address a rate is kept for: the peer's, or behind a TLS proxy
+ * (--behind-tls), the X-Real-IP it sets (etc/nginx-tls.conf).  Not
+ * X-Forwarded-For, which names the hops of a federation (fetch.h) and
+ * changes what a transient miss is answered (reply_transient()).
+ */
+static void
+client_addr(const struct http *h, const struct req *r, char *buf,
+    size_t len)
+{
+	const char *real;
+
+	if (h->cfg->behind_tls &&
+	    (real = req_header(r, "X-Real-IP")) != NULL && *real != '\0') {
+		snprintf(buf, len, "%s", real);
+		return;
+	}
+	req_peer(r, buf, len);
+}
+
+/* Over a rate: 429 and Retry-After, counted. */
+static enum MHD_Result
+limited(struct http *h, struct req *r, unsigned wait, uint64_t *count,
+    const char *what)
+{
+	char peer[NI_MAXHOST] = "-";
+
+	__atomic_add_fetch(count, 1, __ATOMIC_RELAXED);
+	r->retry_after = wait;
+	client_addr(h, r, peer, sizeof(peer));
+	log_limited("over the rate", peer, "%s %s from %s: over the rate "
+	    "of its %s", r->method, r->url, peer, what);
+	return reply_textf(r, REPLY_RATE, "limited", "too many requests "
+	    "from this %s: try again in %u s", what, wait);
+}
+
+/*
+ * Phase HEAD, after check_head(): the rate of the client's address, the
+ * token its route needs (the row's access, route_table.c: --read-auth,
+ * --metrics-auth), and the rate of that token.  A token shown where none
+ * is needed is checked all the same (it may read private uploads).
+ * Uploads and deletions check their own scope (route_upload.c).
+ * @return MHD_YES with r->status 0 to go on.
+ */
+static enum MHD_Result
+check_access(struct http *h, struct req *r)
+{
+	const struct config	*cfg = h->cfg;
+	const char		*hdr;
+	char			 peer[NI_MAXHOST] = "-";
+	unsigned		 wait;
+	int			 need, rc, upl, monitor;
+
+	/* Monitoring (/metrics, /status) is not held to the rates: a
+	 * scraper polls from one address, and is no reader. */
+	monitor = r->rt != NULL && r->rt->access == ROUTE_MONITOR;
+	if (h->rate_addr != NULL && !monitor) {
+		client_addr(h, r, peer, sizeof(peer));
+		if ((wait = rate_take(h->rate_addr, peer, strlen(peer),
+		    clock_ms())) != 0)
+			return limited(h, r, wait, &h->limited_addr,
+			    "address");
+	}
+	upl = strcmp(r->method, MHD_HTTP_METHOD_PUT) == 0 ||
+	    strcmp(r->method, MHD_HTTP_METHOD_DELETE) == 0;
+	if (upl || (r->cors != NULL &&
+	    strcmp(r->method, MHD_HTTP_METHOD_OPTIONS) == 0))
+		return MHD_YES;
+	need = r->rt != NULL && (r->rt->access == ROUTE_MONITOR ?
+	    cfg->metrics_auth : cfg->read_auth);
+	hdr = req_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!need && (hdr == NULL || h->auth == NULL))
+		return MHD_YES;
+	/* Shown where none is needed: any valid token names its tenant. */
+	if ((rc = req_token(h, r, need ? AUTH_READ : 0)) < 0) {
+		/* The address, never the token; refused as often as a
+		 * client likes, hence log_limited(). */
+		__atomic_add_fetch(hdr == NULL ? &h->auth_missing :
+		    rc == -EPERM ? &h->auth_scope : &h->auth_bad, 1,
+		    __ATOMIC_RELAXED);
+		req_peer(r, peer, sizeof(peer));
+		log_limited("refused for its token", peer,
+		    "%s %s refused for %s: %s", r->method, r->url, peer,
+		    hdr == NULL ? "no token" : rc == -EPERM ?
+		    "token lacks the read scope" :
+		    "malformed or unknown token");
+		r->type = r->rt != NULL ? r->rt->type : METRICS_T_OTHER;
+		return reply_text(r, rc == -EPERM ? REPLY_FORBIDDEN :
+		    REPLY_UNAUTHORIZED, rc == -EPERM ? "this token may not "
+		    "read" : "a token with the read scope is needed (Bearer, "
+		    "or the password of Basic credentials)", "refused");
+	}
+	if (h->rate_tok != NULL && !monitor && (wait = rate_take(h->rate_tok,
+	    r->tok.name, strlen(r->tok.name), clock_ms())) != 0)
+		return limited(h, r, wait, &h->limited_tok, "token");
+	return MHD_YES;
+}
+
+void
+access_metrics(struct http *h, FILE *fp)
+{
+	fprintf(fp, "# HELP symhub_auth_refused_total requests refused for "
+	    "their token, by cause\n"
+	    "# TYPE symhub_auth_refused_total counter\n"
+	    "symhub_auth_refused_total{cause=\"missing\"} %" PRIu64 "\n"
+	    "symhub_auth_refused_total{cause=\"invalid\"} %" PRIu64 "\n"
+	    "symhub_auth_refused_total{cause=\"scope\"} %" PRIu64 "\n"
+	    "# HELP symhub_rate_limited_total requests answered 429, by "
+	    "what was over its rate\n"
+	    "# TYPE symhub_rate_limited_total counter\n"
+	    "symhub_rate_limited_total{by=\"token\"} %" PRIu64 "\n"
+	    "symhub_rate_limited_total{by=\"address\"} %" PRIu64 "\n"
+	    "# HELP symhub_rate_evictions_total addresses forgotten for "
+	    "newer ones (--rate-addresses)\n"
+	    "# TYPE symhub_rate_evictions_total counter\n"
+	    "symhub_rate_evictions_total %" PRIu64 "\n",
+	    __atomic_load_n(&h->auth_missing, __ATOMIC_RELAXED),
+	    __atomic_load_n(&h->auth_bad, __ATOMIC_RELAXED),
+	    __atomic_load_n(&h->auth_scope, __ATOMIC_RELAXED),
+	    __atomic_load_n(&h->limited_tok, __ATOMIC_RELAXED),
+	    __atomic_load_n(&h->limited_addr, __ATOMIC_RELAXED),
+	    h->rate_addr != NULL ? rate_evictions(h->rate_addr) : 0);
+}
+
 /* Take n more bytes of the POST body budget for r.  @return 0 if over. */
 static int
 hold(struct http *h, struct req *r, size_t n)
@@ -208,6 +364,8 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->in_body = expects_body(r);
 	conns_phase(conn, r->in_body ? CONNS_BODY : CONNS_ANSWER);
 	if ((ret = check_head(h, r, nul != NULL)) != MHD_YES || r->status != 0)
+		return ret;
+	if ((ret = check_access(h, r)) != MHD_YES || r->status != 0)
 		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_PUT) == 0 ||
 	    strcmp(method, MHD_HTTP_METHOD_DELETE) == 0)
@@ -622,9 +780,17 @@ http_start(const struct config *cfg, const struct http_parts *p,
 	h->hot = p->hot;
 	h->bucket = p->bucket;
 	h->started = clock_wall_s();
-	if (batches_create(h->c, h->s, h->dv, h->f, &h->batches) != 0) {
+	pthread_rwlock_init(&h->authlk, NULL);
+	if ((cfg->rate_token && rate_new(64 * 1024, cfg->rate_token,
+	    cfg->rate_burst, &h->rate_tok) != 0) ||
+	    (cfg->rate_address && rate_new(cfg->rate_addresses,
+	    cfg->rate_address, cfg->rate_burst, &h->rate_addr) != 0) ||
+	    batches_create(h->c, h->s, h->dv, h->f, &h->batches) != 0) {
 		snprintf(why, whylen, "%s", strerror(ENOMEM));
 		close(fd);
+		rate_free(h->rate_tok);
+		rate_free(h->rate_addr);
+		pthread_rwlock_destroy(&h->authlk);
 		free(h);
 		return -ENOMEM;
 	}
@@ -667,6 +833,9 @@ http_start(const struct config *cfg, const struct http_parts *p,
 		batches_free(h->batches);
 		pthread_mutex_destroy(&h->cmu);
 		pthread_cond_destroy(&h->ccv);
+		rate_free(h->rate_tok);
+		rate_free(h->rate_addr);
+		pthread_rwlock_destroy(&h->authlk);
 		free(h);
 		return -EIO;
 	}
@@ -693,5 +862,9 @@ http_stop(struct http *h)
 	batches_free(h->batches);
 	pthread_mutex_destroy(&h->cmu);
 	pthread_cond_destroy(&h->ccv);
+	rate_free(h->rate_tok);
+	rate_free(h->rate_addr);
+	pthread_rwlock_destroy(&h->authlk);
+	auth_free(h->auth);
 	free(h);
 }

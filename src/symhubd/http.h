@@ -29,7 +29,7 @@ struct http_parts {
 	struct cache	*c;
 	struct scan	*s;
 	struct fetch	*f;
-	struct auth	*auth;
+	struct auth	*auth;		/* the server's from http_start() */
 	struct derive	*dv;
 	struct meta	*meta;
 	struct encode	*enc;
@@ -59,6 +59,13 @@ int	http_start(const struct config *cfg, const struct http_parts *p,
 
 /* The port actually bound (useful with port 0). */
 uint16_t http_port(const struct http *h);
+
+/*
+ * Tokens read again (SIGHUP): requests from now on are checked against
+ * a, which the server owns from now on; those under way keep what they
+ * were granted (a download goes on).  NULL a keeps the old ones.
+ */
+void	http_set_auth(struct http *h, struct auth *a);
 
 /* Stop accepting, finish or drop connections, free.  Accepts NULL. */
 void	http_stop(struct http *h);

@@ -195,7 +195,9 @@ struct walk {
 static int
 indexed(const struct cache_record *rec)
 {
-	return (rec->flags & CACHE_F_EXTERNAL) && rec->origin != NULL &&
+	/* A private upload is never listed (none has a name anyway). */
+	return (rec->flags & CACHE_F_EXTERNAL) &&
+	    !(rec->flags & CACHE_F_PRIVATE) && rec->origin != NULL &&
 	    strcmp(rec->origin, "scan") == 0 && rec->xfile != NULL &&
 	    rec->xfile[0] != '\0';
 }

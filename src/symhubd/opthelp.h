@@ -190,6 +190,21 @@ static const struct opt_doc opt_docs[] = {
 	    "let web pages from ORIGIN (* for any) call the hub: "
 	    "Access-Control-Allow-Origin on every answer, and OPTIONS "
 	    "preflights answered (as elfutils' --cors, which allows *)" },
+	{ "read-auth", '\0', NULL, 0,
+	    "every read route (artifacts, GSYM, /symbolize, Tecken, /metadata) "
+	    "needs a token with the read scope, Bearer or Basic (see ACCESS)" },
+	{ "metrics-auth", '\0', NULL, 0,
+	    "/metrics, /status and the home page need a token with read" },
+	{ "behind-tls", '\0', NULL, 0,
+	    "a TLS proxy is in front: allow --read-auth on any address" },
+	{ "rate-per-token", '\0', "N", 0,
+	    "requests a second a token may make (beyond --rate-burst); 0: any" },
+	{ "rate-per-address", '\0', "N", 0,
+	    "requests a second one client address may make; 0: any" },
+	{ "rate-burst", '\0', "N", 0,
+	    "requests at once beyond the rate (the bucket's size)" },
+	{ "rate-addresses", '\0', "N", 0,
+	    "client addresses remembered for --rate-per-address" },
 	{ "log-file", 'L', "FILE", 0,
 	    "log file, reopened on SIGHUP; - for standard error" },
 	{ "verbose", 'v', NULL, 0,

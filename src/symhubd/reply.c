@@ -76,6 +76,7 @@ static const struct {
 	    METRICS_R_TRANSIENT, NULL },
 	[REPLY_NO_SPACE] = { MHD_HTTP_INSUFFICIENT_STORAGE, METRICS_R_ERROR,
 	    NULL },
+	[REPLY_RATE] = { MHD_HTTP_TOO_MANY_REQUESTS, METRICS_R_ERROR, NULL },
 };
 
 /* --cors: a page from the origin may read every answer, and the headers
@@ -103,13 +104,29 @@ enum MHD_Result
 reply_response(struct req *r, enum reply what, struct MHD_Response *resp,
     uint64_t bytes, const char *how)
 {
-	enum MHD_Result ret;
+	enum MHD_Result	 ret;
+	char		 n[16];
 
 	if (resp == NULL)
 		return MHD_NO;
+	/* What a token was shown for is no shared cache's to keep. */
 	if (replies[what].cache_control != NULL)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    r->tok.name[0] != '\0' ? "private" :
 		    replies[what].cache_control);
+	/* Both schemes: a browser or curl offers Basic, others Bearer. */
+	if (what == REPLY_UNAUTHORIZED) {
+		MHD_add_response_header(resp,
+		    MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    "Bearer realm=\"symhub\"");
+		MHD_add_response_header(resp,
+		    MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    "Basic realm=\"symhub\", charset=\"UTF-8\"");
+	}
+	if (what == REPLY_RATE) {
+		snprintf(n, sizeof(n), "%u", r->retry_after);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, n);
+	}
 	if (what == REPLY_METHOD)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 		    route_allow(r->rt));

@@ -49,6 +49,7 @@
 #include "hot.h"
 #include "meta.h"
 #include "metrics.h"
+#include "rate.h"
 #include "scan.h"
 
 struct cctx;
@@ -60,7 +61,16 @@ struct http {
 	struct cache		*c;
 	struct scan		*s;
 	struct fetch		*f;
-	struct auth		*auth;		/* NULL: uploads refused */
+	/* NULL: uploads refused.  Swapped whole when the tokens file is
+	 * read again (SIGHUP, http_set_auth()), under authlk. */
+	struct auth		*auth;
+	pthread_rwlock_t	 authlk;
+	struct rate		*rate_tok;	/* --rate-per-token, or NULL */
+	struct rate		*rate_addr;	/* --rate-per-address, or NULL */
+	/* Refused at the head (access_metrics()): no token, an unknown
+	 * or malformed one, one without the scope; over a rate. */
+	uint64_t		 auth_missing, auth_bad, auth_scope;
+	uint64_t		 limited_tok, limited_addr;
 	struct derive		*dv;		/* NULL: no GSYM (tests) */
 	struct meta		*meta;		/* /metadata */
 	struct encode		*enc;		/* NULL: nothing compressed */
@@ -110,6 +120,12 @@ struct req;
 #define ROUTE_PUT	0x4u	/* PUT and DELETE, with a token: uploads
 				 * (route_upload.c), not offered in Allow */
 
+/* Who may read a route (struct route.access): checked once, at the head
+ * (http.c).  A row that says nothing needs a read token under
+ * --read-auth: a new route is closed until it says otherwise. */
+#define ROUTE_READ	0	/* --read-auth: a token with read */
+#define ROUTE_MONITOR	1	/* --metrics-auth: a token with read */
+
 /*
  * One route: what the head is checked against (http.c), what a 405
  * offers in Allow (reply.c), and who answers.  A new route is a row
@@ -128,6 +144,7 @@ struct route {
 	/* A GET of a POST route: what the 405 says (NULL: "method not
 	 * allowed"). */
 	const char		*post_hint;
+	int			 access;	/* ROUTE_READ, ROUTE_MONITOR */
 };
 
 /* The row of a parsed URL, or NULL when there is none. */
@@ -190,8 +207,14 @@ struct req {
 	} meta;
 	struct breq		*batch;		/* route_batch.c */
 	struct preq		*pprof;		/* route_pprof.c */
+	unsigned		 retry_after;	/* s, of a 429 */
+	struct {			/* the token shown (http.c) */
+		char			 name[64];	/* "": none */
+		unsigned		 scopes;	/* AUTH_* */
+	} tok;
 	struct {			/* route_upload.c */
 		struct upload		*up;	/* a PUT being received */
+		int			 private;	/* kept from the bucket */
 		const char		*who;	/* its token's name */
 		/* Waiting for the bucket: the upload's result and
 		 * message, and the bucket's. */
@@ -243,6 +266,7 @@ enum reply {
 	REPLY_TRANSIENT,	/* 503 with Retry-After: nothing definite
 				 * upstream (reply_transient()) */
 	REPLY_NO_SPACE,		/* 507, the store refused the write */
+	REPLY_RATE,		/* 429 with Retry-After: over a rate */
 	REPLY_N
 };
 
@@ -321,6 +345,16 @@ enum MHD_Result	reply_transient(struct req *r);
 /* The client's X-DEBUGINFOD-MAXSIZE, or UINT64_MAX. */
 uint64_t	req_maxsize(const struct req *r);
 
+/*
+ * Check r's Authorization header for scope against the tokens of the
+ * moment (read again on SIGHUP), and keep the token's name and scopes
+ * in r->tok.  @return auth_check()'s.
+ */
+int		req_token(struct http *h, struct req *r, unsigned scope);
+
+/* The counters of check_access() (http.c), for /metrics. */
+void		access_metrics(struct http *h, FILE *fp);
+
 /* A request header's value, or NULL. */
 const char	*req_header(const struct req *r, const char *name);
 
@@ -381,6 +415,17 @@ int		route_map_fileid(struct http *h, struct req *r);
 int		route_ask_upstream(struct http *h, struct req *r,
 		    const struct cache_key *key, const char *raw_extra,
 		    int want_bytes, int upgrade);
+
+/*
+ * May r read what key's build-id has?  Not when its debuginfo or its
+ * executable is a private upload of a tenant other than r's token's.
+ */
+int		route_may_read(struct http *h, const struct req *r,
+		    const unsigned char *id, size_t idlen);
+
+/* May the holder of the token named reader (NULL, "": none) read rec? */
+int		route_may_read_record(const struct cache_record *rec,
+		    const char *reader);
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hex.h"
 #include "log.h"
 #include "route.h"
@@ -194,6 +195,47 @@ route_federation(struct http *h, const struct req *r, struct fetch_req *fr,
 }
 
 int
+route_may_read_record(const struct cache_record *rec, const char *reader)
+{
+	const char	*owner;
+	size_t		 n;
+
+	if (!(rec->flags & CACHE_F_PRIVATE))
+		return 1;
+	/* "upload:TENANT/NAME": what upload_finish() recorded. */
+	if (reader == NULL || *reader == '\0' || rec->origin == NULL ||
+	    strncmp(rec->origin, "upload:", 7) != 0)
+		return 0;
+	owner = rec->origin + 7;
+	n = auth_tenant_len(owner);
+	return n == auth_tenant_len(reader) && strncmp(owner, reader, n) == 0;
+}
+
+int
+route_may_read(struct http *h, const struct req *r, const unsigned char *id,
+    size_t idlen)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	 rec;
+	struct cache_key	 k;
+	size_t			 i;
+	int			 ok = 1;
+
+	for (i = 0; ok && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		k.kind = kinds[i];
+		k.id = id;
+		k.idlen = idlen;
+		k.extra = NULL;
+		if (cache_get(h->c, &k, clock_wall_s(), &rec) != 0)
+			continue;
+		ok = route_may_read_record(&rec, r->tok.name);
+		cache_record_release(&rec);
+	}
+	return ok;
+}
+
+int
 route_key(struct http *h, struct req *r, struct cache_key *key,
     enum MHD_Result *ret)
 {
@@ -215,6 +257,12 @@ route_key(struct http *h, struct req *r, struct cache_key *key,
 	key->id = r->w.id;
 	key->idlen = r->w.idlen;
 	key->extra = r->w.extra;
+	/* Another tenant's private build-id is not there, to be asked of
+	 * upstreams neither: the tenant's own upload answers it. */
+	if (!route_may_read(h, r, r->w.id, r->w.idlen)) {
+		*ret = reply_text(r, REPLY_NOT_FOUND, "not found", "private");
+		return 1;
+	}
 	if (r->ask.stream != NULL) {
 		/* The bytes an upstream is sending, its head checked. */
 		*ret = reply_stream(h, r, key, &r->ask.srec, r->ask.stream);

@@ -209,6 +209,10 @@ begin_batch(struct http *h, struct req *r)
 		memcpy(q->mods[i].id, m->id, m->idlen);
 		q->mods[i].idlen = m->idlen;
 		q->mods[i].by_fileid = m->by_fileid;
+		/* Another tenant's private build-id is not there.  By its
+		 * full build-id only: see symhubd(8), ACCESS. */
+		q->mods[i].hidden = !m->by_fileid && r->w.route !=
+		    WEBAPI_TECKEN && !route_may_read(h, r, m->id, m->idlen);
 		if (r->w.route == WEBAPI_TECKEN) {
 			q->mods[i].by_prefix = 1;
 			q->mods[i].want_loads = BATCH_LOADS_BASE;

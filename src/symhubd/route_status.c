@@ -454,6 +454,7 @@ route_metrics(struct http *h, struct req *r)
 	    h->head_timeouts, h->body_timeouts, h->trims,
 	    __atomic_load_n(&h->buffered, __ATOMIC_RELAXED));
 	pthread_mutex_unlock(&h->cmu);
+	access_metrics(h, fp);
 	fprintf(fp, "# HELP symhub_log_warnings_dropped_total warnings over "
 	    "the rate limits, not written\n"
 	    "# TYPE symhub_log_warnings_dropped_total counter\n"

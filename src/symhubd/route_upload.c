@@ -99,7 +99,7 @@ enum MHD_Result
 route_upload_begin(struct http *h, struct req *r)
 {
 	struct cache_key	 key;
-	const char		*fidhex;
+	const char		*fidhex, *priv;
 	unsigned char		 fid[WEBAPI_ID_HEX_MAX / 2];
 	char			 peer[NI_MAXHOST] = "-";
 	int			 del, rc;
@@ -118,8 +118,9 @@ route_upload_begin(struct http *h, struct req *r)
 		return reply_text(r, REPLY_FORBIDDEN,
 		    "uploads are disabled on this hub (no --tokens file)",
 		    "refused");
-	rc = auth_check(h->auth, req_header(r, MHD_HTTP_HEADER_AUTHORIZATION),
-	    del ? AUTH_ADMIN : AUTH_UPLOAD, &r->upl.who);
+	rc = req_token(h, r, del ? AUTH_ADMIN : AUTH_UPLOAD);
+	if (r->tok.name[0] != '\0')
+		r->upl.who = r->tok.name;
 	if (rc < 0) {
 		/* Logged without the token, which is never kept; a client
 		 * can be refused as often as it likes, hence log_limited(). */
@@ -158,7 +159,15 @@ route_upload_begin(struct http *h, struct req *r)
 	upload_bundle_limits(r->upl.up, h->cfg->bundle_unpacked ?
 	    h->cfg->bundle_unpacked : UINT64_MAX, h->cfg->bundle_files ?
 	    h->cfg->bundle_files : UINT64_MAX);
-	if (h->bucket != NULL)
+	/* Private: per request (X-Symhub-Private: 1 or 0), else as the
+	 * token says (its private scope).  Never in the bucket, which
+	 * other hubs and tenants read: pinned here instead. */
+	priv = req_header(r, "X-Symhub-Private");
+	r->upl.private = priv != NULL ? strcmp(priv, "0") != 0 :
+	    (r->tok.scopes & AUTH_PRIVATE) != 0;
+	if (r->upl.private)
+		upload_private(r->upl.up);
+	else if (h->bucket != NULL)
 		upload_unpinned(r->upl.up);
 	if ((fidhex = req_header(r, "X-Symhub-FileID")) != NULL) {
 		if (webapi_parse_hexid(fidhex, strlen(fidhex), fid) !=
@@ -221,7 +230,7 @@ route_upload_finish(struct http *h, struct req *r)
 	res = upload_finish(r->upl.up, force, r->upl.who, msg, sizeof(msg));
 	r->upl.up = NULL;	/* consumed */
 	/* Durable only once in the bucket: 201 after it, not before. */
-	if (h->bucket != NULL && upload_wants_bucket(res)) {
+	if (h->bucket != NULL && upload_wants_bucket(res) && !r->upl.private) {
 		struct cache_key key = { r->w.kind, r->w.id, r->w.idlen,
 		    NULL };
 

@@ -329,6 +329,30 @@ check_config(const struct config *cfg)
 	return 0;
 }
 
+/* SIGHUP: the tokens file again, so that a line removed revokes its
+ * token for the next request.  A file that does not load leaves the
+ * tokens as they were. */
+static void
+reload_tokens(const struct config *cfg, struct http *h)
+{
+	struct auth	*a;
+	const char	*w;
+	unsigned	 line;
+	int		 rc;
+
+	if ((rc = auth_load(cfg->tokens, &a, &w, &line)) < 0) {
+		if (w != NULL)
+			log_warnx("SIGHUP: tokens file %s:%u: %s; the tokens "
+			    "stay as they were", cfg->tokens, line, w);
+		else
+			log_warnx("SIGHUP: tokens file %s: %s; the tokens "
+			    "stay as they were", cfg->tokens, strerror(-rc));
+		return;
+	}
+	http_set_auth(h, a);
+	log_info("SIGHUP: tokens read again from %s", cfg->tokens);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -515,6 +539,7 @@ main(int argc, char **argv)
 	/* lfd now owned by the server. */
 	if ((rc = http_start(&cfg, &parts, lfd, &h, why, sizeof(why))) < 0)
 		fatalx("cannot listen on %s: %s", cfg.listen, why);
+	auth = NULL;	/* the server's now (http_set_auth()) */
 	log_info("listening on %s (port %u), store %s", cfg.listen,
 	    (unsigned)http_port(h), cfg.store);
 
@@ -533,6 +558,8 @@ main(int argc, char **argv)
 				log_info("SIGHUP: log reopened, rescanning");
 			if (sig == SIGHUP && s != NULL)
 				scan_trigger(s);
+			if (sig == SIGHUP && cfg.tokens != NULL)
+				reload_tokens(&cfg, h);
 			/* What `symhub import` added beside the hub. */
 			if (sig == SIGHUP && cfg.gsym_ahead &&
 			    (rc = derive_gsym_backlog(dv, cfg.cache_max)) < 0)

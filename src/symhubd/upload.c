@@ -28,8 +28,16 @@ struct upload {
 	int			 have_fid;
 	unsigned char		 fid[CACHE_FILEID_LEN];	/* to map */
 	int			 unpinned;	/* durable elsewhere */
+	int			 private;	/* CACHE_F_PRIVATE */
 	struct srcbundle_limits	 lim;		/* CACHE_BUNDLE */
 };
+
+void
+upload_private(struct upload *u)
+{
+	u->private = 1;
+	u->unpinned = 0;
+}
 
 void
 upload_bundle_limits(struct upload *u, uint64_t bytes, uint64_t members)
@@ -305,7 +313,8 @@ upload_finish(struct upload *u, int force, const char *who, char *msg,
 	}
 
 	memset(&rec, 0, sizeof(rec));
-	rec.flags = u->unpinned ? 0 : CACHE_F_PINNED;
+	rec.flags = (u->unpinned ? 0 : CACHE_F_PINNED) |
+	    (u->private ? CACHE_F_PRIVATE : 0);
 	rec.quality = ei.quality;
 	snprintf(origin, sizeof(origin), "upload:%s", who ? who : "-");
 	rec.origin = origin;

@@ -55,6 +55,10 @@ void	upload_set_fileid(struct upload *u,
  * bucket, --s3), and the store is a cache the budget may evict. */
 void	upload_unpinned(struct upload *u);
 
+/* Store the upload private (CACHE_F_PRIVATE): its tenant only reads it,
+ * and it stays pinned here, never written to a shared bucket. */
+void	upload_private(struct upload *u);
+
 /* The bounds of a source bundle's members (CACHE_BUNDLE): unpacked
  * bytes and members at most.  Default: none. */
 void	upload_bundle_limits(struct upload *u, uint64_t bytes,

@@ -145,6 +145,22 @@ else
 	fail "... and /symbolize says no_debuginfo" "status $code" \
 	    "$(head -c 300 "$tmp/out/body")"
 fi
+# The profiler's routes find a module by its id: the tenant's module is
+# there (a file it does not name: 403), another tenant's is not (404).
+for t in "$TOK_DEV 403 its tenant finds the module" \
+    "$TOK_OTHER 404 another tenant does not"; do
+	set -- $t
+	tk=$1 want=$2
+	shift 2
+	code=$(http /source/v1 "$tmp/out/body" "$tmp/out/hdrs" -X POST \
+	    -H "Authorization: Bearer $tk" --data-binary \
+	    "{\"codeId\":\"$ID\",\"debugName\":\"hello\",\"file\":\"/x.c\"}")
+	check_exit "/source/v1 of a private module: $* ($code)" "$want" "$code"
+	code=$(http /asm/v1 "$tmp/out/body" "$tmp/out/hdrs" -X POST \
+	    -H "Authorization: Bearer $tk" --data-binary \
+	    "{\"codeId\":\"$ID\",\"startAddress\":\"0x0\",\"size\":\"0x4\"}")
+	[ "$want" = 404 ] && check_exit "/asm/v1 of a private module: $*" 404 "$code"
+done
 code=$(http "/metadata?key=glob&value=/*" "$tmp/out/body" "$tmp/out/hdrs" \
     -H "Authorization: Bearer $TOK_OTHER")
 check "/metadata names no build-id of it ($code)" \

@@ -238,7 +238,9 @@ route_source_v1(struct http *h, struct req *r)
 		    "climbs out of its directory", "profiler");
 		goto out;
 	}
-	if (module_id(h, &q, bid, &bidlen) != 0) {
+	/* Another tenant's private module is not here either. */
+	if (module_id(h, &q, bid, &bidlen) != 0 ||
+	    !route_may_read(h, r, bid, bidlen)) {
 		ret = reply_text(r, REPLY_NOT_FOUND, "no debuginfo here for "
 		    "this module (debugId, codeId)", "profiler: no module");
 		goto out;
@@ -376,7 +378,8 @@ route_asm_v1(struct http *h, struct req *r)
 		    "is over the %u bytes /asm/v1 decodes at most", DISASM_MAX);
 		goto out;
 	}
-	if (module_id(h, &q, bid, &bidlen) != 0) {
+	if (module_id(h, &q, bid, &bidlen) != 0 ||
+	    !route_may_read(h, r, bid, bidlen)) {
 		ret = reply_text(r, REPLY_NOT_FOUND, "no executable or "
 		    "debuginfo here for this module (debugId, codeId)",
 		    "profiler: no module");

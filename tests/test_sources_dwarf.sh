@@ -121,6 +121,15 @@ hub -d "$tmp/store" -F "$tmp/debug" -F "$tmp/deploy" --source-root "$C" \
     --source-root "$D" -t 0 --log-file "$tmp/symhubd.log"
 
 section 'embedded sources (clang -gembed-source), no tree anywhere'
+# The Firefox Profiler's /source/v1 first: the text comes from the line
+# table, not from a stored copy.
+code=$(http /source/v1 "$tmp/out/v1" "$tmp/out/h" -X POST --data-binary \
+    "{\"codeId\":\"$IDA\",\"debugName\":\"a\",\"file\":\"$SA/main.c\"}")
+[ "$code" = 200 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["source"] != open(sys.argv[2]).read())' \
+    "$tmp/out/v1" "$tmp/keep/main.c"
+verdict $? "/source/v1: main.c from the line table ($code)" \
+    "$(head -c 300 "$tmp/out/v1")"
 expect_get "curl: main.c from the line table" \
     "/buildid/$IDA/source$SA/main.c" 200 "$tmp/keep/main.c"
 expect_get "curl: the header it includes, embedded too" \

@@ -78,6 +78,19 @@ verdict $? "the file the builder could not read is listed, not an error" \
     "$(cat "$tmp/out/up")"
 rm -rf "$tmp/build"
 
+# A relative path (newer clients, llvm-debuginfod-find) and the Firefox
+# Profiler's /source/v1 find what the bundle holds too: asked first,
+# so each is unpacked from the bundle on that request.
+expect_get "a relative path finds the bundle's member" \
+    "/buildid/$ID/source/util.c" 200 "$tmp/expect/util.c"
+code=$(http /source/v1 "$tmp/out/v1" "$tmp/out/h" -X POST --data-binary \
+    "{\"codeId\":\"$ID\",\"debugName\":\"app\",\"file\":\"$B/include/util.h\"}")
+[ "$code" = 200 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["source"] != open(sys.argv[2]).read())' \
+    "$tmp/out/v1" "$tmp/expect/util.h"
+verdict $? "/source/v1 serves a header from the bundle ($code)" \
+    "$(head -c 300 "$tmp/out/v1")"
+
 client_env
 for f in main.c util.c include/util.h; do
 	client_file "debuginfod-find source $f (tree removed)" \

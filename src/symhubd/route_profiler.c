@@ -29,6 +29,8 @@
 #include "base/hex.h"
 #include "base/utf8.h"
 #include "common/elfinfo.h"
+#include "bundle.h"
+#include "derive.h"
 #include "disasm.h"
 #include "log.h"
 #include "records.h"
@@ -200,15 +202,36 @@ dwarf_names(struct http *h, const unsigned char *bid, size_t bidlen,
 	return rc;
 }
 
+/* The text of key's source as its debuginfo's line tables embed it
+ * (derive.h), appended to out.  @return 0, or derive_source()'s -errno. */
+static int
+embedded_source(struct http *h, const struct cache_key *key, struct buf *out,
+    int64_t *lm)
+{
+	struct cache_record	 rec, parent;
+	char			*named = NULL;
+	int			 rc;
+
+	rc = derive_source(h->dv, key, out, &rec, &parent, &named);
+	if (rc == 0) {
+		*lm = rec.last_modified;
+		cache_record_release(&parent);
+	}
+	free(named);
+	return rc;
+}
+
 enum MHD_Result
 route_source_v1(struct http *h, struct req *r)
 {
 	struct symjson_api	 q;
 	struct want		 w;
 	struct cache_record	 rec;
-	struct buf		 b = { 0 };
+	struct buf		 b = { 0 }, emb = { 0 };
 	unsigned char		 bid[CACHE_ID_MAX];
 	size_t			 bidlen, left;
+	uint64_t		 tlen;
+	int64_t			 source_lm = 0;
 	char			*canon = NULL, *text = NULL;
 	int64_t			 symbols_lm = 0;
 	enum MHD_Result		 ret;
@@ -266,6 +289,16 @@ route_source_v1(struct http *h, struct req *r)
 
 		if ((rc = records_open(h->c, h->s, &k, &rec, &fd)) != 0)
 			fd = -1;	/* nothing to close or release */
+		/* Where /buildid/ID/source/PATH finds it too: the bundle
+		 * uploaded with the build (put in the store, then read
+		 * there), else the text the line tables embed. */
+		if (rc == -ENOENT && bundle_expand(h->c, bid, bidlen,
+		    w.found) == 0 &&
+		    (rc = records_open(h->c, h->s, &k, &rec, &fd)) != 0)
+			fd = -1;
+		if ((rc == -ENOENT || rc == -ENODATA) && h->dv != NULL &&
+		    embedded_source(h, &k, &emb, &source_lm) == 0)
+			rc = 0;
 		/* As /buildid/ID/source/PATH would: ask the upstreams,
 		 * once, and read the store again when they answered. */
 		if (rc == -ENOENT && r->ask.fetches == 0 && h->f != NULL) {
@@ -292,35 +325,45 @@ route_source_v1(struct http *h, struct req *r)
 		ret = reply_text(r, REPLY_INTERNAL, "store error", "error");
 		goto out;
 	}
+	if (fd >= 0) {
+		tlen = rec.size;
+		source_lm = rec.last_modified;
+	} else {
+		tlen = emb.len;
+	}
 	/* Escaped, a file grows at most 6 times; the answer's bound is
 	 * --symbolize-max-answer's. */
-	if (rec.size > SOURCE_MAX ||
-	    !route_answer_fits(h, rec.size + strlen(q.file) + 128)) {
+	if (tlen > SOURCE_MAX ||
+	    !route_answer_fits(h, tlen + strlen(q.file) + 128)) {
 		ret = reply_textf(r, REPLY_TOO_LARGE, "profiler", "the source "
 		    "is larger than /source/v1 serves (%u MiB, or "
 		    "--symbolize-max-answer)", SOURCE_MAX >> 20);
 		goto out;
 	}
-	if ((text = malloc(rec.size + 1)) == NULL) {
-		ret = MHD_NO;
-		goto out;
-	}
-	for (left = 0; left < rec.size; left += (size_t)got)
-		if ((got = pread(fd, text + left, rec.size - left,
-		    (off_t)left)) <= 0)
-			break;
-	if (left < rec.size) {
-		ret = reply_text(r, REPLY_INTERNAL, "store error", "error");
-		goto out;
+	if (fd >= 0) {
+		if ((text = malloc(tlen + 1)) == NULL) {
+			ret = MHD_NO;
+			goto out;
+		}
+		for (left = 0; left < tlen; left += (size_t)got)
+			if ((got = pread(fd, text + left, tlen - left,
+			    (off_t)left)) <= 0)
+				break;
+		if (left < tlen) {
+			ret = reply_text(r, REPLY_INTERNAL, "store error",
+			    "error");
+			goto out;
+		}
 	}
 	rc = buf_puts(&b, "{\"symbolsLastModified\":");
 	rc |= put_time(&b, symbols_lm);
 	rc |= buf_puts(&b, ",\"sourceLastModified\":");
-	rc |= put_time(&b, rec.last_modified);
+	rc |= put_time(&b, source_lm);
 	rc |= buf_puts(&b, ",\"file\":\"");
 	rc |= utf8_json(&b, q.file, strlen(q.file));
 	rc |= buf_puts(&b, "\",\"source\":\"");
-	rc |= utf8_json(&b, text, (size_t)rec.size);
+	rc |= utf8_json(&b, fd >= 0 ? (const char *)text :
+	    (const char *)emb.p, (size_t)tlen);
 	rc |= buf_puts(&b, "\"}");
 	if (rc != 0) {
 		ret = MHD_NO;
@@ -334,6 +377,7 @@ out:
 		cache_record_release(&rec);
 	}
 	buf_free(&b);
+	buf_free(&emb);
 	free(text);
 	free(w.found);
 	free(canon);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "derive.h"
 #include "records.h"
 #include "route.h"
@@ -23,12 +24,16 @@ serve_named(struct http *h, struct req *r, const struct cache_key *key,
 {
 	struct cache_record	rec;
 	struct cache_key	nk = *key;
-	int			fd;
+	int			fd, rc;
 
 	if (strcmp(named, key->extra) == 0)
 		return 0;	/* looked up already */
 	nk.extra = named;
-	if (records_open(h->c, h->s, &nk, &rec, &fd) < 0)
+	/* In the store, or in the bundle uploaded with the build. */
+	rc = records_open(h->c, h->s, &nk, &rec, &fd);
+	if (rc == -ENOENT && bundle_expand(h->c, nk.id, nk.idlen, named) == 0)
+		rc = records_open(h->c, h->s, &nk, &rec, &fd);
+	if (rc < 0)
 		return 0;
 	*ret = reply_fd(h, r, &nk, &rec, fd);
 	cache_record_release(&rec);

@@ -145,6 +145,23 @@ else
 	fail "... and /symbolize says no_debuginfo" "status $code" \
 	    "$(head -c 300 "$tmp/out/body")"
 fi
+# Tecken names a module by a Breakpad id, the first 16 bytes of its
+# build-id: the tenant's token symbolizes it, another tenant's finds
+# nothing (the batch checks the build-id the prefix resolves to).
+BP=$(python3 "$top_srcdir/tests/batchcheck.py" breakpad "$ID")
+for t in "$TOK_DEV 1 its tenant symbolizes it" \
+    "$TOK_OTHER 0 another tenant finds nothing"; do
+	set -- $t
+	tk=$1 want=$2
+	shift 2
+	code=$(http /symbolicate/v5 "$tmp/out/tk" "$tmp/out/hdrs" -X POST \
+	    -H "Authorization: Bearer $tk" --data-binary \
+	    "{\"memoryMap\":[[\"hello\",\"$BP\"]],\"stacks\":[[[0,4409]]]}")
+	got=0
+	grep -q '"function"' "$tmp/out/tk" && got=1
+	check_exit "/symbolicate/v5 of a private module: $* ($code)" \
+	    "$want" "$got"
+done
 # The profiler's routes find a module by its id: the tenant's module is
 # there (a file it does not name: 403), another tenant's is not (404).
 for t in "$TOK_DEV 403 its tenant finds the module" \

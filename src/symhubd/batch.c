@@ -58,6 +58,7 @@ struct batch {
 	struct fetch_req	 fr;
 	int			 may_fetch;
 	char			 ua[256], xff[512], peer[64], via[256];
+	char			 reader[64];	/* the token's name, or "" */
 	batch_wake_fn		 wake;
 	void			*ctx;
 	pthread_mutex_t		 mu;
@@ -357,6 +358,12 @@ step_module(struct batch *b, struct bmod *m, int ev_fetch,
 			    "no upload maps this FileID to a build-id");
 			return 0;
 		}
+		/* Another tenant's private upload is not here. */
+		if (!records_may_read(e->c, mod->bid, mod->bidlen,
+		    b->reader)) {
+			settle(mod, BATCH_NO_DEBUGINFO, "not found");
+			return 0;
+		}
 	}
 	if (e->dv == NULL) {
 		settle(mod, BATCH_ERROR, "GSYM is disabled");
@@ -603,8 +610,8 @@ keep(char *buf, size_t len, const char *v)
 
 int
 batch_create(struct batches *e, struct batch_module *mods, size_t n,
-    int64_t deadline_us, const struct fetch_req *fr, batch_wake_fn wake,
-    void *ctx, struct batch **out)
+    int64_t deadline_us, const struct fetch_req *fr, const char *reader,
+    batch_wake_fn wake, void *ctx, struct batch **out)
 {
 	struct batch	*b;
 	size_t		 i;
@@ -622,6 +629,7 @@ batch_create(struct batches *e, struct batch_module *mods, size_t n,
 	b->wake = wake;
 	b->ctx = ctx;
 	b->refs = 1;
+	(void)keep(b->reader, sizeof(b->reader), reader);
 	pthread_mutex_init(&b->mu, NULL);
 	for (i = 0; i < n; i++) {
 		b->bm[i].b = b;

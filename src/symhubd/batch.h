@@ -95,11 +95,17 @@ void	batches_free(struct batches *e);
  * @param fr    the federation headers for upstream fetches (key and
  *              want_bytes unused), copied; NULL: nothing is fetched
  *              (the hop limit is reached).
+ * @param reader the name of the token the client showed (NULL, "":
+ *              none), copied: a module whose build-id, once known (a
+ *              Breakpad prefix, a FileID mapped), is another tenant's
+ *              private upload is settled BATCH_NO_DEBUGINFO
+ *              (records_may_read()).
  * @return 0 or -ENOMEM.
  */
 int	batch_create(struct batches *e, struct batch_module *mods, size_t n,
 	    int64_t deadline_us, const struct fetch_req *fr,
-	    batch_wake_fn wake, void *ctx, struct batch **out);
+	    const char *reader, batch_wake_fn wake, void *ctx,
+	    struct batch **out);
 
 /*
  * Settle what can be settled now and start the fetches and conversions

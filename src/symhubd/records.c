@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "common/auth.h"
 #include "log.h"
 #include "records.h"
 
@@ -69,4 +70,45 @@ records_open(struct cache *c, struct scan *s, const struct cache_key *key,
 	if ((rc = cache_get(c, key, clock_wall_s(), rec)) < 0)
 		return rc;
 	return records_open_got(c, s, key, rec, fd);
+}
+
+int
+records_may_read_record(const struct cache_record *rec, const char *reader)
+{
+	const char	*owner;
+	size_t		 n;
+
+	if (!(rec->flags & CACHE_F_PRIVATE))
+		return 1;
+	/* "upload:TENANT/NAME": what upload_finish() recorded. */
+	if (reader == NULL || *reader == '\0' || rec->origin == NULL ||
+	    strncmp(rec->origin, "upload:", 7) != 0)
+		return 0;
+	owner = rec->origin + 7;
+	n = auth_tenant_len(owner);
+	return n == auth_tenant_len(reader) && strncmp(owner, reader, n) == 0;
+}
+
+int
+records_may_read(struct cache *c, const unsigned char *id, size_t idlen,
+    const char *reader)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	 rec;
+	struct cache_key	 k;
+	size_t			 i;
+	int			 ok = 1;
+
+	for (i = 0; ok && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		k.kind = kinds[i];
+		k.id = id;
+		k.idlen = idlen;
+		k.extra = NULL;
+		if (cache_get(c, &k, clock_wall_s(), &rec) != 0)
+			continue;
+		ok = records_may_read_record(&rec, reader);
+		cache_record_release(&rec);
+	}
+	return ok;
 }

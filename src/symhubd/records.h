@@ -33,6 +33,20 @@ int	records_open(struct cache *c, struct scan *s,
 int	records_open_got(struct cache *c, struct scan *s,
 	    const struct cache_key *key, struct cache_record *rec, int *fd);
 
+/*
+ * May reader (a token's name, "TENANT/NAME"; NULL or "": no token) read
+ * rec?  A private upload (CACHE_F_PRIVATE) is its tenant's only: the
+ * origin "upload:TENANT/NAME" upload_finish() recorded says whose.
+ * @return 1 or 0.
+ */
+int	records_may_read_record(const struct cache_record *rec,
+	    const char *reader);
+
+/* May reader read id: neither its debuginfo nor its executable is
+ * another tenant's private upload.  @return 1 or 0. */
+int	records_may_read(struct cache *c, const unsigned char *id,
+	    size_t idlen, const char *reader);
+
 /* Has the store a live record of kind for id (no bytes opened)?
  * @return 1 or 0. */
 int	records_have(struct cache *c, enum cache_kind kind,

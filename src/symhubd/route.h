@@ -418,14 +418,11 @@ int		route_ask_upstream(struct http *h, struct req *r,
 
 /*
  * May r read what key's build-id has?  Not when its debuginfo or its
- * executable is a private upload of a tenant other than r's token's.
+ * executable is a private upload of a tenant other than r's token's
+ * (records_may_read()).
  */
 int		route_may_read(struct http *h, const struct req *r,
 		    const unsigned char *id, size_t idlen);
-
-/* May the holder of the token named reader (NULL, "": none) read rec? */
-int		route_may_read_record(const struct cache_record *rec,
-		    const char *reader);
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);

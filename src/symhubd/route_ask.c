@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/hex.h"
 #include "log.h"
+#include "records.h"
 #include "route.h"
 
 /* Keep what the fetch engine handed over: the fd, and a copy of rec. */
@@ -195,44 +196,10 @@ route_federation(struct http *h, const struct req *r, struct fetch_req *fr,
 }
 
 int
-route_may_read_record(const struct cache_record *rec, const char *reader)
-{
-	const char	*owner;
-	size_t		 n;
-
-	if (!(rec->flags & CACHE_F_PRIVATE))
-		return 1;
-	/* "upload:TENANT/NAME": what upload_finish() recorded. */
-	if (reader == NULL || *reader == '\0' || rec->origin == NULL ||
-	    strncmp(rec->origin, "upload:", 7) != 0)
-		return 0;
-	owner = rec->origin + 7;
-	n = auth_tenant_len(owner);
-	return n == auth_tenant_len(reader) && strncmp(owner, reader, n) == 0;
-}
-
-int
 route_may_read(struct http *h, const struct req *r, const unsigned char *id,
     size_t idlen)
 {
-	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
-	    CACHE_EXECUTABLE };
-	struct cache_record	 rec;
-	struct cache_key	 k;
-	size_t			 i;
-	int			 ok = 1;
-
-	for (i = 0; ok && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		k.kind = kinds[i];
-		k.id = id;
-		k.idlen = idlen;
-		k.extra = NULL;
-		if (cache_get(h->c, &k, clock_wall_s(), &rec) != 0)
-			continue;
-		ok = route_may_read_record(&rec, r->tok.name);
-		cache_record_release(&rec);
-	}
-	return ok;
+	return records_may_read(h->c, id, idlen, r->tok.name);
 }
 
 int

@@ -209,8 +209,9 @@ begin_batch(struct http *h, struct req *r)
 		memcpy(q->mods[i].id, m->id, m->idlen);
 		q->mods[i].idlen = m->idlen;
 		q->mods[i].by_fileid = m->by_fileid;
-		/* Another tenant's private build-id is not there.  By its
-		 * full build-id only: see symhubd(8), ACCESS. */
+		/* Another tenant's private build-id is not there: by its
+		 * full build-id here, nothing looked at; by a prefix or a
+		 * FileID once batch.c knows the build-id (the reader). */
 		q->mods[i].hidden = !m->by_fileid && r->w.route !=
 		    WEBAPI_TECKEN && !route_may_read(h, r, m->id, m->idlen);
 		if (r->w.route == WEBAPI_TECKEN) {
@@ -225,7 +226,7 @@ begin_batch(struct http *h, struct req *r)
 	    q->in.deadline_ms > most ? most : q->in.deadline_ms;
 	if (batch_create(h->batches, q->mods, (size_t)n, r->t0 + ms * 1000,
 	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
-	    woken, r, &q->b) != 0)
+	    r->tok.name, woken, r, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
 }

@@ -184,7 +184,7 @@ begin(struct http *h, struct req *r)
 	q->nmods = k;
 	if (batch_create(h->batches, q->mods, q->nmods, r->t0 + ms * 1000,
 	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
-	    woken, r, &q->b) != 0)
+	    r->tok.name, woken, r, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
 }

@@ -38,6 +38,12 @@ the connection.  Modes:
                     to everything: its "reply", "reply-header" and
                     "reply-body" lines; each request logged to LOG as in
                     count mode
+    zstd DIR LOG    for /buildid/ID/...: 200 with the bytes of DIR/ID as
+                    they are, Content-Encoding: zstd and X-DEBUGINFOD-SIZE
+                    the number in DIR/ID.size (a hub's zstd answer, or a
+                    lie in one: a bomb, a corrupt or cut stream, plain
+                    bytes said to be zstd); 404 when there is no DIR/ID;
+                    each request logged to LOG as in count mode
 
 Python 3 standard library only.
 """
@@ -52,7 +58,8 @@ import threading
 import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
-         "gzipcut", "endless", "ima", "meta", "gate", "status", "case")
+         "gzipcut", "endless", "ima", "meta", "gate", "status", "case",
+         "zstd")
 
 # Sockets of hung connections, kept so they are never closed.
 hung = []
@@ -152,6 +159,24 @@ def serve(conn, mode, arg, payload):
         log_request(sys.argv[4], method, path, headers)
         status, extra, body = payload
         answer(conn, status, body, extra)
+        conn.close()
+        return
+    if mode == "zstd":
+        log_request(sys.argv[4], method, path, headers)
+        name = os.path.join(arg, os.path.basename(path.split("/")[2])
+                            if path.startswith("/buildid/") else "-")
+        try:
+            with open(name, "rb") as f:
+                body = f.read()
+            with open(name + ".size") as f:
+                size = f.read().strip()
+        except OSError:
+            answer(conn, 404, b"not found\n")
+            conn.close()
+            return
+        answer(conn, 200, body,
+               ["Content-Type: application/octet-stream",
+                "Content-Encoding: zstd", "X-DEBUGINFOD-SIZE: " + size])
         conn.close()
         return
     if mode == "delay":
@@ -258,6 +283,9 @@ def main():
     if mode in ("wrongfile", "trickle", "count", "delay", "short",
                 "gzipcut", "ima", "meta", "gate", "status") and arg is None:
         sys.stderr.write("badupstream.py: %s needs an argument\n" % mode)
+        return 2
+    if mode == "zstd" and len(sys.argv) < 5:
+        sys.stderr.write("badupstream.py: zstd needs DIR and LOG\n")
         return 2
     if mode == "case" and len(sys.argv) < 5:
         sys.stderr.write("badupstream.py: case needs FILE and LOG\n")

@@ -79,6 +79,7 @@ upstream_reply_clear(struct upstream_reply *r)
 	r->lastmod = 0;
 	r->xsize = -1;
 	r->encoded = 0;
+	r->zstd = 0;
 }
 
 int
@@ -94,6 +95,9 @@ upstream_reply_header(struct upstream_reply *r, const char *line,
 	}
 	if ((v = upstream_header_value(line, len, "Content-Encoding")) !=
 	    NULL) {
+		/* One coding, zstd, is what a hub can decode; several
+		 * (or several headers) are refused as any other. */
+		r->zstd = !r->encoded && strcasecmp(v, "zstd") == 0;
 		r->encoded |= strcasecmp(v, "identity") != 0;
 		free(v);
 		return 1;

@@ -12,11 +12,13 @@
 #include "upzstd.h"
 
 /*
- * The largest window a frame may ask for: 2^27, 128 MiB, zstd's own
- * limit without --long.  symhub's copies use at most 2^23 below level
- * 19's large inputs; a frame asking for more is refused, not served
- * from a window sized by the sender.
+ * The window a frame may ask for, which the decoder allocates: 2^23
+ * (8 MiB, what levels up to 19 use) or the announced size rounded up,
+ * at most 2^27 (128 MiB, zstd's own limit without --long).  An encoder
+ * never needs a window larger than its input, so a frame that asks for
+ * more than the file is refused, not given memory the sender chose.
  */
+#define WINDOW_LOG_MIN	23
 #define WINDOW_LOG_MAX	27
 
 struct upzstd {
@@ -33,9 +35,11 @@ int
 upzstd_create(struct cache *c, uint64_t limit, struct upzstd **out)
 {
 	struct upzstd	*z;
-	int		 rc;
+	int		 rc, wlog = WINDOW_LOG_MIN;
 
 	*out = NULL;
+	while (wlog < WINDOW_LOG_MAX && ((uint64_t)1 << wlog) < limit)
+		wlog++;
 	if ((z = calloc(1, sizeof(*z))) == NULL)
 		return -ENOMEM;
 	z->limit = limit;
@@ -47,7 +51,7 @@ upzstd_create(struct cache *c, uint64_t limit, struct upzstd **out)
 		goto out;
 	}
 	if (ZSTD_isError(ZSTD_DCtx_setParameter(z->d, ZSTD_d_windowLogMax,
-	    WINDOW_LOG_MAX))) {
+	    wlog))) {
 		rc = -EINVAL;
 		goto out;
 	}

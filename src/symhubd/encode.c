@@ -403,7 +403,7 @@ out:
 
 int
 encode_adopt(struct cache *c, const struct cache_key *key, uint64_t parent,
-    uint64_t size, const struct cache_record *rec, unsigned coding,
+    uint64_t size, const struct cache_record *rec, unsigned coding, int level,
     struct cache_blob *b)
 {
 	struct cache_key	ek;
@@ -419,7 +419,7 @@ encode_adopt(struct cache *c, const struct cache_key *key, uint64_t parent,
 	}
 	memset(&erec, 0, sizeof(erec));
 	erec.flags = CACHE_F_DERIVED;
-	erec.quality = 0;
+	erec.quality = level > 0 ? (uint32_t)level : 0;
 	erec.parent = parent;
 	erec.last_modified = rec->last_modified;
 	erec.stored = clock_wall_s();

@@ -677,7 +677,7 @@ keep_zstd(struct fetch *f, struct job *j, const struct cache_record *rec,
 	memcpy(r.digest, digest, sizeof(r.digest));
 	r.flags &= ~CACHE_F_EXTERNAL;
 	if ((rc = encode_adopt(f->c, &j->key, cache_fingerprint(&r), rec->size,
-	    rec, WEBAPI_ENC_ZSTD, b)) < 0)
+	    rec, WEBAPI_ENC_ZSTD, j->winner->r.level, b)) < 0)
 		log_debug("no zstd copy of %s: %s", j->idhex, strerror(-rc));
 }
 

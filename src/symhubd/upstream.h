@@ -96,6 +96,8 @@ struct upstream_reply {
 					 * garbage */
 	int		 encoded;	/* a Content-Encoding */
 	int		 zstd;		/* ... and it is zstd alone */
+	int		 level;		/* X-Symhub-Level, the coded copy's;
+					 * 0: not said */
 };
 
 struct upstream_kind {

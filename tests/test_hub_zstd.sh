@@ -179,6 +179,9 @@ check "a cut stream: logged as cut" grep -q 'ends inside a frame' \
     "$tmp/f.log"
 refused "plain bytes said to be zstd" "$ID_PLAIN"
 refused "zstd short of X-DEBUGINFOD-SIZE" "$ID_SHORT"
+check "zstd short: logged as short" grep -q \
+    "sent $DSIZE bytes of debuginfo $ID_SHORT, not the $((DSIZE + 1))" \
+    "$tmp/f.log"
 stop_symhubd "$SYMHUBD_PID"
 
 echo "# $(($(date +%s) - t0)) s"

@@ -447,7 +447,7 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 			    "upstream %s sent %s %s in zstd that ends inside "
 			    "a frame: dropped", a->up->spec.name,
 			    kind_name(j->key.kind), j->idhex);
-		else if (a->r.encoded)
+		else if (a->r.encoded && j->z == NULL)
 			log_limited("an unasked Content-Encoding",
 			    a->up->spec.name, "upstream %s sent %s %s with a "
 			    "Content-Encoding it was not asked for: dropped",

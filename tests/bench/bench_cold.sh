@@ -29,7 +29,7 @@
 #   BENCH_RATE=100       link rate, Mbit/s
 #   BENCH_RTT=50         round trip, ms
 #   BENCH_SIZE_MB=100    (a)'s file
-#   BENCH_UNITS=12       (b)'s program, translation units (bench_wan.sh's
+#   BENCH_UNITS=36       (b)'s program, translation units (as bench_wan.sh;
 #                        36: ~64 MB of DWARF; 12: ~22 MB)
 #   BENCH_KEEP=1         keep the temporary directory
 # Exits 0 when (b)'s targets are met (or (b) did not run), 1 when missed
@@ -46,7 +46,7 @@ rounds=${BENCH_ROUNDS:-3}
 rate=${BENCH_RATE:-100}
 rtt=${BENCH_RTT:-50}
 size_mb=${BENCH_SIZE_MB:-100}
-units=${BENCH_UNITS:-12}
+units=${BENCH_UNITS:-36}
 
 bench_name=bench_cold
 # shellcheck source=tests/bench/lib.sh

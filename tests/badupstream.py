@@ -38,6 +38,12 @@ the connection.  Modes:
                     to everything: its "reply", "reply-header" and
                     "reply-body" lines; each request logged to LOG as in
                     count mode
+    zstd DIR LOG    for /buildid/ID/...: 200 with the bytes of DIR/ID as
+                    they are, Content-Encoding: zstd and X-DEBUGINFOD-SIZE
+                    the number in DIR/ID.size (a hub's zstd answer, or a
+                    lie in one: a bomb, a corrupt or cut stream, plain
+                    bytes said to be zstd); 404 when there is no DIR/ID;
+                    each request logged to LOG as in count mode
 
     halves FILE DIR 200 with the first half of FILE at once
                     (Content-Length and X-DEBUGINFOD-SIZE say all of it),
@@ -70,7 +76,7 @@ import time
 
 MODES = ("hang", "reset", "wrongfile", "trickle", "count", "delay", "short",
          "gzipcut", "endless", "ima", "meta", "gate", "status", "case",
-         "halves", "rate")
+         "halves", "rate", "zstd")
 HALVES = ("halves",)
 
 # Sockets of hung connections, kept so they are never closed.
@@ -171,6 +177,24 @@ def serve(conn, mode, arg, payload):
         log_request(sys.argv[4], method, path, headers)
         status, extra, body = payload
         answer(conn, status, body, extra)
+        conn.close()
+        return
+    if mode == "zstd":
+        log_request(sys.argv[4], method, path, headers)
+        name = os.path.join(arg, os.path.basename(path.split("/")[2])
+                            if path.startswith("/buildid/") else "-")
+        try:
+            with open(name, "rb") as f:
+                body = f.read()
+            with open(name + ".size") as f:
+                size = f.read().strip()
+        except OSError:
+            answer(conn, 404, b"not found\n")
+            conn.close()
+            return
+        answer(conn, 200, body,
+               ["Content-Type: application/octet-stream",
+                "Content-Encoding: zstd", "X-DEBUGINFOD-SIZE: " + size])
         conn.close()
         return
     if mode == "delay":
@@ -336,6 +360,9 @@ def main():
     if mode in HALVES + ("rate",) and len(sys.argv) < 5:
         sys.stderr.write("badupstream.py: %s needs FILE and DIR (rate: "
                          "BPS)\n" % mode)
+        return 2
+    if mode == "zstd" and len(sys.argv) < 5:
+        sys.stderr.write("badupstream.py: zstd needs DIR and LOG\n")
         return 2
     if mode == "case" and len(sys.argv) < 5:
         sys.stderr.write("badupstream.py: case needs FILE and LOG\n")

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cache/cache.h"
+#include "common/webapi.h"
 #include "symhubd/config.h"
 #include "tap.h"
 
@@ -111,6 +112,15 @@ test_upstreams(void)
 	    "unknown kind rejected");
 	ok(config_parse_upstream(&cfg, "http://x tls-verify=yes", &u, &why) < 0,
 	    "tls-verify takes 0 or 1");
+	ok(config_parse_upstream(&cfg, "http://x", &u, &why) == 0 &&
+	    u.accept == 0, "identity asked by default");
+	config_upstream_free(&u);
+	ok(config_parse_upstream(&cfg, "http://x accept-encoding=zstd", &u,
+	    &why) == 0 && u.accept == WEBAPI_ENC_ZSTD,
+	    "accept-encoding=zstd: a hub asked for zstd");
+	config_upstream_free(&u);
+	ok(config_parse_upstream(&cfg, "http://x accept-encoding=gzip", &u,
+	    &why) < 0, "accept-encoding takes zstd or identity only");
 	ok(config_parse_upstream(&cfg, "http://x timeout=-1", &u, &why) < 0,
 	    "negative timeout rejected");
 	ok(config_parse_upstream(&cfg, "http://x name=", &u, &why) < 0,

@@ -834,6 +834,15 @@ config_parse_upstream(const struct config *cfg, const char *spec,
 		} else if (strcmp(tok, "kinds") == 0) {
 			if (parse_kinds(val, &u->kinds) < 0)
 				goto out;
+		} else if (strcmp(tok, "accept-encoding") == 0) {
+			/* zstd only: its frames say when they end, where a
+			 * gzip stream cut short decodes short (fetch.c). */
+			if (strcmp(val, "zstd") == 0)
+				u->accept = WEBAPI_ENC_ZSTD;
+			else if (strcmp(val, "identity") == 0)
+				u->accept = 0;
+			else
+				goto out;
 		} else {
 			*why = "unknown upstream setting";
 			goto out;

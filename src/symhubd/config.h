@@ -121,6 +121,8 @@ struct upstream_spec {
 	char		*ca_path;	/* CA bundle, or NULL for the system's */
 	int		 tls_verify;	/* default 1 */
 	unsigned	 kinds;		/* bit (1 << cache_kind); default all */
+	unsigned	 accept;	/* accept-encoding=: WEBAPI_ENC_ZSTD
+					 * or 0 (identity, the default) */
 };
 
 /*

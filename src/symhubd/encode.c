@@ -401,6 +401,32 @@ out:
 	return rc;
 }
 
+int
+encode_adopt(struct cache *c, const struct cache_key *key, uint64_t parent,
+    uint64_t size, const struct cache_record *rec, unsigned coding, int level,
+    struct cache_blob *b)
+{
+	struct cache_key	ek;
+	struct cache_record	erec;
+	char			extra[32];
+	int			rc;
+
+	encoded_key(key, coding, extra, sizeof(extra), &ek);
+	if (cache_blob_size(b) * WORTH_DEN > size * WORTH_NUM) {
+		cache_blob_abort(b);
+		if ((rc = cache_blob_create(c, &b)) < 0)
+			return rc;
+	}
+	memset(&erec, 0, sizeof(erec));
+	erec.flags = CACHE_F_DERIVED;
+	erec.quality = level > 0 ? (uint32_t)level : 0;
+	erec.parent = parent;
+	erec.last_modified = rec->last_modified;
+	erec.stored = clock_wall_s();
+	erec.origin = "upstream";
+	return cache_put_blob(c, b, &ek, &erec, NULL);
+}
+
 /* ---- the second pass ---- */
 
 #define IMPROVE_MAX	4096

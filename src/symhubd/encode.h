@@ -62,6 +62,20 @@ int	encode_request(struct encode *e, const struct cache_key *key,
 
 #define ENCODE_QUEUE_MAX	64
 
+/*
+ * Keep b (consumed in every case), bytes in coding that another hub sent
+ * (upzstd.h), as key's copy in that coding: the copy of the file whose
+ * record, just stored, has fingerprint parent and size bytes, made at
+ * level (the sender's X-Symhub-Level; 0: not known).  The second pass
+ * (--compress-best-level) makes it again only when that is lower.  A
+ * copy that saves under a tenth is kept as the empty entry that says so.
+ * No struct encode needed: the fetch engine stores it as it stores the
+ * file.  @return 0 or -errno.
+ */
+int	encode_adopt(struct cache *c, const struct cache_key *key,
+	    uint64_t parent, uint64_t size, const struct cache_record *rec,
+	    unsigned coding, int level, struct cache_blob *b);
+
 /* Count an answer sent in coding (0: as it is, to a client that accepts
  * a coding) of bytes on the wire, for the metrics. */
 void	encode_count(struct encode *e, unsigned coding, uint64_t bytes);

@@ -26,9 +26,11 @@
 #include "common/kind.h"
 #include "common/webapi.h"
 #include "breaker.h"
+#include "encode.h"
 #include "fetch.h"
 #include "log.h"
 #include "upstream.h"
+#include "upzstd.h"
 
 /* This hub's mark in the User-Agent it sends upstream (ua_chain()). */
 #define UA_VIA		"symhub-via/"
@@ -57,6 +59,7 @@ struct attempt {
 	long			 status;	/* of the last response */
 	struct upstream_reply	 r;		/* what its headers said */
 	int			 bad;		/* a 200 that failed a check */
+	unsigned		 accept;	/* codings asked (upstream.h) */
 	char			 err[CURL_ERROR_SIZE];
 };
 
@@ -74,6 +77,7 @@ struct job {
 	size_t			 natt;
 	struct attempt		*winner;
 	struct cache_blob	*blob;
+	struct upzstd		*z;		/* the winner's zstd, or NULL */
 	int			 write_failed;	/* -errno from the blob */
 	int			 cancel_others;	/* a winner was just chosen */
 	int			 upgrade;	/* see fetch_req */
@@ -105,6 +109,7 @@ struct fetch {
 	fetch_new_fn		 on_dbg;	/* NULL: none */
 	void			*on_dbg_ctx;
 	char			 via[33];	/* this instance's id */
+	int			 keep_zstd;	/* store what comes in zstd */
 	CURLM			*multi;
 	pthread_t		 thread;
 	int			 started;
@@ -383,6 +388,45 @@ on_header(char *buf, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * The winner's body is zstd that we asked for, of a size it announced:
+ * decoded as it comes (upzstd.h), into the blob the checks read.  Any
+ * other coding is written as it is and refused by verify().
+ */
+static int
+start_decoding(struct fetch *f, struct attempt *a)
+{
+	struct job *j = a->job;
+
+	if (!a->r.encoded || !a->r.zstd || !(a->accept & WEBAPI_ENC_ZSTD) ||
+	    a->r.xsize < 0)
+		return 0;
+	return upzstd_create(f->keep_zstd ? f->c : NULL,
+	    (uint64_t)a->r.xsize, &j->z);
+}
+
+/* The next bytes of a zstd body.  A stream that decodes past its
+ * announced size (a bomb) or is no zstd is given up at once: the
+ * checks would refuse it anyway.  @return 0 or -errno. */
+static int
+decode(struct attempt *a, const char *buf, size_t len)
+{
+	struct job	*j = a->job;
+	int		 rc;
+
+	if ((rc = upzstd_write(j->z, buf, len, j->blob)) >= 0 ||
+	    (rc != -EFBIG && rc != -EBADMSG))
+		return rc;
+	log_limited(rc == -EFBIG ? "a zstd bomb" : "broken zstd",
+	    a->up->spec.name, "upstream %s sent %s %s in zstd that %s: "
+	    "dropped", a->up->spec.name, kind_name(j->key.kind), j->idhex,
+	    rc == -EFBIG ? "decodes past its X-DEBUGINFOD-SIZE" :
+	    "does not decode");
+	breaker_count(a->up->br, BREAKER_WRONG_ID);
+	a->bad = 1;
+	return rc;
+}
+
 static void
 cancel(struct fetch *f, struct attempt *a)
 {
@@ -417,10 +461,18 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 		}
 		j->winner = a;
 		j->cancel_others = 1;
+		if ((rc = start_decoding(j->f, a)) < 0) {
+			j->write_failed = rc;
+			return 0;
+		}
 	}
 	if (j->winner != a)
 		return 0;
-	if ((rc = cache_blob_write(j->blob, buf, len)) < 0) {
+	if (j->z != NULL)
+		rc = decode(a, buf, len);
+	else
+		rc = cache_blob_write(j->blob, buf, len);
+	if (rc < 0) {
 		j->write_failed = rc;
 		return 0;
 	}
@@ -478,6 +530,11 @@ attempt_start(struct fetch *f, struct attempt *a)
 	int			 rc;
 
 	job_ask(f, j, &ask);
+	/* zstd from the upstreams configured to send it (other hubs), for
+	 * the files a hub keeps copies of; see start_decoding(). */
+	if (j->key.kind == CACHE_DEBUGINFO || j->key.kind == CACHE_EXECUTABLE)
+		ask.accept = u->spec.accept & WEBAPI_ENC_ZSTD;
+	a->accept = ask.accept;
 	if ((rc = u->kind->setup(u, &ask, &a->easy, &a->hdrs)) < 0)
 		return rc;
 	curl_easy_setopt(a->easy, CURLOPT_PRIVATE, a);
@@ -543,6 +600,7 @@ job_free(struct job *j)
 	}
 	stream_end(j->f, j, S_FAILED);
 	cache_blob_abort(j->blob);
+	upzstd_free(j->z);
 	if (j->sfd >= 0)
 		close(j->sfd);
 	free(j->att);
@@ -646,10 +704,16 @@ verify(struct fetch *f, struct job *j, struct cache_record *rec)
 	int			 rc;
 
 	memset(rec, 0, sizeof(*rec));
-	if (a->r.encoded || a->r.xsize == -2 || (a->r.xsize >= 0 &&
+	if ((a->r.encoded && (j->z == NULL || upzstd_end(j->z) < 0)) ||
+	    a->r.xsize == -2 || (a->r.xsize >= 0 &&
 	    (uint64_t)a->r.xsize != cache_blob_size(j->blob))) {
 		/* A body cut short, or one we cannot check: never stored. */
-		if (a->r.encoded)
+		if (j->z != NULL && upzstd_end(j->z) < 0)
+			log_limited("a cut zstd stream", a->up->spec.name,
+			    "upstream %s sent %s %s in zstd that ends inside "
+			    "a frame: dropped", a->up->spec.name,
+			    kind_name(j->key.kind), j->idhex);
+		else if (a->r.encoded && j->z == NULL)
 			log_limited("an unasked Content-Encoding",
 			    a->up->spec.name, "upstream %s sent %s %s with a "
 			    "Content-Encoding it was not asked for: dropped",
@@ -977,18 +1041,40 @@ write_back(struct fetch *f, const struct job *j, const struct upstream *from)
 	}
 }
 
+/* The file j stored (rec, of digest) came in zstd: its coded bytes are
+ * this hub's zstd copy too, for the clients that accept it. */
+static void
+keep_zstd(struct fetch *f, struct job *j, const struct cache_record *rec,
+    const unsigned char digest[32])
+{
+	struct cache_record	 r = *rec;
+	struct cache_blob	*b;
+	int			 rc;
+
+	if ((b = upzstd_take(j->z)) == NULL)
+		return;
+	memcpy(r.digest, digest, sizeof(r.digest));
+	r.flags &= ~CACHE_F_EXTERNAL;
+	if ((rc = encode_adopt(f->c, &j->key, cache_fingerprint(&r), rec->size,
+	    rec, WEBAPI_ENC_ZSTD, j->winner->r.level, b)) < 0)
+		log_debug("no zstd copy of %s: %s", j->idhex, strerror(-rc));
+}
+
 /* Index the verified file.  @return 0 or -errno (logged). */
 static int
 store(struct fetch *f, struct job *j, const struct cache_record *rec)
 {
 	struct attempt	*a = j->winner;
+	unsigned char	 digest[32];
 	int		 rc;
 
 	/* An upload (or a scan) may have stored the key meanwhile: it wins,
 	 * and later requests are served it. */
 	rc = cache_put_blob_if(f->c, j->blob, &j->key, rec,
-	    j->upgrade ? only_better : only_new, NULL, NULL);
+	    j->upgrade ? only_better : only_new, NULL, digest);
 	j->blob = NULL;		/* consumed */
+	if (rc == 0 && j->z != NULL)
+		keep_zstd(f, j, rec, digest);
 	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
 		f->on_dbg(f->on_dbg_ctx, &j->key);
 	/* What an upstream sent goes to those that keep copies (the
@@ -1122,6 +1208,8 @@ attempt_done(struct fetch *f, struct attempt *a, CURLcode res)
 		j->head_need = 0;
 		cache_blob_abort(j->blob);
 		j->blob = NULL;
+		upzstd_free(j->z);
+		j->z = NULL;
 		j->winner = NULL;
 		if (j->toobig || res == CURLE_FILESIZE_EXCEEDED) {
 			breaker_count(u->br, BREAKER_TOOBIG);
@@ -1611,6 +1699,7 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 {
 	struct fetch	*f;
 	unsigned char	 rnd[16];
+	unsigned	 codings;
 	size_t		 i, k;
 	int		 rc;
 
@@ -1626,6 +1715,8 @@ fetch_create(struct cache *c, const struct config *cfg, struct bucket *b,
 	f->cfg_squeue_max = cfg->store_queue_max;
 	f->cfg_squeue_bytes = cfg->store_queue_bytes;
 	f->fwd_hops = cfg->fwd_hops;
+	f->keep_zstd = config_parse_codings(cfg->compress, &codings) == 0 &&
+	    (codings & WEBAPI_ENC_ZSTD);
 	if ((rc = config_parse_ttls(cfg->negative_ttl, &f->ttls,
 	    &f->nttls)) < 0)
 		goto out;

@@ -79,7 +79,7 @@ static const struct opt_doc opt_docs[] = {
 	    "ask this debuginfod server on a miss (repeatable; default: "
 	    "$DEBUGINFOD_URLS); keys: name, connect-timeout, "
 	    "first-byte-timeout, timeout, max-size, header-file, tls-verify, "
-	    "ca-path, kinds" },
+	    "ca-path, kinds, accept-encoding" },
 	{ "upstream-connect-timeout", '\0', "SECONDS", 0,
 	    "give up connecting to an upstream after this long" },
 	{ "upstream-first-byte-timeout", '\0', "SECONDS", 0,

@@ -371,7 +371,7 @@ reply_coded(struct http *h, struct req *r, const struct cache_key *key,
 {
 	struct MHD_Response	*resp;
 	enum MHD_Result		 ret;
-	char			 tag[96], ctag[128];
+	char			 tag[96], ctag[128], level[16];
 	size_t			 n;
 	int			 nm;
 
@@ -407,6 +407,12 @@ reply_coded(struct http *h, struct req *r, const struct cache_key *key,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, ctag);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
 	    encode_name(coding));
+	/* The level the copy was made at: a hub that keeps it (upzstd.h)
+	 * need not make it again at the level it would itself. */
+	if (erec->quality > 0) {
+		snprintf(level, sizeof(level), "%u", (unsigned)erec->quality);
+		MHD_add_response_header(resp, "X-Symhub-Level", level);
+	}
 	vary(h, resp, key);
 	if (nm)
 		return reply_response(r, REPLY_NOT_MODIFIED, resp, 0,

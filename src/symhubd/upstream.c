@@ -79,6 +79,8 @@ upstream_reply_clear(struct upstream_reply *r)
 	r->lastmod = 0;
 	r->xsize = -1;
 	r->encoded = 0;
+	r->zstd = 0;
+	r->level = 0;
 }
 
 int
@@ -94,7 +96,22 @@ upstream_reply_header(struct upstream_reply *r, const char *line,
 	}
 	if ((v = upstream_header_value(line, len, "Content-Encoding")) !=
 	    NULL) {
+		/* One coding, zstd, is what a hub can decode; several
+		 * (or several headers) are refused as any other. */
+		r->zstd = !r->encoded && strcasecmp(v, "zstd") == 0;
 		r->encoded |= strcasecmp(v, "identity") != 0;
+		free(v);
+		return 1;
+	}
+	if ((v = upstream_header_value(line, len, "X-Symhub-Level")) != NULL) {
+		char *end;
+		long  l;
+
+		errno = 0;
+		l = strtol(v, &end, 10);
+		/* A level zstd has, else not said. */
+		r->level = errno == 0 && end != v && *end == '\0' && l > 0 &&
+		    l <= 22 ? (int)l : 0;
 		free(v);
 		return 1;
 	}

@@ -14,9 +14,10 @@
  *
  * One attempt of a job, on the fetch thread:
  *   holds()	may this upstream have the key at all (beside kinds=)?
- *   setup()	a libcurl handle for the GET, with what the kind sends;
- *		the engine then adds its own options (callbacks, sizes,
- *		speed limit) and drives it
+ *   setup()	a libcurl handle for the GET, with what the kind sends
+ *		(Accept-Encoding when ask->accept says so); the engine then
+ *		adds its own options (callbacks, sizes, speed limit) and
+ *		drives it
  *   header()	each line of the answer's headers, after the engine's
  *		(status line, Content-Encoding, Last-Modified)
  *   verify()	the body is whole and the engine's checks passed (no
@@ -78,6 +79,9 @@ struct upstream_ask {
 						 * NULL */
 	const char		*hub;		/* this hub's id */
 	uint64_t		 maxsize;	/* the client's; 0: none */
+	unsigned		 accept;	/* WEBAPI_ENC_* the engine can
+						 * decode (upzstd.h); 0: identity
+						 * only */
 };
 
 /* What an answer's headers said, as the engine and header() read them;
@@ -91,6 +95,9 @@ struct upstream_reply {
 	int64_t		 xsize;		/* X-DEBUGINFOD-SIZE; -1 none, -2
 					 * garbage */
 	int		 encoded;	/* a Content-Encoding */
+	int		 zstd;		/* ... and it is zstd alone */
+	int		 level;		/* X-Symhub-Level, the coded copy's;
+					 * 0: not said */
 };
 
 struct upstream_kind {

@@ -15,6 +15,7 @@
 #include <curl/curl.h>
 
 #include "common/kind.h"
+#include "common/webapi.h"
 #include "log.h"
 #include "upstream.h"
 
@@ -215,8 +216,13 @@ http_setup(const struct upstream *u, const struct upstream_ask *ask,
 		snprintf(n, sizeof(n), "%" PRIu64, ask->maxsize);
 		if (add_header(hdrs, "X-DEBUGINFOD-MAXSIZE", n) < 0)
 			return -ENOMEM;
-		curl_easy_setopt(*easy, CURLOPT_HTTPHEADER, *hdrs);
 	}
+	/* Asked by hand, not with CURLOPT_ACCEPT_ENCODING: libcurl would
+	 * decode, and the engine keeps the coded bytes as they came. */
+	if ((ask->accept & WEBAPI_ENC_ZSTD) &&
+	    add_header(hdrs, "Accept-Encoding", "zstd") < 0)
+		return -ENOMEM;
+	curl_easy_setopt(*easy, CURLOPT_HTTPHEADER, *hdrs);
 	return 0;
 }
 

@@ -197,3 +197,96 @@ print_machine() {
 	echo "versions:   $(debuginfod --version 2>&1 | head -1);" \
 		"$("$1" --version 2>&1 | head -1)"
 }
+
+# wan_program UNITS: bench_wan.sh's session program, built here: a C++
+# program of UNITS translation units heavy with templates (-g -O1, its
+# DWARF uncompressed, as a CI build uploads it) and its shared library,
+# stripped in $tmp/bin, their debug files and libc's (find_libc_debug) in
+# $tmp/scan.  Sets wan_ids (the three build-ids) and wan_bytes (the debug
+# files' bytes).  gdb stops at work.cc:4 in the library.
+wan_program() {
+	local units=$1 src=$tmp/src scan=$tmp/scan i f objs
+	mkdir -p "$src" "$scan" "$tmp/bin"
+	gen_unit() {	# N: one translation unit, unit_N() calling the library
+		cat <<EOF
+#include <map>
+#include <unordered_map>
+#include <vector>
+#include <string>
+#include <set>
+#include <deque>
+#include <list>
+#include <memory>
+#include <functional>
+#include <sstream>
+#include <algorithm>
+#include <optional>
+#include <variant>
+int work(int);
+namespace u$1 {
+template <int N> struct Node {
+	std::map<std::string, std::vector<long>> m;
+	std::unordered_map<int, std::deque<std::string>> u;
+	std::set<std::pair<int, std::string>> s;
+	std::list<std::optional<std::variant<int, double, std::string>>> l;
+	long run(int x) {
+		std::ostringstream os;
+		os << x << N;
+		m[os.str()].push_back(N);
+		u[x].push_back(os.str());
+		s.insert({x, os.str()});
+		l.push_back(std::string(os.str()));
+		auto f = std::make_shared<std::function<long(int)>>(
+		    [this](int y) { return (long)m.size() + y; });
+		return (*f)(x) + Node<N - 1>().run(x + 1);
+	}
+};
+template <> struct Node<0> { long run(int x) { return x; } };
+}
+long unit_$1(int x) { return u$1::Node<24>().run(x) + work(x); }
+EOF
+	}
+	{
+		echo '#include <cstdio>'
+		echo 'int work(int x) {'
+		echo '	volatile int depth = x * 2;'
+		echo '	std::printf("work %d\n", depth);'
+		echo '	return depth;'
+		echo '}'
+	} >"$src/work.cc"
+	{
+		echo '#include <cstdio>'
+		for i in $(seq 1 "$units"); do echo "long unit_$i(int);"; done
+		echo 'int main(int argc, char **argv) {'
+		echo '	long t = 0;'
+		for i in $(seq 1 "$units"); do echo "	t += unit_$i(argc);"; done
+		echo '	std::printf("%s %ld\n", argv[0], t);'
+		echo '	return 0;'
+		echo '}'
+	} >"$src/main.cc"
+	for i in $(seq 1 "$units"); do gen_unit "$i" >"$src/u$i.cc"; done
+	echo "building the program ($units units)..." >&2
+	(cd "$src" && g++ -g -O1 -fPIC -shared -o "$tmp/bin/libwork.so" work.cc) ||
+		die "cannot build libwork.so"
+	objs=()
+	for i in $(seq 1 "$units"); do
+		(cd "$src" && g++ -g -O1 -c -o "u$i.o" "u$i.cc") &
+		if (( i % 2 == 0 )); then wait; fi
+		objs+=("$src/u$i.o")
+	done
+	wait
+	(cd "$src" && g++ -g -O1 -o "$tmp/bin/app" main.cc "${objs[@]}" \
+	    -L"$tmp/bin" -lwork -Wl,-rpath,"$tmp/bin") || die "cannot link app"
+	for f in app libwork.so; do
+		objcopy --only-keep-debug "$tmp/bin/$f" "$scan/$f.debug" &&
+		    strip -g "$tmp/bin/$f" || die "cannot split $f"
+	done
+	find_libc_debug
+	cp "$libc_debug" "$scan/libc.debug" || die "cannot copy $libc_debug"
+	wan_ids=("$(build_id "$tmp/bin/app")" "$(build_id "$tmp/bin/libwork.so")"
+	    "$libc_id")
+	wan_bytes=0
+	for f in "$scan"/*.debug; do
+		wan_bytes=$((wan_bytes + $(stat -c %s "$f")))
+	done
+}

@@ -129,6 +129,11 @@ section 'private uploads: their tenant only'
 get_as "another tenant's token: 404, as if absent" "$P_DBG" 404 "$TOK_OTHER"
 get_as '... for a private-by-token upload too' "$P3_DBG" 404 "$TOK_OTHER"
 get_as 'acme/dev reads that one' "$P3_DBG" 200 "$TOK_DEV" "$F/hello3.debug"
+code=$(put_file "$P_DBG" "$F/hello.debug" "$tmp/out/b" "$tmp/out/h" \
+    -H "Authorization: Bearer $TOK_UPONLY")
+expect_status "another tenant's upload of the same build-id: 409" 409 \
+    "$code" "$tmp/out/b"
+get_as '... and the upload stays private' "$P_DBG" 404 "$TOK_OTHER"
 get_as 'a public upload: every reader' "$P2_DBG" 200 "$TOK_OTHER" \
     "$F/big.debug"
 get_as "another tenant: no section of it" "/buildid/$ID/section/.debug_info" \

@@ -12,6 +12,7 @@
 
 #include "bundle.h"
 #include "log.h"
+#include "records.h"
 #include "route.h"
 #include "upload.h"
 
@@ -147,6 +148,13 @@ route_upload_begin(struct http *h, struct req *r)
 	}
 	if (del)
 		return delete(h, r, &key, 0);
+	/* Another tenant's private upload is neither replaced nor given
+	 * sources by this one (who holds the file, since its build-id is
+	 * the file's, and learns nothing new). */
+	if (!r->w.by_fileid && !records_may_read(h->c, key.id, key.idlen,
+	    r->tok.name))
+		return reply_text(r, REPLY_CONFLICT, "this build-id is another "
+		    "tenant's private upload", "refused");
 	if (too_long(req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH),
 	    h->cfg->max_upload))
 		return reply_text(r, REPLY_TOO_LARGE,

@@ -1,7 +1,10 @@
 #!/bin/bash
 # The README's walkthroughs, run as a reader runs them (issue 28): the
 # short tour (index, clients, upstreams, uploads, GSYM, batches, the
-# store), the air gap, perf, and scaling with a real Swift and nginx.
+# store), the air gap, perf, sources (uploaded with the build, embedded
+# in DWARF, the profiler's views, across the gap), profiles (pprof, with
+# go tool pprof), access (read tokens, private uploads, TLS at nginx),
+# and scaling with a real Swift and nginx.
 #
 # Each code block the README marks with a comment right above it,
 #
@@ -27,16 +30,21 @@
 # holding what it would serve (the system's libc and ld.so, the
 # walkthroughs' programs), the private debuginfod.corp.example a local
 # server that answers 404 and logs the headers it got; the bucket
-# s3.example.com and its keys are a local Swift's (tests/s3); and
+# s3.example.com and its keys are a local Swift's (tests/s3); the TLS
+# site symbols.example.com is a real nginx on a free port whose
+# certificate (/etc/ssl/symhub/) is a self-signed one made here, trusted
+# through CURL_CA_BUNDLE; and
 # `apt-get download`, which needs Debian's mirrors, copies a .deb the
 # test builds with dpkg-deb from the installed libc6-dbg (libc's and
 # ld.so's debug files).  The programs the walkthroughs take as given
-# (/srv/builds, app, core.1234, the perf hub at hub:8002) are built here
-# from tests/fixtures.
+# (/srv/builds, /srv/ci/app, app, core.1234, cpu.pb.gz, the perf hub at
+# hub:8002) are built here from tests/fixtures, and the checkout holds
+# tests/fixtures/app.c.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_readme.sh [NAME...]
-# (NAME: tour airgap perf scaling; all by default).
+# (NAME: tour airgap perf sources profiles access scaling; all by
+# default).
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
@@ -124,6 +132,7 @@ subst() {
 	    -e "s#https://debuginfod\\.elfutils\\.org#$UP_URL#g" \
 	    -e "s#https://debuginfod\\.corp\\.example#$CORP_URL#g" \
 	    -e "s#https://s3\\.example\\.com/symbols?region=eu-west-1#$S3_URL#g" \
+	    -e "${NGINX_PORT:+s#https://symbols\\.example\\.com#https://127.0.0.1:$NGINX_PORT#g}" \
 	    -e "s#AWS_ACCESS_KEY_ID=\\.\\.\\. AWS_SECRET_ACCESS_KEY=\\.\\.\\.#AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET_KEY#g"
 }
 
@@ -136,7 +145,14 @@ nginx_subst() {
 		[0-9]*.[0-9]*) args+=(-e "s#$m:8002#127.0.0.1:$(mport "$m")#g");;
 		esac
 	done
-	sed "${args[@]}" -e "s#listen 80;#listen 127.0.0.1:$NGINX_PORT;#"
+	# etc/nginx-tls.conf's site: its hub (NGINX_HUB, a machine), port
+	# and certificate.
+	[ -n "$NGINX_HUB" ] &&
+	    args+=(-e "s#server 127\\.0\\.0\\.1:8002;#server 127.0.0.1:$(mport "$NGINX_HUB");#")
+	sed "${args[@]}" -e "s#listen 80;#listen 127.0.0.1:$NGINX_PORT;#" \
+	    -e "s#listen 443 ssl;#listen 127.0.0.1:$NGINX_PORT ssl;#" \
+	    -e "s#/etc/ssl/symhub/fullchain\\.pem#$W/tls/cert.pem#" \
+	    -e "s#/etc/ssl/symhub/privkey\\.pem#$W/tls/key.pem#"
 }
 
 # The functions every walkthrough's script starts with.
@@ -203,6 +219,8 @@ __nginx() {
 	while [ $n -gt 0 ]; do
 		[ "$(curl -s -o /dev/null -w '%{http_code}' \
 		    "http://127.0.0.1:$2/metrics")" = 200 ] && return 0
+		[ "$(curl -s -k -o /dev/null -w '%{http_code}' \
+		    "https://127.0.0.1:$2/metrics")" = 200 ] && return 0
 		kill -0 $! 2>/dev/null || break
 		sleep 0.05
 		n=$((n - 1))
@@ -481,6 +499,138 @@ need_perf() {
 	fi
 }
 
+# ---- sources ------------------------------------------------------------------
+
+sources_walk() {
+	local r=$W/m/sources
+	section 'sources: uploaded with the build, embedded, the profiler, the gap'
+	command -v clang-19 >/dev/null 2>&1 ||
+	    { skip_check "sources" "clang-19 not found"; return; }
+	machine sources && machine sources-lab || exit 99
+	# /srv/ci/app: the builder's tree, its sources alone; the checkout
+	# holds tests/fixtures/app.c.
+	mkdir -p "$r/srv/ci/app" "$r/checkout/tests/fixtures" &&
+	    cp "$FIXTURES/app.c" "$r/srv/ci/app/" &&
+	    cp "$FIXTURES/app.c" "$r/checkout/tests/fixtures/" || exit 99
+	walk sources
+	stop_walk
+	check "sources: the upload stored the bundle" eval \
+	    "out sources-upload@sources | grep -q '^stored *sources '"
+	check "sources: the build trees are gone" \
+	    test ! -e "$r/srv/ci/app" -a ! -e "$r/srv/ci/app2"
+	check "sources: debuginfo-find source gets app.c, its tree gone" eval \
+	    "cmp -s \"\$(out sources-clients@sources | sed -n 1p)\" '$FIXTURES/app.c'"
+	check "sources: gdb lists compute from the bundle" eval \
+	    "out sources-clients@sources | grep -q 'return square(x) + 1;'"
+	check "sources: gdb lists compute embedded by clang, no tree" eval \
+	    "out sources-embedded@sources | grep -q 'return square(x) + 1;'"
+	check "sources: /source/v1 answers app.c's text" eval \
+	    "out sources-profiler@sources |
+	    grep -q '\"file\":\"[^\"]*/srv/ci/app/app.c\",\"source\":\"/\\* The README'"
+	check "sources: /asm/v1 disassembles compute" eval \
+	    "out sources-profiler@sources | grep -q '\"instructions\":\[\[0,\"'"
+	check "sources: the export carries app.c" \
+	    cmp -s "$(find "$W/media/usb/ci" -path '*/source/*/srv/ci/app/app.c' |
+	    head -n 1)" "$FIXTURES/app.c"
+	check "sources: gdb in the lab lists compute, from the import" eval \
+	    "out sources-import@sources-lab | grep -q 'return square(x) + 1;'"
+}
+
+# ---- profiles -------------------------------------------------------------------
+
+# mkpprof ELF OUT: OUT, a pprof profile of ELF (by its build-id) mapped
+# at a PIE's base, a location at each byte of compute and main.
+mkpprof() {
+	local a n
+	nm -S "$1" | awk '$4 == "compute" || $4 == "main" { print $1, $2 }' |
+	    while read -r a n; do
+		for ((i = 0; i < 16#$n; i++)); do
+			printf '0x%x\n' $((16#$a + i))
+		done
+	done >"$2.addrs" &&
+	    python3 "$top_srcdir/tests/pprofcheck.py" make "$2" \
+	    "$1:$(buildid "$1"):0x555555554000:$2.addrs" >/dev/null &&
+	    rm -f "$2.addrs"
+}
+
+profiles_walk() {
+	local r=$W/m/profiles
+	section 'profiles: pprof in, pprof out'
+	command -v go >/dev/null 2>&1 ||
+	    { skip_check "profiles" "go not found (Debian: golang-go)"; return; }
+	machine profiles || exit 99
+	# /srv/builds: the tour's; cpu.pb.gz: a profile of its program.
+	build "$r/srv/builds" && mkpprof "$r/srv/builds/bin/app" \
+	    "$r/checkout/cpu.pb.gz" || exit 99
+	export GOTOOLCHAIN=local GOPROXY=off
+	walk profiles
+	stop_walk
+	check "profiles: go tool pprof -top names compute" eval \
+	    "out profiles-pprof@profiles | grep -qE ' compute$'"
+	check "profiles: and main" eval \
+	    "out profiles-pprof@profiles | grep -qE ' main$'"
+	check "profiles: -lines shows app.c:LINE" eval \
+	    "out profiles-pprof@profiles | grep -qE ' compute .*/app\.c:[0-9]+$'"
+	check "profiles: -traces marks square (inline)" eval \
+	    "HOME=$r/home GOTOOLCHAIN=local go tool pprof -traces \
+	    '$r/checkout/cpu.sym.pb.gz' 2>/dev/null | grep -q 'square.*(inline)'"
+	check "profiles: POST /symbolize/pprof with curl, read by pprof" eval \
+	    "out profiles-curl@profiles | grep -qE ' compute$'"
+}
+
+# ---- access ---------------------------------------------------------------------
+
+access_walk() {
+	local r=$W/m/access
+	section 'access: read tokens, private uploads, TLS at nginx'
+	for p in nginx openssl; do
+		command -v "$p" >/dev/null 2>&1 ||
+		    { skip_check "access" "$p not found"; return; }
+	done
+	machine access || exit 99
+	# app: the program CI built; cpu.pb.gz: a profile of it.
+	build "$r/ci" && cp "$r/ci/bin/app" "$r/checkout/app" &&
+	    mkpprof "$r/ci/bin/app" "$r/checkout/cpu.pb.gz" || exit 99
+	mkdir -p "$W/tls" || exit 99
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	    -addext subjectAltName=IP:127.0.0.1 -keyout "$W/tls/key.pem" \
+	    -out "$W/tls/cert.pem" >/dev/null 2>&1 || exit 99
+	NGINX_PORT=$(free_port)
+	NGINX_HUB=access
+	export CURL_CA_BUNDLE=$W/tls/cert.pem
+	walk access
+	stop_walk
+	unset CURL_CA_BUNDLE NGINX_HUB
+	check "access: no token 401, the tenant's reader 200, another tenant 404" \
+	    eval "[ \"\$(out access-tokens@access | grep -xE '[0-9]{3}' |
+	    tr '\n' ' ')\" = '401 200 404 ' ]"
+	check "access: debuginfod-find with the token in DEBUGINFOD_URLS" eval \
+	    "cmp -s \"\$(out access-clients@access | sed -n 1p)\" '$r/checkout/app.debug'"
+	check "access: gdb too" eval \
+	    "out access-clients@access | grep -q '^Line [0-9]* of \".*app\\.c\"'"
+	check "access: symhub pprof with the token in its URL" \
+	    test -s "$r/checkout/cpu.sym.pb.gz"
+	check "access: through nginx's TLS, with a Bearer token" \
+	    cmp -s "$r/checkout/app.debug.tls" "$r/checkout/app.debug"
+	check "access: and 401 without" eval \
+	    "out access-https@access | grep -qx 401"
+	# The README shows the heart of etc/nginx-tls.conf: every directive
+	# of its block is one of the file's.
+	check "access: the README's nginx block is etc/nginx-tls.conf's" \
+	    python3 - "$README" "$top_srcdir/etc/nginx-tls.conf" <<'PY'
+import re, sys
+def directives(text):
+    text = re.sub(r"#.*", "", text)
+    return {" ".join(d.split()) for d in re.split(r"[;{}]", text)
+            if d.strip()}
+readme = open(sys.argv[1]).read()
+m = re.search(r"<!-- walkthrough: access/tls -->\n```nginx\n(.*?)```",
+              readme, re.S)
+extra = directives(m.group(1)) - directives(open(sys.argv[2]).read())
+assert not extra, extra
+PY
+}
+
 # ---- scaling ----------------------------------------------------------------
 
 scaling() {
@@ -519,12 +669,15 @@ scaling() {
 	stop_s3
 }
 
-walks=${*:-tour airgap perf scaling}
+walks=${*:-tour airgap perf sources profiles access scaling}
 for w in $walks; do
 	case $w in
 	tour) tour;;
 	airgap) airgap;;
 	perf) perf_walk;;
+	sources) sources_walk;;
+	profiles) profiles_walk;;
+	access) access_walk;;
 	scaling) scaling;;
 	*) fail "walkthrough $w" "unknown";;
 	esac
@@ -532,6 +685,6 @@ done
 # Every marked walkthrough is one of these.
 for w in $(awk '{ sub(/\/.*/, "", $3); print $3 }' "$W/index" | sort -u); do
 	check "README walkthrough '$w' is run by this test" \
-	    eval "case ' tour airgap perf scaling ' in *' $w '*) true;; *) false;; esac"
+	    eval "case ' tour airgap perf sources profiles access scaling ' in *' $w '*) true;; *) false;; esac"
 done
 finish

@@ -518,7 +518,7 @@ sources_walk() {
 	    "out sources-upload@sources | grep -q '^stored *sources '"
 	check "sources: the build trees are gone" \
 	    test ! -e "$r/srv/ci/app" -a ! -e "$r/srv/ci/app2"
-	check "sources: debuginfo-find source gets app.c, its tree gone" eval \
+	check "sources: debuginfod-find source gets app.c, its tree gone" eval \
 	    "cmp -s \"\$(out sources-clients@sources | sed -n 1p)\" '$FIXTURES/app.c'"
 	check "sources: gdb lists compute from the bundle" eval \
 	    "out sources-clients@sources | grep -q 'return square(x) + 1;'"

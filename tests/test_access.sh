@@ -107,6 +107,10 @@ refused 'no token for an unknown build-id: 401 too (nothing is told)' \
     /buildid/0123456789abcdef0123456789abcdef01234567/debuginfo
 refused 'an unknown token: 401' "$P_DBG" -H "Authorization: Bearer $TOK_NONE"
 get_as 'an upload-only token may not read: 403' "$P_DBG" 403 "$TOK_UPONLY"
+code=$(http "$P2_DBG" "$tmp/out/body" "$tmp/out/hdrs" -I \
+    -H "Authorization: Bearer $TOK_UPONLY")
+expect_status '... but may ask first, as symhub upload does (HEAD)' 200 \
+    "$code"
 refused '/metadata needs a token' '/metadata?key=glob&value=/*'
 refused 'POST /symbolize needs a token' /symbolize -X POST \
     --data-binary '{"modules":[]}'

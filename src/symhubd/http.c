@@ -121,24 +121,6 @@ check_head(struct http *h, struct req *r, int nul)
 	return MHD_YES;
 }
 
-int
-req_token(struct http *h, struct req *r, unsigned scope)
-{
-	const char	*who;
-	int		 rc;
-
-	pthread_rwlock_rdlock(&h->authlk);
-	rc = auth_check(h->auth, req_header(r,
-	    MHD_HTTP_HEADER_AUTHORIZATION), scope, &who);
-	/* Copied: the tokens may be read again while r goes on. */
-	if (who != NULL) {
-		snprintf(r->tok.name, sizeof(r->tok.name), "%s", who);
-		r->tok.scopes = auth_scopes(h->auth, who);
-	}
-	pthread_rwlock_unlock(&h->authlk);
-	return rc;
-}
-
 void
 http_set_auth(struct http *h, struct auth *a)
 {
@@ -296,15 +278,6 @@ hold(struct http *h, struct req *r, size_t n)
 	}
 	r->held += n;
 	return 1;
-}
-
-/* Phase BODY: a /symbolize body, kept up to about 40 bytes an address
- * and within --post-buffer-max (over it: 503 once it is in). */
-size_t
-route_body_max(const struct config *cfg)
-{
-	return (size_t)cfg->symbolize_max * 40 +
-	    (size_t)cfg->symbolize_modules * 256 + 4096;
 }
 
 static int

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/hex.h"
+#include "common/auth.h"
 #include "log.h"
 #include "records.h"
 #include "route.h"
@@ -244,4 +246,31 @@ route_key(struct http *h, struct req *r, struct cache_key *key,
 		return 1;
 	}
 	return 0;
+}
+
+int
+req_token(struct http *h, struct req *r, unsigned scope)
+{
+	const char	*who;
+	int		 rc;
+
+	pthread_rwlock_rdlock(&h->authlk);
+	rc = auth_check(h->auth, req_header(r,
+	    MHD_HTTP_HEADER_AUTHORIZATION), scope, &who);
+	/* Copied: the tokens may be read again while r goes on. */
+	if (who != NULL) {
+		snprintf(r->tok.name, sizeof(r->tok.name), "%s", who);
+		r->tok.scopes = auth_scopes(h->auth, who);
+	}
+	pthread_rwlock_unlock(&h->authlk);
+	return rc;
+}
+
+/* Phase BODY: a /symbolize body, kept up to about 40 bytes an address
+ * and within --post-buffer-max (over it: 503 once it is in). */
+size_t
+route_body_max(const struct config *cfg)
+{
+	return (size_t)cfg->symbolize_max * 40 +
+	    (size_t)cfg->symbolize_modules * 256 + 4096;
 }

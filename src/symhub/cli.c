@@ -129,3 +129,20 @@ cli_store_error(const char *prog, const char *dir, int rc, const char *lacks)
 	else
 		fprintf(stderr, "store %s: %s\n", dir, strerror(-rc));
 }
+
+const char *
+cli_env_url(char *buf, size_t len)
+{
+	const char	*e = getenv("DEBUGINFOD_URLS");
+	size_t		 n;
+
+	if (e == NULL)
+		return NULL;
+	e += strspn(e, " \t\n");
+	n = strcspn(e, " \t\n");
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, e, n);
+	buf[n] = '\0';
+	return buf;
+}

@@ -53,4 +53,11 @@ int	cli_walk(const char *dir, int (*file)(void *ctx, const char *path),
 void	cli_store_error(const char *prog, const char *dir, int rc,
 	    const char *lacks);
 
+/*
+ * The first URL of $DEBUGINFOD_URLS (blank-separated, as libdebuginfod
+ * reads it) into buf: the hub a command asks when given no --url.
+ * @return buf, or NULL when it is unset, empty or longer than len.
+ */
+const char *cli_env_url(char *buf, size_t len);
+
 #endif

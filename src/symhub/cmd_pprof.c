@@ -19,6 +19,7 @@
 
 #include "base/buf.h"
 #include "base/fs.h"
+#include "cli.h"
 #include "cmd_pprof.h"
 
 static const char help[] =
@@ -94,24 +95,6 @@ write_out(const char *path, const struct buf *b)
 	return rc;
 }
 
-/* The first hub of $DEBUGINFOD_URLS into buf, without a trailing /. */
-static const char *
-env_url(char *buf, size_t len)
-{
-	const char	*e = getenv("DEBUGINFOD_URLS");
-	size_t		 n;
-
-	if (e == NULL)
-		return NULL;
-	e += strspn(e, " \t\n");
-	n = strcspn(e, " \t\n");
-	if (n == 0 || n >= len)
-		return NULL;
-	memcpy(buf, e, n);
-	buf[n] = '\0';
-	return buf;
-}
-
 int
 cmd_pprof(int argc, char **argv)
 {
@@ -164,7 +147,7 @@ cmd_pprof(int argc, char **argv)
 		fputs(help, stderr);
 		return 2;
 	}
-	if (url == NULL && (url = env_url(ebuf, sizeof(ebuf))) == NULL) {
+	if (url == NULL && (url = cli_env_url(ebuf, sizeof(ebuf))) == NULL) {
 		fprintf(stderr, "symhub pprof: no hub: give --url or set "
 		    "DEBUGINFOD_URLS\n");
 		return 2;

@@ -707,7 +707,7 @@ cmd_prefetch(int argc, char **argv)
 	};
 	static char		 prog[] = "symhub prefetch";
 	struct prefetch		 p;
-	const char		*env;
+	char			 ebuf[4096];
 	char			*url = NULL;
 	size_t			 i;
 	int			 ch, rc = 0, st;
@@ -747,12 +747,8 @@ cmd_prefetch(int argc, char **argv)
 		fputs(help, stderr);
 		return 2;
 	}
-	if (p.url == NULL && (env = getenv("DEBUGINFOD_URLS")) != NULL) {
-		/* The first URL of the list. */
-		env += strspn(env, " \t");
-		url = strndup(env, strcspn(env, " \t"));
-		p.url = url;
-	}
+	if (p.url == NULL)
+		p.url = cli_env_url(ebuf, sizeof(ebuf));
 	if (p.url == NULL || *p.url == '\0' ||
 	    (strncmp(p.url, "http://", 7) != 0 &&
 	    strncmp(p.url, "https://", 8) != 0)) {

@@ -289,4 +289,83 @@ expect_status "DELETE /buildid/ID/sources with an admin token" 200 "$code" \
 expect_get "and none of its sources is served after" \
     "/buildid/$ID/source$B/main.c" 404
 
+section 'a source is served with its own mtime, never after its build'
+# gdb warns "Source file is more recent than executable" when the source
+# it gets is newer than the debuginfo (libdebuginfod gives each file it
+# keeps the Last-Modified it was served with).  The debuginfo goes first;
+# the sources an hour later (on the test clock: later runs of a CI job
+# add them), from a checkout older than the build, with one header
+# dated in the future that must not come out later than the debuginfo.
+test_clock_built && clock_init
+T=$tmp/build2/mt
+mkdir -p "$T" "$tmp/f2" "$tmp/gdb2" || exit 99
+cat >"$T/mt.h" <<'EOF'
+static inline int mt_twice(int x) { return 2 * x; }
+EOF
+cat >"$T/mt.c" <<'EOF'
+#include "mt.h"
+int
+mt_func(int n)
+{
+	return mt_twice(n) + 1;	/* dated-source marker */
+}
+int main(int argc, char **argv) { (void)argv; return mt_func(argc); }
+EOF
+touch -d '2021-03-04 05:06:07 UTC' "$T/mt.c" &&
+    touch -d '2099-01-01 00:00:00 UTC' "$T/mt.h" || exit 99
+(cd "$T" && gcc -g -O0 -o "$tmp/f2/mt.full" mt.c) || exit 99
+objcopy --only-keep-debug "$tmp/f2/mt.full" "$tmp/f2/mt.debug" &&
+    strip --strip-all -o "$tmp/f2/mt" "$tmp/f2/mt.full" || exit 99
+cp "$T/mt.c" "$tmp/expect/mt.c" || exit 99
+MID=$(buildid "$tmp/f2/mt")
+hub -d "$tmp/store4" --tokens "$TOKENS" --offline
+"$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" -e "$tmp/f2/mt" \
+    -d "$tmp/f2/mt.debug" >"$tmp/out/mt1" 2>&1
+verdict $? "upload of the build, without its sources" "$(cat "$tmp/out/mt1")"
+test_clock_built && clock_step 3600
+"$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" -e "$tmp/f2/mt" \
+    -d "$tmp/f2/mt.debug" --sources >"$tmp/out/mt2" 2>&1
+grep -q "^stored *sources *$MID" "$tmp/out/mt2"
+verdict $? "then its sources, later" "$(cat "$tmp/out/mt2")"
+rm -rf "$tmp/build2"
+
+code=$(http "/buildid/$MID/debuginfo" "$tmp/out/b" "$tmp/out/dh")
+DLM=$(header "$tmp/out/dh" Last-Modified)
+[ "$code" = 200 ] && [ -n "$DLM" ]
+verdict $? "the debuginfo has a Last-Modified" "status $code, '$DLM'"
+code=$(http "/buildid/$MID/source$T/mt.c" "$tmp/out/b" "$tmp/out/h")
+got=$(header "$tmp/out/h" Last-Modified)
+[ "$code" = 200 ] && [ "$got" = "Thu, 04 Mar 2021 05:06:07 GMT" ]
+verdict $? "a member is served with the file's own mtime" \
+    "status $code, Last-Modified '$got'"
+code=$(http "/buildid/$MID/source$T/mt.h" "$tmp/out/b" "$tmp/out/h")
+got=$(header "$tmp/out/h" Last-Modified)
+[ "$code" = 200 ] && [ "$got" = "$DLM" ]
+verdict $? "a member dated later than its debuginfo gets the debuginfo's" \
+    "status $code, Last-Modified '$got', debuginfo '$DLM'"
+
+client_env
+f=$(timeout 30 debuginfod-find source "$MID" "$T/mt.c" 2>"$tmp/out/err")
+expect_file "debuginfod-find source of the dated file" "$f" \
+    "$tmp/expect/mt.c"
+got=$(stat -c %Y "$f" 2>/dev/null)
+[ "$got" = "$(date -d '2021-03-04 05:06:07 UTC' +%s)" ]
+verdict $? "debuginfod-find's copy has the file's mtime" "mtime '$got'"
+cp "$tmp/f2/mt" "$tmp/gdb2/mt"
+(cd "$tmp/gdb2" && timeout 30 gdb -nx -batch \
+    -iex 'set debuginfod enabled on' -ex 'list mt_func' "$tmp/gdb2/mt") \
+    >"$tmp/out/gdb2" 2>&1
+grep -q 'dated-source marker' "$tmp/out/gdb2"
+verdict $? "gdb list mt_func shows the uploaded source" \
+    "$(head -20 "$tmp/out/gdb2")"
+! grep -qi "more recent" "$tmp/out/gdb2"
+verdict $? "gdb does not warn that the source is more recent" \
+    "$(grep -i "more recent" "$tmp/out/gdb2")"
+(cd "$tmp/gdb2" && timeout 30 gdb -nx -batch \
+    -iex 'set debuginfod enabled on' -ex "list $T/mt.h:1" \
+    "$tmp/gdb2/mt") >"$tmp/out/gdb3" 2>&1
+grep -q 'mt_twice' "$tmp/out/gdb3" && ! grep -qi "more recent" "$tmp/out/gdb3"
+verdict $? "nor for the header dated in the future" "$(head -20 "$tmp/out/gdb3")"
+stop_symhubd "$SYMHUBD_PID"
+
 finish

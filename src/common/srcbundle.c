@@ -101,6 +101,7 @@ walk(struct archive *a, const struct srcbundle_limits *lim, srcbundle_fn fn,
 	const char		*name;
 	char			 path[4096];
 	uint64_t		 members = 0, left = lim->bytes_max;
+	int64_t			 mtime;
 	size_t			 len;
 	int			 rc, r, type;
 
@@ -142,7 +143,9 @@ walk(struct archive *a, const struct srcbundle_limits *lim, srcbundle_fn fn,
 		if ((rc = slurp(a, e, left, &data, &len, why)) < 0)
 			return rc;
 		left -= len;
-		rc = fn(ctx, path, data, len);
+		mtime = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) :
+		    0;
+		rc = fn(ctx, path, mtime > 0 ? mtime : 0, data, len);
 		free(data);
 		if (rc != 0)
 			return rc;
@@ -261,7 +264,7 @@ srcbundle_write_open(int (*out)(void *ctx, const void *buf, size_t len),
 
 int
 srcbundle_write_add(struct srcbundle_writer *w, const char *path,
-    const void *data, size_t len)
+    int64_t mtime, const void *data, size_t len)
 {
 	struct archive_entry	*e;
 	int			 rc = 0;
@@ -274,6 +277,8 @@ srcbundle_write_add(struct srcbundle_writer *w, const char *path,
 	archive_entry_set_filetype(e, AE_IFREG);
 	archive_entry_set_perm(e, 0644);
 	archive_entry_set_size(e, (la_int64_t)len);
+	if (mtime > 0)
+		archive_entry_set_mtime(e, (time_t)mtime, 0);
 	if (archive_write_header(w->a, e) != ARCHIVE_OK ||
 	    (len > 0 && archive_write_data(w->a, data, len) !=
 	    (la_ssize_t)len))

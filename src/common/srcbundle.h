@@ -35,11 +35,13 @@ struct srcbundle_limits {
  * Called by srcbundle_read() for each member, in archive order.
  * @param path  the member's absolute path ("/home/ci/app/main.c"),
  *              canonical; valid during the call.
+ * @param mtime its modification time, seconds since the epoch, as the
+ *              tar says; 0 when it says none (or one before 1970).
  * @param data  its bytes (len of them), valid during the call.
  * @return 0 to go on; anything else ends the walk and is returned.
  */
-typedef int (*srcbundle_fn)(void *ctx, const char *path, const void *data,
-    size_t len);
+typedef int (*srcbundle_fn)(void *ctx, const char *path, int64_t mtime,
+    const void *data, size_t len);
 
 /*
  * Read the bundle of len bytes at buf and call fn for each member.
@@ -67,17 +69,19 @@ struct srcbundle_writer;
 
 /*
  * Start writing a bundle; each block written goes to out(ctx, buf, len),
- * which returns 0 or -errno.  Members carry no times, owners or modes of
- * the builder's: the same files make the same bytes.
+ * which returns 0 or -errno.  Members carry the file's modification time
+ * (a debugger compares it with the executable's) and no owners or modes
+ * of the builder's: the same files, unchanged, make the same bytes.
  * @return 0 with *w (finish with srcbundle_write_close()); -ENOMEM; -EIO.
  */
 int	srcbundle_write_open(int (*out)(void *ctx, const void *buf,
 	    size_t len), void *ctx, struct srcbundle_writer **w);
 
 /* Add the file path (absolute, srcbundle_name_ok()) with len bytes at
- * data.  @return 0, -EINVAL for a name refused, -EIO, or out's -errno. */
+ * data, modified at mtime (seconds since the epoch; 0 for none).
+ * @return 0, -EINVAL for a name refused, -EIO, or out's -errno. */
 int	srcbundle_write_add(struct srcbundle_writer *w, const char *path,
-	    const void *data, size_t len);
+	    int64_t mtime, const void *data, size_t len);
 
 /* Finish (close) and free w; abort: discard whatever is unwritten.
  * Accepts NULL.  @return 0, -EIO, or out's -errno. */

@@ -870,10 +870,11 @@ write_fd(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-/* Read a whole regular file of at most SRC_FILE_MAX bytes.  @return 0
- * with *out (the caller's), or -errno (-EFBIG, -EINVAL: not regular). */
+/* Read a whole regular file of at most SRC_FILE_MAX bytes, and its
+ * mtime.  @return 0 with *out (the caller's), or -errno (-EFBIG, -EINVAL:
+ * not regular). */
 static int
-slurp(const char *path, unsigned char **out, size_t *len)
+slurp(const char *path, unsigned char **out, size_t *len, int64_t *mtime)
 {
 	struct stat	 st;
 	unsigned char	*buf = NULL;
@@ -907,6 +908,7 @@ slurp(const char *path, unsigned char **out, size_t *len)
 	}
 	*out = buf;
 	*len = got;
+	*mtime = st.st_mtim.tv_sec;
 	return 0;
 }
 
@@ -917,6 +919,7 @@ pack_one(void *ctx, const char *name)
 	struct pack	*p = ctx;
 	unsigned char	*data;
 	size_t		 len, v;
+	int64_t		 mtime;
 	char		*canon, *base;
 	int		 q, rc;
 
@@ -934,7 +937,7 @@ pack_one(void *ctx, const char *name)
 	if ((rc = strmap_put(&p->seen, canon, 1)) < 0)
 		goto out;
 	/* Read under the name the compiler wrote, as a debugger would. */
-	if ((rc = slurp(name, &data, &len)) < 0) {
+	if ((rc = slurp(name, &data, &len, &mtime)) < 0) {
 		/* Listed with --quiet too: the summary counts these lines. */
 		q = p->it->c->o.quiet;
 		p->it->c->o.quiet = 0;
@@ -946,7 +949,9 @@ pack_one(void *ctx, const char *name)
 		rc = rc == -ENOMEM ? rc : 0;
 		goto out;
 	}
-	rc = srcbundle_write_add(p->w, canon, data, len);
+	/* Its mtime goes too: a debugger warns of a source newer than the
+	 * executable, and the hub serves the member with this one. */
+	rc = srcbundle_write_add(p->w, canon, mtime, data, len);
 	free(data);
 	if (rc == 0) {
 		p->files++;

@@ -1048,17 +1048,23 @@ struct bundlesrc {
 /* A member of a bundle: exported unless a record of the store was.
  * @return 0 or -ENOMEM. */
 static int
-bundle_source(void *ctx, const char *name, const void *data, size_t len)
+bundle_source(void *ctx, const char *name, int64_t mtime, const void *data,
+    size_t len)
 {
 	struct bundlesrc *bs = ctx;
 	struct export	*x = bs->x;
 	struct mline	*l;
 	char		 path[PATH_MAX], sha[65];
 	uint64_t	 size;
+	int64_t		 ns;
 	int		 fd, n, rc = 0;
 
 	if (!safe_path(name))
 		return 0;
+	/* The file's own mtime, as the hub serves it (never later than
+	 * the bundle: a debugger warns of a source newer than its build). */
+	ns = mtime > 0 && mtime * 1000000000 < bs->mtime ?
+	    mtime * 1000000000 : bs->mtime;
 	l = mfind(x, bs->id, "source", name);
 	if (l != NULL && l->seen)
 		return 0;	/* the store's record was written */
@@ -1077,12 +1083,12 @@ bundle_source(void *ctx, const char *name, const void *data, size_t len)
 	}
 	if (copy_there(path, l) && (uint64_t)len == l->size &&
 	    hash_copy(fd, -1, sha, &size) == 0 && strcmp(l->sha, sha) == 0) {
-		stamp(path, bs->mtime);
+		stamp(path, ns);
 		rc = unchanged(x, l, bs->origin);
 		goto out;
 	}
 	if ((rc = fs_mkdir_p(path, 1)) != 0 ||
-	    (rc = copy_out(fd, path, NULL, bs->mtime, sha, &size)) != 0) {
+	    (rc = copy_out(fd, path, NULL, ns, sha, &size)) != 0) {
 		failed(x, "source", bs->id, name, rc);
 		rc = 0;
 		goto out;

@@ -64,6 +64,7 @@ struct member {
 	char		*path;
 	unsigned char	*data;
 	size_t		 len;
+	int64_t		 mtime;		/* the tar's; 0: none */
 };
 
 /* bundle_take()'s passes over the upload and the bundle stored. */
@@ -78,7 +79,8 @@ struct take {
 };
 
 static int
-keep(struct take *t, const char *path, const void *data, size_t len)
+keep(struct take *t, const char *path, int64_t mtime, const void *data,
+    size_t len)
 {
 	struct member	*m, *nv;
 	size_t		 cap;
@@ -98,12 +100,14 @@ keep(struct take *t, const char *path, const void *data, size_t len)
 	}
 	memcpy(m->data, data, len);
 	m->len = len;
+	m->mtime = mtime;
 	t->n++;
 	return strmap_put(t->names, path, 1);
 }
 
 static int
-take_member(void *ctx, const char *path, const void *data, size_t len)
+take_member(void *ctx, const char *path, int64_t mtime, const void *data,
+    size_t len)
 {
 	struct take	*t = ctx;
 	size_t		 seen, n;
@@ -124,7 +128,7 @@ take_member(void *ctx, const char *path, const void *data, size_t len)
 		t->kept++;
 		t->bytes += len;
 	}
-	return keep(t, path, data, len);
+	return keep(t, path, mtime, data, len);
 }
 
 static int
@@ -171,8 +175,8 @@ write_sorted(struct take *t, struct cache_blob *out)
 	if ((rc = srcbundle_write_open(to_blob, out, &w)) < 0)
 		return rc;
 	for (i = 0; rc == 0 && i < t->n; i++)
-		rc = srcbundle_write_add(w, t->v[i].path, t->v[i].data,
-		    t->v[i].len);
+		rc = srcbundle_write_add(w, t->v[i].path, t->v[i].mtime,
+		    t->v[i].data, t->v[i].len);
 	if (rc == 0)
 		return srcbundle_write_close(w, 0);
 	srcbundle_write_close(w, 1);
@@ -343,15 +347,15 @@ struct expand {
 	const char		*want;		/* W_ONE */
 	void			(*each)(void *, const struct cache_key *);
 	void			*ctx;
-	int64_t			 when;		/* the bundle's */
+	int64_t			 when;		/* the latest a member gets */
 	uint64_t		 put;
 };
 
 #define FOUND	1	/* W_ONE: the walk ends at want */
 
 static int
-put_member(struct expand *x, const struct cache_key *key, const void *data,
-    size_t len)
+put_member(struct expand *x, const struct cache_key *key, int64_t mtime,
+    const void *data, size_t len)
 {
 	struct cache_record	 rec;
 	struct cache_blob	*b;
@@ -366,7 +370,10 @@ put_member(struct expand *x, const struct cache_key *key, const void *data,
 	memset(&rec, 0, sizeof(rec));
 	rec.origin = "bundle";
 	rec.xfile = key->extra;
-	rec.last_modified = x->when;
+	/* The file's own mtime: clients give the file they keep the
+	 * Last-Modified, and gdb warns of a source "more recent than
+	 * executable" when it is later than the debuginfo's. */
+	rec.last_modified = mtime > 0 && mtime < x->when ? mtime : x->when;
 	rec.stored = clock_wall_s();
 	if ((rc = cache_put_blob(x->c, b, key, &rec, NULL)) == 0)
 		x->put++;
@@ -374,7 +381,8 @@ put_member(struct expand *x, const struct cache_key *key, const void *data,
 }
 
 static int
-walk_member(void *ctx, const char *path, const void *data, size_t len)
+walk_member(void *ctx, const char *path, int64_t mtime, const void *data,
+    size_t len)
 {
 	struct expand		*x = ctx;
 	struct cache_key	 key = { CACHE_SOURCE, x->id, x->idlen, path };
@@ -393,16 +401,49 @@ walk_member(void *ctx, const char *path, const void *data, size_t len)
 			(void)cache_drop(x->c, &key);
 		return 0;
 	case W_ONE:
-		if (!have && (rc = put_member(x, &key, data, len)) < 0)
+		if (!have && (rc = put_member(x, &key, mtime, data, len)) < 0)
 			return rc;
 		return FOUND;
 	case W_ALL:
-		if (!have && (rc = put_member(x, &key, data, len)) < 0)
+		if (!have && (rc = put_member(x, &key, mtime, data, len)) < 0)
 			return rc;
 		x->each(x->ctx, &key);
 		return 0;
 	}
 	return 0;
+}
+
+/* The Last-Modified a record is served with (reply.c's rule). */
+static int64_t
+served_time(const struct cache_record *rec)
+{
+	return rec->last_modified > 0 ? rec->last_modified : rec->stored;
+}
+
+/*
+ * The latest time a member of id's bundle may be served with: the
+ * bundle's, and no later than the debuginfo's or the executable's of the
+ * build-id (both uploaded before the bundle, or fetched).
+ */
+static int64_t
+latest_member(struct expand *x, int64_t t)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+	    CACHE_EXECUTABLE };
+	struct cache_record	 rec;
+	int64_t			 now = clock_wall_s();
+	size_t			 i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct cache_key k = { kinds[i], x->id, x->idlen, NULL };
+
+		if (cache_get(x->c, &k, now, &rec) != 0)
+			continue;
+		if (served_time(&rec) > 0 && served_time(&rec) < t)
+			t = served_time(&rec);
+		cache_record_release(&rec);
+	}
+	return t;
 }
 
 /* Walk id's stored bundle with x.  @return walk_member()'s end, -ENOENT
@@ -421,11 +462,13 @@ walk(struct expand *x)
 
 	if ((rc = cache_get(x->c, &key, clock_wall_s(), &rec)) < 0)
 		return rc == -ENODATA ? -ENOENT : rc;
-	x->when = rec.last_modified != 0 ? rec.last_modified : rec.stored;
+	x->when = served_time(&rec);
 	rc = cache_open_data(x->c, &rec, &fd);
 	cache_record_release(&rec);
 	if (rc < 0)
 		return rc;
+	if (x->mode != W_FORGET)
+		x->when = latest_member(x, x->when);
 	rc = srcbundle_read_fd(fd, &lim, walk_member, x, why);
 	close(fd);
 	metrics_bundle_expanded(x->put);

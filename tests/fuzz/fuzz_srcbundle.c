@@ -24,7 +24,8 @@ sink(void *ctx, const void *buf, size_t len)
 }
 
 static int
-member(void *arg, const char *path, const void *data, size_t len)
+member(void *arg, const char *path, int64_t mtime, const void *data,
+    size_t len)
 {
 	struct ctx *c = arg;
 
@@ -35,11 +36,13 @@ member(void *arg, const char *path, const void *data, size_t len)
 		abort();	/* past lim.bytes_max */
 	if (len > 0 && data == NULL)
 		abort();
+	if (mtime < 0)
+		abort();	/* the reader gives 0 for none */
 	/* Opened at the first member: a compressor costs more than most
 	 * inputs' reading. */
 	if (c->w == NULL && srcbundle_write_open(sink, NULL, &c->w) < 0)
 		return -ENOMEM;
-	return srcbundle_write_add(c->w, path, data, len) == 0 ? 0 : -EIO;
+	return srcbundle_write_add(c->w, path, mtime, data, len) == 0 ? 0 : -EIO;
 }
 
 int

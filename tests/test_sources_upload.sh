@@ -344,6 +344,22 @@ got=$(header "$tmp/out/h" Last-Modified)
 verdict $? "a member dated later than its debuginfo gets the debuginfo's" \
     "status $code, Last-Modified '$got', debuginfo '$DLM'"
 
+# The Firefox Profiler's /source/v1 says when the symbols and the source
+# were made (samply's ISO 8601 strings): the upload's time and the
+# file's own.
+code=$(http /source/v1 "$tmp/out/v1mt" "$tmp/out/h" -X POST --data-binary \
+    "{\"codeId\":\"$MID\",\"debugName\":\"mt\",\"file\":\"$T/mt.c\"}")
+[ "$code" = 200 ] && python3 - "$tmp/out/v1mt" "$DLM" <<'EOF'
+import json, sys
+from email.utils import parsedate_to_datetime
+a = json.load(open(sys.argv[1]))
+want = parsedate_to_datetime(sys.argv[2]).strftime("%Y-%m-%dT%H:%M:%SZ")
+assert a["symbolsLastModified"] == want, (a["symbolsLastModified"], want)
+assert a["sourceLastModified"] == "2021-03-04T05:06:07Z", a
+EOF
+verdict $? "/source/v1 gives the upload's time as symbolsLastModified" \
+    "status $code: $(head -c 200 "$tmp/out/v1mt")"
+
 client_env
 f=$(timeout 30 debuginfod-find source "$MID" "$T/mt.c" 2>"$tmp/out/err")
 expect_file "debuginfod-find source of the dated file" "$f" \

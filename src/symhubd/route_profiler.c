@@ -171,6 +171,19 @@ match_source(void *ctx, const char *path)
 	return 0;
 }
 
+/* When the symbols were made, as far as the hub knows: the file's
+ * Last-Modified, or the upload's time (an upload carries no other);
+ * 0 (null) for a fetched file whose upstream gave none. */
+static int64_t
+symbols_time(const struct cache_record *rec)
+{
+	if (rec->last_modified > 0)
+		return rec->last_modified;
+	if (rec->origin != NULL && strncmp(rec->origin, "upload:", 7) == 0)
+		return rec->stored;
+	return 0;
+}
+
 /* Does the module's DWARF name q->file?  @return 0 with w->found; -ENOENT
  * not named; -ENODATA no file with DWARF; -errno. */
 static int
@@ -186,7 +199,7 @@ dwarf_names(struct http *h, const unsigned char *bid, size_t bidlen,
 
 		if (records_open(h->c, h->s, &k, &rec, &fd) != 0)
 			continue;
-		*symbols_lm = rec.last_modified;
+		*symbols_lm = symbols_time(&rec);
 		rc = elfinfo_sources(fd, match_source, w);
 		close(fd);
 		cache_record_release(&rec);

@@ -384,4 +384,71 @@ grep -q 'mt_twice' "$tmp/out/gdb3" && ! grep -qi "more recent" "$tmp/out/gdb3"
 verdict $? "nor for the header dated in the future" "$(head -20 "$tmp/out/gdb3")"
 stop_symhubd "$SYMHUBD_PID"
 
+section 'relative compilation directories (Debian: -fdebug-prefix-map=$PWD=.)'
+# The DWARF names "./sub/rel.c" under DW_AT_comp_dir "./sub": relative
+# to the build's root, where `symhub upload --sources` runs; the hub, its
+# /source/v1 and relative requests name it "sub/rel.c".
+R=$tmp/build3
+mkdir -p "$R/sub" "$R/inc" "$tmp/f3" || exit 99
+printf 'static inline int rel_h(int x) { return x - 1; }\n' >"$R/inc/rel.h"
+printf '#include "../inc/rel.h"\nint\nmain(int c, char **v)\n{\n\t(void)v;\n\treturn rel_h(c);\t/* relative-dir marker */\n}\n' \
+    >"$R/sub/rel.c"
+cp "$R/sub/rel.c" "$tmp/expect/rel.c" && cp "$R/inc/rel.h" "$tmp/expect/rel.h" ||
+    exit 99
+(cd "$R/sub" && gcc -g -O0 -fdebug-prefix-map="$R"=. -o "$tmp/f3/rel" rel.c) ||
+    exit 99
+readelf --debug-dump=info "$tmp/f3/rel" 2>/dev/null |
+    grep -q 'DW_AT_comp_dir.*: \./sub$' || exit 99
+RID=$(buildid "$tmp/f3/rel")
+hub -d "$tmp/store5" --tokens "$TOKENS" --offline
+(cd "$R" && "$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" \
+    --sources "$tmp/f3/rel") >"$tmp/out/rel" 2>&1
+grep -q "^stored *sources *$RID" "$tmp/out/rel" &&
+    grep -q "^sources: 2 files" "$tmp/out/rel"
+verdict $? "upload --sources reads the relative names under the build root" \
+    "$(cat "$tmp/out/rel")"
+rm -rf "$R"
+expect_get "a relative request finds the file in the bundle" \
+    "/buildid/$RID/source/sub/rel.c" 200 "$tmp/expect/rel.c"
+expect_get "and the header, ../ resolved as DWARF says" \
+    "/buildid/$RID/source/inc/rel.h" 200 "$tmp/expect/rel.h"
+code=$(http /source/v1 "$tmp/out/v1rel" "$tmp/out/h" -X POST --data-binary \
+    "{\"codeId\":\"$RID\",\"debugName\":\"rel\",\"file\":\"sub/rel.c\"}")
+[ "$code" = 200 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["source"] != open(sys.argv[2]).read())' \
+    "$tmp/out/v1rel" "$tmp/expect/rel.c"
+verdict $? "/source/v1 names a file under a relative comp_dir ($code)" \
+    "$(head -c 300 "$tmp/out/v1rel")"
+
+# libc6-dbg: Debian's glibc records DW_AT_comp_dir "./csu" and the like.
+# Its sources are not here: a tree of our own stands for them.
+LIBC=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null)
+LID=$( [ -n "$LIBC" ] && buildid "$LIBC")
+LDBG=/usr/lib/debug/.build-id/${LID:0:2}/${LID:2}.debug
+if [ -n "$LID" ] && [ -f "$LDBG" ] &&
+    readelf --debug-dump=info "$LDBG" 2>/dev/null |
+    grep -q 'DW_AT_comp_dir.*: \./csu$'; then
+	G=$tmp/glibc
+	mkdir -p "$G/csu" || exit 99
+	printf '/* stands for glibc csu/version.c */\n' >"$G/csu/version.c"
+	cp "$G/csu/version.c" "$tmp/expect/version.c"
+	(cd "$G" && "$SYMHUB" upload --url "$URL" --token-file "$tmp/tok" \
+	    --sources -q "$LDBG") >"$tmp/out/libc" 2>&1
+	grep -q "^stored *sources *$LID" "$tmp/out/libc" &&
+	    ! grep -q "unread .*csu/version.c" "$tmp/out/libc"
+	verdict $? "libc6-dbg: upload --sources finds ./csu/version.c" \
+	    "$(grep -v '^unread' "$tmp/out/libc" | tail -5)"
+	code=$(http /source/v1 "$tmp/out/v1libc" "$tmp/out/h" -X POST \
+	    --data-binary "{\"codeId\":\"$LID\",\"debugName\":\"libc.so.6\",\
+\"file\":\"csu/version.c\"}")
+	[ "$code" = 200 ] && python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))["source"] != open(sys.argv[2]).read())' \
+	    "$tmp/out/v1libc" "$tmp/expect/version.c"
+	verdict $? "libc6-dbg: /source/v1 serves csu/version.c ($code)" \
+	    "$(head -c 300 "$tmp/out/v1libc")"
+else
+	skip_check "libc6-dbg's relative comp_dirs" "libc6-dbg not installed"
+fi
+stop_symhubd "$SYMHUBD_PID"
+
 finish

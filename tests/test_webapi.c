@@ -259,6 +259,37 @@ test_source(void)
 	    "bad id with a source path");
 }
 
+/* webapi_canon_source(in) is want. */
+static int
+canon_source(const char *in, const char *want)
+{
+	char	*c;
+	int	 good;
+
+	if ((c = webapi_canon_source(in)) == NULL)
+		return 0;
+	good = strcmp(c, want) == 0;
+	free(c);
+	return good;
+}
+
+static void
+test_canon_source(void)
+{
+	ok(canon_source("./csu/version.c", "/csu/version.c"),
+	    "canon_source: a relative comp_dir's name, rooted");
+	ok(canon_source("./csu/../sysdeps/x86/abi-note.c",
+	    "/sysdeps/x86/abi-note.c"),
+	    "canon_source: .. under a relative comp_dir");
+	ok(canon_source("../../x.c", "/x.c"),
+	    "canon_source: .. never climbs above the root");
+	ok(canon_source("/b/src/./x.c", "/b/src/x.c"),
+	    "canon_source: an absolute name as canon");
+	errno = 0;
+	ok(webapi_canon_source("") == NULL && errno == EINVAL,
+	    "canon_source: an empty name is none");
+}
+
 static void
 test_canon(void)
 {
@@ -593,6 +624,7 @@ main(void)
 	test_routes();
 	test_source();
 	test_canon();
+	test_canon_source();
 	test_dwsource();
 	test_section();
 	test_free();

@@ -423,12 +423,18 @@ strset_free(struct strset *set)
 }
 
 /*
- * Per unit: the line table's file names, made absolute with the unit's
+ * Per unit: the line table's file names, joined with the unit's
  * DW_AT_comp_dir (or the line table's directory 0 when the attribute is
  * missing or unreadable, as with an unresolved dwz alt file).  A relative
  * name with no directory to anchor it cannot be asked for by a client and
  * is skipped, as elfutils debuginfod does.  A unit whose line table cannot
  * be read is skipped too.
+ *
+ * libdw has joined each name with its directory already, directory 0
+ * being the compilation directory: a relative compilation directory
+ * (Debian's "./csu") stays in front of the names of its own files
+ * ("./csu/version.c"), which are whole as DWARF says; joining it again
+ * would name "./csu/./csu/version.c", a file no build has.
  */
 static int
 unitsrcs(Dwarf_Die *cudie, struct strset *set, char **buf, size_t *bufsz,
@@ -459,7 +465,8 @@ unitsrcs(Dwarf_Die *cudie, struct strset *set, char **buf, size_t *bufsz,
 		    strcmp(name, "???") == 0)
 			continue;
 		path = name;
-		if (*name != '/') {
+		if (*name != '/' && !(dlen > 0 && *dir != '/' &&
+		    strncmp(name, dir, dlen) == 0 && name[dlen] == '/')) {
 			if (dlen == 0)
 				continue;
 			nlen = strlen(name);
@@ -570,8 +577,9 @@ lines5_sources(Elf *elf, size_t strndx, struct strset *set, char **buf,
 			    strcmp(*buf, "???") == 0)
 				continue;
 			/* unitsrcs: a relative one under the unit's
-			 * compilation directory. */
-			if (**buf != '/') {
+			 * compilation directory, unless its directory is that
+			 * one (0): "./csu" stays relative, once. */
+			if (**buf != '/' && t.files[i].dir != 0) {
 				if (clen == 0)
 					continue;
 				memmove(*buf + clen + 1, *buf,

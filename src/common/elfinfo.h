@@ -84,8 +84,12 @@ int	elfinfo_section(int fd, const char *name,
 
 /*
  * Call cb once per distinct source file named in the DWARF line tables of
- * the file (all compilation units), with the name made absolute using the
- * unit's DW_AT_comp_dir when it is relative.  Names are not canonicalized.
+ * the file (all compilation units), with a relative name joined with its
+ * directory and the unit's DW_AT_comp_dir as DWARF says.  A relative
+ * compilation directory (Debian's DW_AT_comp_dir "./csu",
+ * -fdebug-prefix-map=$PWD=.) leaves the name relative, joined once:
+ * "./csu/version.c", "./csu/../sysdeps/x86/abi-note.c" (see
+ * webapi_canon_source()).  Names are not canonicalized.
  * Relative names of a unit without a compilation directory, "<built-in>"
  * and empty names are skipped, as are units whose line table cannot be
  * read.  The order is unspecified.  The string passed to cb is valid only

@@ -97,6 +97,24 @@ webapi_canon_path(const char *in, char *out)
 	return 0;
 }
 
+char *
+webapi_canon_source(const char *name)
+{
+	size_t	 n = strlen(name);
+	char	*c;
+
+	if (n == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((c = malloc(n + 2)) == NULL)
+		return NULL;
+	c[0] = '/';
+	memcpy(c + (name[0] != '/'), name, n + 1);
+	(void)webapi_canon_path(c, c);	/* absolute: cannot fail */
+	return c;
+}
+
 static int
 source(const char *path, struct webapi_req *req, const char **why)
 {

@@ -130,6 +130,16 @@ int	webapi_meta_match(const struct webapi_meta *m, const char *name);
 int	webapi_canon_path(const char *in, char *out);
 
 /*
+ * A source name as elfinfo_sources() gives it, absolute or relative (a
+ * relative compilation directory: "./csu/version.c"), made canonical as
+ * webapi_canon_path() makes a request's, a relative one rooted at "/"
+ * ("/csu/version.c"), as dwsource.h roots it: the name a request, a
+ * bundle member and the store use for it.
+ * @return the name (malloc'd), or NULL (errno ENOMEM, or EINVAL for "").
+ */
+char	*webapi_canon_source(const char *name);
+
+/*
  * Validate a lowercase hex id and decode it.
  * @return number of bytes written to out (len / 2), or -EINVAL.
  */

@@ -923,16 +923,19 @@ pack_one(void *ctx, const char *name)
 	char		*canon, *base;
 	int		 q, rc;
 
-	if (name[0] != '/' || (canon = strdup(name)) == NULL)
-		return name[0] != '/' ? 0 : -ENOMEM;
+	/* A relative name (a relative compilation directory: Debian's
+	 * "./csu/version.c") is read under the current directory, as gdb
+	 * reads it, and is a member under its name rooted at "/", the name
+	 * the hub and its clients give it. */
+	if ((canon = webapi_canon_source(name)) == NULL)
+		return errno == ENOMEM ? -ENOMEM : 0;
 	rc = 0;
-	/* "<built-in>" made absolute with its unit's directory: a name
-	 * of the compiler's, no file. */
+	/* "<built-in>" joined with its unit's directory: a name of the
+	 * compiler's, no file. */
 	if ((base = strrchr(canon, '/')) != NULL && base[1] == '<' &&
 	    canon[strlen(canon) - 1] == '>')
 		goto out;
-	if (webapi_canon_path(canon, canon) < 0 || !srcbundle_name_ok(canon) ||
-	    strmap_get(&p->seen, canon, &v))
+	if (!srcbundle_name_ok(canon) || strmap_get(&p->seen, canon, &v))
 		goto out;
 	if ((rc = strmap_put(&p->seen, canon, 1)) < 0)
 		goto out;
@@ -942,7 +945,7 @@ pack_one(void *ctx, const char *name)
 		q = p->it->c->o.quiet;
 		p->it->c->o.quiet = 0;
 		report(p->it->c, 0, "unread", kind_name(CACHE_BUNDLE),
-		    p->it->id, canon, rc == -EINVAL ? "not a regular file" :
+		    p->it->id, name[0] == '/' ? canon : name, rc == -EINVAL ? "not a regular file" :
 		    rc == -EFBIG ? "larger than 256 MiB" : strerror(-rc));
 		p->it->c->o.quiet = q;
 		p->unread++;

@@ -16,7 +16,8 @@
 
 #define DROPPED_SHOWN	4	/* dropped members named in the answer */
 
-/* The names the debuginfo's DWARF gives its sources, canonical. */
+/* The names the debuginfo's DWARF gives its sources, canonical; a
+ * relative one (a relative compilation directory) rooted at "/". */
 static int
 named(void *ctx, const char *name)
 {
@@ -24,9 +25,9 @@ named(void *ctx, const char *name)
 	char		*canon;
 	int		 rc = 0;
 
-	if (name[0] != '/' || (canon = strdup(name)) == NULL)
-		return name[0] != '/' ? 0 : -ENOMEM;
-	if (webapi_canon_path(canon, canon) == 0 && srcbundle_name_ok(canon))
+	if ((canon = webapi_canon_source(name)) == NULL)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	if (srcbundle_name_ok(canon))
 		rc = strmap_put(m, canon, 0);
 	free(canon);
 	return rc;

@@ -140,22 +140,19 @@ struct want {
 	int		 more;		/* a relative file ends two names */
 };
 
-/* Is name (a DWARF file name, absolute) the wanted file?  An absolute
- * request is the name canonicalized; a relative one ends it, after a
- * '/', and must end only one. */
+/* Is name (a DWARF file name, canonical and rooted as
+ * webapi_canon_source() makes a relative one) the wanted file?  An
+ * absolute request is the name canonicalized; a relative one ends it,
+ * after a '/', and must end only one. */
 static int
 match_source(void *ctx, const char *path)
 {
 	struct want	*w = ctx;
-	size_t		 n = strlen(path), fl;
+	size_t		 n, fl;
 	char		*c;
 
-	if (path[0] != '/' || (c = malloc(n + 1)) == NULL)
-		return path[0] != '/' ? 0 : -ENOMEM;
-	if (webapi_canon_path(path, c) != 0) {
-		free(c);
-		return 0;
-	}
+	if ((c = webapi_canon_source(path)) == NULL)
+		return errno == ENOMEM ? -ENOMEM : 0;
 	n = strlen(c);
 	fl = strlen(w->file);
 	if (w->absolute ? strcmp(c, w->file) == 0 : n > fl &&

@@ -14,7 +14,7 @@
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need curl gcc objcopy readelf cmp timeout awk sed ss python3 \
+need curl gcc objcopy readelf nm cmp timeout awk sed ss python3 \
     debuginfod-find gdb
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 [ -x "$SYMHUB" ] || skip "$SYMHUB not built"
@@ -207,6 +207,74 @@ get_as '... its tenant shows a token and reads it' "$P_DBG" 200 "$TOK_DEV" \
     "$F/hello.debug"
 stop_check 'the hub stops'
 hub -d "$tmp/store" --tokens "$TOKENS" --read-auth
+
+section 'symhub upload --private, and --token-file for pprof and prefetch'
+# What test_access does with curl above, with the symhub commands.
+(cd "$tmp/src" && gcc -g -Os -o "$tmp/bin/hello4" hello.c greet.c) &&
+    objcopy --only-keep-debug "$tmp/bin/hello4" "$F/hello4.debug" || exit 99
+ID4=$(buildid "$tmp/bin/hello4")
+echo "$TOK_CI" >"$tmp/tok.ci" && echo "$TOK_DEV" >"$tmp/tok.dev" || exit 99
+"$SYMHUB" upload --url "$URL" --token-file "$tmp/tok.ci" --private \
+    -e "$tmp/bin/hello4" -d "$F/hello4.debug" >"$tmp/out/up4" 2>&1
+verdict $? 'symhub upload --private exits 0' "$(cat "$tmp/out/up4")"
+get_as "... another tenant's token: 404, as if absent" \
+    "/buildid/$ID4/debuginfo" 404 "$TOK_OTHER"
+get_as '... its tenant reads it' "/buildid/$ID4/debuginfo" 200 "$TOK_DEV" \
+    "$F/hello4.debug"
+get_as '... the executable too is private' "/buildid/$ID4/executable" 404 \
+    "$TOK_OTHER"
+
+# pprof: a profile of hello4's main, read under --read-auth.
+MAIN4=$(nm "$tmp/bin/hello4" | awk '$3 == "main" { print "0x" $1; exit }')
+echo "$MAIN4" >"$tmp/out/main4.addrs"
+python3 "$top_srcdir/tests/pprofcheck.py" make "$tmp/out/p4.pb.gz" \
+    "$tmp/bin/hello4:$ID4:0x555555554000:$tmp/out/main4.addrs" \
+    >/dev/null || exit 99
+SYMHUB_TOKEN= "$SYMHUB" pprof --url "$URL" "$tmp/out/p4.pb.gz" \
+    -o "$tmp/out/p4.sym.pb.gz" >"$tmp/out/pp" 2>&1
+st=$?
+[ "$st" = 1 ] && grep -q 401 "$tmp/out/pp"
+verdict $? "symhub pprof without a token: refused (401), exit 1" \
+    "exit $st: $(cat "$tmp/out/pp")"
+"$SYMHUB" pprof --url "$URL" --token-file "$tmp/tok.dev" \
+    "$tmp/out/p4.pb.gz" -o "$tmp/out/p4.sym.pb.gz" >"$tmp/out/pp" 2>&1 &&
+    python3 "$top_srcdir/tests/pprofcheck.py" tojson "$tmp/out/p4.sym.pb.gz" \
+    "$tmp/out/p4.json" >"$tmp/out/pps" 2>&1 &&
+    grep -q '"function": *"main"' "$tmp/out/p4.json"
+verdict $? "symhub pprof --token-file: the private module symbolized" \
+    "$(cat "$tmp/out/pp" "$tmp/out/pps"; head -c 300 "$tmp/out/p4.json")"
+SYMHUB_TOKEN=$TOK_DEV "$SYMHUB" pprof --url "$URL" "$tmp/out/p4.pb.gz" \
+    -o "$tmp/out/p4.sym2.pb.gz" >"$tmp/out/pp" 2>&1
+verdict $? '... and with SYMHUB_TOKEN' "$(cat "$tmp/out/pp")"
+echo 'two words' >"$tmp/tok.bad"
+"$SYMHUB" pprof --url "$URL" --token-file "$tmp/tok.bad" \
+    "$tmp/out/p4.pb.gz" -o "$tmp/out/p4.bad" >"$tmp/out/pp" 2>&1
+st=$?
+[ "$st" = 2 ] && grep -q 'blanks' "$tmp/out/pp"
+verdict $? "... a token with a blank is a usage error, never sent" \
+    "exit $st: $(cat "$tmp/out/pp")"
+
+# prefetch: HEAD of a public and of the tenant's private module.
+SYMHUB_TOKEN= "$SYMHUB" prefetch --url "$URL" "$ID2" >"$tmp/out/pf" 2>&1
+st=$?
+[ "$st" = 1 ] && grep -q '^failed' "$tmp/out/pf"
+verdict $? "symhub prefetch without a token: failed (401), exit 1" \
+    "exit $st: $(cat "$tmp/out/pf")"
+"$SYMHUB" prefetch --url "$URL" --token-file "$tmp/tok.dev" "$ID2" "$ID4" \
+    >"$tmp/out/pf" 2>&1
+st=$?
+[ "$st" = 0 ] && grep -q '^2 found' "$tmp/out/pf"
+verdict $? "symhub prefetch --token-file: both found" \
+    "exit $st: $(cat "$tmp/out/pf")"
+"$SYMHUB" prefetch --url "$URL" --token-file "$tmp/nothere" "$ID2" \
+    >"$tmp/out/pf" 2>&1
+st=$?
+[ "$st" = 2 ] && grep -q nothere "$tmp/out/pf"
+verdict $? '... a token file that cannot be read: exit 2' \
+    "exit $st: $(cat "$tmp/out/pf")"
+check '... and tokens never printed' \
+    bash -c "! grep -rqe '$TOK_DEV' -e '$TOK_CI' '$tmp/out/pp' '$tmp/out/pf' \
+    '$tmp/out/up4'"
 
 section 'malformed credentials'
 for h in "Bearer" "Bearer " "Bearer $TOK_DEV extra" "Bearer  $TOK_DEV$TOK_DEV" \

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <curl/curl.h>
+
 #include "cli.h"
 #include "text.h"
 
@@ -145,4 +147,88 @@ cli_env_url(char *buf, size_t len)
 	memcpy(buf, e, n);
 	buf[n] = '\0';
 	return buf;
+}
+
+char *
+cli_token_file(const char *path)
+{
+	FILE	*fp;
+	char	*line = NULL, *p, *t = NULL;
+	size_t	 cap = 0, len;
+	ssize_t	 n;
+	int	 err;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		return NULL;
+	errno = 0;
+	n = getline(&line, &cap, fp);
+	err = n < 0 ? (errno ? errno : ENODATA) : 0;
+	fclose(fp);
+	if (n >= 0) {
+		p = line + strspn(line, " \t\r\n");
+		len = strlen(p);
+		while (len > 0 && strchr(" \t\r\n", p[len - 1]) != NULL)
+			len--;
+		if (len == 0)
+			err = ENODATA;
+		else if ((t = strndup(p, len)) == NULL)
+			err = ENOMEM;
+	}
+	if (line != NULL)
+		explicit_bzero(line, cap);
+	free(line);
+	errno = err;
+	return t;
+}
+
+int
+cli_read_token(const char *prog, const char *path, char **tok,
+    struct curl_slist **hdrs)
+{
+	const char	*env = NULL, *p;
+	char		*t = NULL, *h = NULL;
+	size_t		 len;
+	int		 rc = 2;
+
+	*tok = NULL;
+	if (path != NULL && (t = cli_token_file(path)) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, errno == ENODATA ?
+		    "no token on the first line" : strerror(errno));
+		return 2;
+	}
+	if (t == NULL && ((env = getenv("SYMHUB_TOKEN")) == NULL ||
+	    *env == '\0'))
+		return 0;
+	/* A header line of the token's own: nothing else may ride in it. */
+	for (p = t != NULL ? t : env; *p != '\0'; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
+			fprintf(stderr, "%s: the token has blanks or control "
+			    "characters\n", prog);
+			goto out;
+		}
+	len = strlen("Authorization: Bearer ") + strlen(t != NULL ? t : env) +
+	    1;
+	rc = 1;
+	if ((h = malloc(len)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto out;
+	}
+	snprintf(h, len, "Authorization: Bearer %s", t != NULL ? t : env);
+	if ((*hdrs = curl_slist_append(*hdrs, h)) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (h != NULL) {
+		explicit_bzero(h, strlen(h));
+		free(h);
+	}
+	if (rc == 0 && t != NULL)
+		*tok = t;
+	else if (t != NULL) {
+		explicit_bzero(t, strlen(t));
+		free(t);
+	}
+	return rc;
 }

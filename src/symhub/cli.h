@@ -60,4 +60,26 @@ void	cli_store_error(const char *prog, const char *dir, int rc,
  */
 const char *cli_env_url(char *buf, size_t len);
 
+/*
+ * The first line of the file at path, blanks trimmed (a token file).
+ * @return it (malloc'd; wipe it with explicit_bzero() before free()), or
+ *         NULL with errno (ENODATA: no token on the first line).
+ */
+char	*cli_token_file(const char *path);
+
+struct curl_slist;
+
+/*
+ * The token a reading command sends (symhub pprof, prefetch): read from
+ * the file at path (--token-file), else $SYMHUB_TOKEN, appended to *hdrs
+ * as "Authorization: Bearer TOKEN".  None given is no error: a hub
+ * without --read-auth needs none.  Errors are said on standard error,
+ * after "PROG: ".
+ * @return 0 (with *tok the file's token to wipe and free, or NULL); 2 for
+ *         a file that cannot be read or a token with blanks or control
+ *         characters (a usage error); 1 out of memory.
+ */
+int	cli_read_token(const char *prog, const char *path, char **tok,
+	    struct curl_slist **hdrs);
+
 #endif

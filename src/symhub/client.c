@@ -611,6 +611,14 @@ prepare(struct item *it, const char *url)
 			return -ENOMEM;
 		it->hdrs = l;
 	}
+	/* Private per request (symhubd(8), ACCESS): every request says
+	 * so, the bundle's too. */
+	if (c->o.private) {
+		if ((l = curl_slist_append(it->hdrs, "X-Symhub-Private: 1")) ==
+		    NULL)
+			return -ENOMEM;
+		it->hdrs = l;
+	}
 	curl_easy_setopt(it->easy, CURLOPT_URL, url);
 	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, it);
 	curl_easy_setopt(it->easy, CURLOPT_USERAGENT,

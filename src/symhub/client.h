@@ -36,6 +36,7 @@ struct client_opts {
 	int		 sources;	/* --sources: each debuginfo's source
 					 * files too, as one bundle (PUT
 					 * /buildid/ID/sources, after it) */
+	int		 private;	/* --private: X-Symhub-Private: 1 */
 	FILE		*out;		/* report lines and the summary */
 	FILE		*err;		/* failure lines and the progress bar */
 };

@@ -23,7 +23,7 @@
 #include "cmd_pprof.h"
 
 static const char help[] =
-"usage: symhub pprof [--url URL] [--deadline MS] IN -o OUT\n"
+"usage: symhub pprof [--url URL] [--token-file FILE] [--deadline MS] IN -o OUT\n"
 "Symbolize the pprof profile IN (gzip-compressed or not) through a hub's\n"
 "POST /symbolize/pprof and write the answer, gzip-compressed, to OUT:\n"
 "every location of a module the hub has symbols for gets its functions,\n"
@@ -32,6 +32,8 @@ static const char help[] =
 "  -o, --output OUT   where the symbolized profile goes (- for stdout)\n"
 "      --url URL      the hub, e.g. http://hub:8002 (default: the first\n"
 "                     of $DEBUGINFOD_URLS)\n"
+"      --token-file FILE  a read token, from the first line of FILE, for a\n"
+"                     hub with --read-auth (default: $SYMHUB_TOKEN)\n"
 "      --deadline MS  how long the hub may fetch and convert missing\n"
 "                     modules (default: its --symbolize-deadline)\n"
 "  -h, --help         this text\n";
@@ -102,6 +104,7 @@ cmd_pprof(int argc, char **argv)
 		{ "url", required_argument, NULL, 'U' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "deadline", required_argument, NULL, 'D' },
+		{ "token-file", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -111,6 +114,8 @@ cmd_pprof(int argc, char **argv)
 	CURL			*easy = NULL;
 	CURLcode		 res;
 	const char		*url = NULL, *outpath = NULL, *deadline = NULL;
+	const char		*tfile = NULL;
+	char			*tok = NULL;
 	char			 ebuf[2048], full[4096], cerr[CURL_ERROR_SIZE];
 	long			 status = 0;
 	size_t			 n;
@@ -125,6 +130,9 @@ cmd_pprof(int argc, char **argv)
 			break;
 		case 'o':
 			outpath = optarg;
+			break;
+		case 'F':
+			tfile = optarg;
 			break;
 		case 'D':
 			if (optarg[0] == '\0' || optarg[strspn(optarg,
@@ -174,6 +182,9 @@ cmd_pprof(int argc, char **argv)
 		fprintf(stderr, "symhub pprof: out of memory\n");
 		goto out;
 	}
+	if ((st = cli_read_token("symhub pprof", tfile, &tok, &hdrs)) != 0)
+		goto out;
+	st = 1;
 	cerr[0] = '\0';
 	curl_easy_setopt(easy, CURLOPT_URL, full);
 	curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -209,6 +220,10 @@ cmd_pprof(int argc, char **argv)
 	}
 	st = 0;
 out:
+	if (tok != NULL) {
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+	}
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(easy);
 	buf_free(&in);

@@ -64,6 +64,7 @@ struct prefetch {
 	int		 jobs;
 	int		 quiet;
 	int		 bar;		/* a progress line on stderr */
+	struct curl_slist *hdrs;	/* the token's header, or NULL */
 	struct item	*items;
 	size_t		 n, cap;
 	struct strmap	 asked;		/* "id\tkind" -> index in items */
@@ -79,6 +80,8 @@ static const char help[] =
 "and core file under it).\n"
 "\n"
 "      --url URL   the hub (default: the first of $DEBUGINFOD_URLS)\n"
+"      --token-file FILE  a read token, from the first line of FILE, for a\n"
+"                  hub with --read-auth (default: $SYMHUB_TOKEN)\n"
 "  -e, --executables  ask for the executables too\n"
 "  -s, --sources   ask for the source files each debuginfo names too\n"
 "  -j, --jobs N    requests at once (default 8, 1 to 64)\n"
@@ -542,6 +545,9 @@ start(struct prefetch *p, CURLM *multi, size_t idx)
 		curl_easy_setopt(it->easy, CURLOPT_WRITEFUNCTION, discard);
 	}
 	curl_easy_setopt(it->easy, CURLOPT_ERRORBUFFER, it->err);
+	/* The token goes to the hub alone: no redirects are followed. */
+	if (p->hdrs != NULL)
+		curl_easy_setopt(it->easy, CURLOPT_HTTPHEADER, p->hdrs);
 	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, (char *)(uintptr_t)idx);
 	curl_easy_setopt(it->easy, CURLOPT_USERAGENT, "symhub-prefetch/"
 	    PACKAGE_VERSION);
@@ -702,13 +708,15 @@ cmd_prefetch(int argc, char **argv)
 		{ "sources", no_argument, NULL, 's' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "token-file", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static char		 prog[] = "symhub prefetch";
 	struct prefetch		 p;
 	char			 ebuf[4096];
-	char			*url = NULL;
+	char			*url = NULL, *tok = NULL;
+	const char		*tfile = NULL;
 	size_t			 i;
 	int			 ch, rc = 0, st;
 
@@ -731,6 +739,9 @@ cmd_prefetch(int argc, char **argv)
 			break;
 		case 'q':
 			p.quiet = 1;
+			break;
+		case 'F':
+			tfile = optarg;
 			break;
 		case 's':
 			p.sources = 1;
@@ -759,6 +770,10 @@ cmd_prefetch(int argc, char **argv)
 	}
 	if (url == NULL && (url = strdup(p.url)) == NULL)
 		return 1;
+	if ((st = cli_read_token(prog, tfile, &tok, &p.hdrs)) != 0) {
+		free(url);
+		return st;
+	}
 	while (*url != '\0' && url[strlen(url) - 1] == '/')
 		url[strlen(url) - 1] = '\0';
 	p.url = url;
@@ -791,6 +806,11 @@ cmd_prefetch(int argc, char **argv)
 	free(p.items);
 	strmap_free(&p.asked);
 	curl_global_cleanup();
+	curl_slist_free_all(p.hdrs);
+	if (tok != NULL) {
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+	}
 	free(url);
 	return st;
 }

@@ -82,6 +82,9 @@ static const char upload_help[] =
 "                         /buildid/ID/sources, kind \"sources\"); a file\n"
 "                         that cannot be read is listed (\"unread\"), and\n"
 "                         no failure\n"
+"      --private          each upload private to the token's tenant\n"
+"                         (X-Symhub-Private: 1; symhubd(8), ACCESS), whatever\n"
+"                         the token's scopes say\n"
 "  -f, --force            send even when the hub's copy is as good or better,\n"
 "                         without asking first (PUT ?force=1)\n"
 "  -n, --dry-run          ask the hub and print what would be sent; send\n"
@@ -112,39 +115,6 @@ static const char upload_help[] =
 "build-id, build-ids differ), in which case nothing is sent; 2 for usage\n"
 "errors (no URL, no token, bad options).\n";
 
-/* The first line of path, blanks trimmed, in a malloc'd string. */
-static char *
-read_token_file(const char *path)
-{
-	FILE	*fp;
-	char	*line = NULL, *p, *t = NULL;
-	size_t	 cap = 0, len;
-	ssize_t	 n;
-	int	 err;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		return NULL;
-	errno = 0;
-	n = getline(&line, &cap, fp);
-	err = n < 0 ? (errno ? errno : ENODATA) : 0;
-	fclose(fp);
-	if (n >= 0) {
-		p = line + strspn(line, " \t\r\n");
-		len = strlen(p);
-		while (len > 0 && strchr(" \t\r\n", p[len - 1]) != NULL)
-			len--;
-		if (len == 0)
-			err = ENODATA;
-		else if ((t = strndup(p, len)) == NULL)
-			err = ENOMEM;
-	}
-	if (line != NULL)
-		explicit_bzero(line, cap);
-	free(line);
-	errno = err;
-	return t;
-}
-
 static int
 upload(int argc, char **argv)
 {
@@ -156,6 +126,7 @@ upload(int argc, char **argv)
 		{ "debuginfo", required_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "sources", no_argument, NULL, 's' },
+		{ "private", no_argument, NULL, 'P' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -201,6 +172,9 @@ upload(int argc, char **argv)
 		case 's':
 			o.sources = 1;
 			break;
+		case 'P':
+			o.private = 1;
+			break;
 		case 'n':
 			o.dry_run = 1;
 			break;
@@ -239,7 +213,7 @@ upload(int argc, char **argv)
 		goto usage;
 	}
 	if (tfile != NULL) {
-		if ((tok = read_token_file(tfile)) == NULL) {
+		if ((tok = cli_token_file(tfile)) == NULL) {
 			fprintf(stderr, "symhub: %s: %s\n", tfile,
 			    errno == ENODATA ? "no token on the first line" :
 			    strerror(errno));

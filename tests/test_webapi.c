@@ -585,6 +585,9 @@ test_dwsource(void)
 	    NULL };
 	static const char *const rel[] = { "./libio/./libio/ioputs.c",
 	    "./stdio/./stdio/ioputs.c", "main.c", NULL };
+	/* As elfinfo_sources() gives them: a relative comp_dir joined once. */
+	static const char *const once[] = { "./libio/ioputs.c",
+	    "./libio/../stdio/x.c", NULL };
 	const char *got;
 
 	ok(srcmatch("/b/src/main.c", abs, &got) == 0 &&
@@ -610,6 +613,12 @@ test_dwsource(void)
 	    "dwsource: relative names can be ambiguous too");
 	ok(srcmatch("/main.c", rel, &got) == 0 && strcmp(got, "/main.c") == 0,
 	    "dwsource: a relative name is rooted");
+	ok(srcmatch("/libio/libio/ioputs.c", once, &got) == 0 &&
+	    strcmp(got, "/libio/ioputs.c") == 0,
+	    "dwsource: a name joined once, asked in libdw's spelling");
+	ok(srcmatch("/libio/ioputs.c", once, &got) == 0 &&
+	    strcmp(got, "/libio/ioputs.c") == 0,
+	    "dwsource: ... and as it is");
 	ok(dwsource_doubled("/a/b/a/b/c.c") == 4 &&
 	    dwsource_doubled("/a/a") == 0 && dwsource_doubled("/a/b/c") == 0 &&
 	    dwsource_doubled("/ab/a/x") == 0,

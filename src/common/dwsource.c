@@ -226,7 +226,7 @@ dwsource_doubled(const char *canon)
 int
 dwsource_name(struct dwsource *d, const char *path)
 {
-	size_t	l = 0;
+	size_t	l = 0, n;
 	int	rc;
 
 	if ((rc = whole(&d->tmp, &d->tmpsz, NULL, 0, NULL, path)) <= 0)
@@ -235,6 +235,19 @@ dwsource_name(struct dwsource *d, const char *path)
 	 * in front twice (dwsource_find()); the one file, recorded once. */
 	if (path[0] != '/' && (l = dwsource_doubled(d->tmp)) > 0)
 		return entry(d, d->tmp + l, d->tmp, NULL);
+	/* elfinfo_sources() joins a unit's own file with a relative
+	 * compilation directory once ("./csu/version.c"): its first
+	 * directory may be that one, which libdw's callers put in front
+	 * twice ("/csu/csu/version.c"): that spelling finds it too. */
+	if (path[0] != '/' && (l = strcspn(d->tmp + 1, "/") + 1) > 1 &&
+	    d->tmp[l] == '/') {
+		n = strlen(d->tmp);
+		if (array_grow(&d->tmp2, &d->tmp2sz, n + l + 1, 1) < 0)
+			return -ENOMEM;
+		memcpy(d->tmp2, d->tmp, l);
+		memcpy(d->tmp2 + l, d->tmp, n + 1);
+		return entry(d, d->tmp, d->tmp2, NULL);
+	}
 	return entry(d, d->tmp, NULL, NULL);
 }
 

@@ -230,6 +230,8 @@ fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf, size_t max,
 			n = -EIO;
 	} else if (s->state == S_DONE)
 		n = -ENODATA;
+	else if (rd == NULL)
+		n = 0;		/* the caller has work before it waits */
 	else {
 		/* Suspended before mu is let go: a wake cannot come first. */
 		rd->next = s->parked;
@@ -815,9 +817,12 @@ head_check(struct fetch *f, struct job *j, struct attempt *a)
 	ssize_t			 got;
 	int			 rc;
 
+	/* A zstd body (another hub's) is looked at decoded, as it is
+	 * written to the blob; any other coding is refused in verify(). */
 	j->head_done = 1;	/* unless more bytes are wanted, below */
 	if ((j->key.kind != CACHE_DEBUGINFO &&
-	    j->key.kind != CACHE_EXECUTABLE) || j->upgrade || a->r.encoded)
+	    j->key.kind != CACHE_EXECUTABLE) || j->upgrade ||
+	    (a->r.encoded && j->z == NULL))
 		return 0;
 	if (a->r.xsize >= 0)
 		size = (uint64_t)a->r.xsize;

@@ -111,8 +111,9 @@ struct fetch_reader {
 /*
  * Copy at most max bytes from pos of what may be sent now into buf.
  * @return bytes copied (> 0); 0 when nothing may be sent yet: rd is
- *         parked (suspend() was called, resume() will be); -ENODATA at
- *         the end; -EIO when the stream failed: cut the client off.
+ *         parked (suspend() was called, resume() will be), or, with rd
+ *         NULL, nothing happened (read again with rd to wait); -ENODATA
+ *         at the end; -EIO when the stream failed: cut the client off.
  */
 ssize_t	fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf,
 	    size_t max, struct fetch_reader *rd);

@@ -15,8 +15,10 @@
 #   3. gdb, debuginfod-find and llvm-debuginfod-find-19 get the bytes of
 #      elfutils' debuginfod through a cold hub, byte for byte, streamed
 #      in zstd (libcurl under each sends deflate, gzip, br, zstd);
-#   4. a hub behind another (accept-encoding=zstd) streams the decoded
-#      bytes too, and codes them again for its clients.
+#   4. a hub behind another (accept-encoding=zstd) streams too, and
+#      passes the other's zstd on as it came (no coding again), the
+#      bytes that decode into the tail and the frame's end held back
+#      until the file is verified: one a byte short is cut, no frame.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_stream_zstd.sh
@@ -271,9 +273,10 @@ check "... streamed zstd-coded" eval \
     grep -q 'GET /buildid/$MID/debuginfo 200 [0-9]* upstream up zstd' '$tmp/llvm.log'"
 stop_check "the hub stops"
 
-section "a hub behind another (accept-encoding=zstd) streams, and codes"
-hub -d "$tmp/st-central" -F "$tmp/up" --compress-best-level 0 \
-    --log-file "$tmp/central.log"
+section "a hub behind another (accept-encoding=zstd) streams its zstd on"
+# The central hub's copies at level 19: not what the regional would make.
+hub -d "$tmp/st-central" -F "$tmp/up" --compress-level 19 \
+    --compress-best-level 0 --log-file "$tmp/central.log"
 C=$URL
 wait_until 60 eval "[ \"\$(http_code $C/buildid/$MID/debuginfo)\" = 200 ]" ||
     { echo "# the central hub did not index many"; exit 99; }
@@ -287,10 +290,45 @@ grep -Eq '^Line [0-9]+ of "many.c"' "$tmp/out/gdb2" &&
     cmp -s "$DEBUGINFOD_CACHE_PATH/$MID/debuginfo" "$tmp/out/direct"
 verdict $? "gdb through both hubs: the debuginfo byte for byte" \
     "$(head -n 5 "$tmp/out/gdb2")"
-check "... the central hub sent zstd, the regional streamed it decoded, coded again" eval \
-    "grep 'GET /buildid/$MID/debuginfo ' '$tmp/central.log' | grep -q 'hit zstd' &&
-    metric_cmp symhub_fetch_streams_total -eq 1 &&
-    grep -q 'GET /buildid/$MID/debuginfo 200 [0-9]* upstream central zstd' '$tmp/regional.log'"
+cz=$(grep "GET /buildid/$MID/debuginfo 200 [0-9]* hit zstd" "$tmp/central.log" |
+    awk '{ print $7 }')
+check "... the central hub sent zstd, the regional streamed it on as it came ($cz bytes)" eval \
+    "[ -n '$cz' ] && metric_cmp symhub_fetch_streams_total -eq 1 &&
+    grep -q 'GET /buildid/$MID/debuginfo 200 $cz upstream central zstd' '$tmp/regional.log'"
 stop_check "the regional hub stops"
+
+section "another hub's zstd: forwarded byte for byte, its end held back"
+# A fake hub (badupstream.py zstd) sends many's debuginfo, and the big
+# executable one byte short of what its X-DEBUGINFOD-SIZE says.
+mkdir -p "$tmp/z" || exit 99
+zstd -q -19 -c "$tmp/out/direct" >"$tmp/z/$MID" &&
+    file_size "$tmp/out/direct" >"$tmp/z/$MID.size" &&
+    zstd -q -19 -c "$BIG" >"$tmp/z/$ID" && echo $((SIZE + 1)) >"$tmp/z/$ID.size" ||
+    exit 99
+start_badupstream fake zstd "$tmp/z" "$tmp/fake.log" ||
+    fail "badupstream.py zstd starts"
+hub -d "$tmp/st-fwd" -u "$BURL name=fake accept-encoding=zstd" \
+    --log-file "$tmp/fwd.log"
+code=$(http "/buildid/$MID/debuginfo" "$tmp/out/fwd" "$tmp/out/fwd.hdr" \
+    -H 'Accept-Encoding: zstd')
+[ "$code" = 200 ] && cmp -s "$tmp/out/fwd" "$tmp/z/$MID"
+verdict $? "zstd raw: the upstream's frame, byte for byte" \
+    "status $code, $(bytes "$tmp/out/fwd") bytes for $(file_size "$tmp/z/$MID")"
+check "... streamed" metric_cmp symhub_fetch_streamed_total -eq 1
+raw "$tmp/out/fshort.z"
+wait_exit "$CPID" 30
+[ "$exit_status" != 0 ] && ! zstd -q -t "$tmp/out/fshort.z" 2>/dev/null
+verdict $? "one byte short: curl raw is cut off, its bytes are no whole frame" \
+    "curl exit $exit_status, $(bytes "$tmp/out/fshort.z") of $(file_size "$tmp/z/$ID") bytes"
+client_env
+DEBUGINFOD_RETRY_LIMIT=0 timeout 60 debuginfod-find executable "$ID" \
+    >"$tmp/out/fshort.df" 2>&1
+[ $? != 0 ] && [ -z "$(find "$DEBUGINFOD_CACHE_PATH" -type f -path "*$ID*")" ]
+verdict $? "... debuginfod-find fails, its cache keeps nothing" \
+    "$(head -n 2 "$tmp/out/fshort.df")"
+check "... streamed, not stored" eval \
+    "metric_cmp symhub_fetch_streamed_total -ge 2 &&
+    ! curl -s --max-time 10 -o /dev/null '$URL/buildid/$ID/executable'"
+stop_check "the hub stops"
 
 finish

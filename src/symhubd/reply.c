@@ -555,6 +555,7 @@ struct sreader {
 	struct encode		*enc;
 	uint64_t		 in, out;
 	int			 dirty, ended;
+	int			 fwd;	/* the upstream's zstd, as it came */
 };
 
 static void
@@ -641,12 +642,31 @@ sreader_read_coded(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 }
 
+/* Another hub's zstd as it came (fetch_stream_read_coded()). */
+static ssize_t
+sreader_read_fwd(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sreader	*sr = cls;
+	ssize_t		 n;
+
+	if ((n = fetch_stream_read_coded(sr->s, pos, buf, max, &sr->rd)) >= 0) {
+		sr->out += (uint64_t)n;
+		sr->r->bytes = sr->out;
+		return n;
+	}
+	if (n == -ENODATA) {
+		sr->ended = 1;
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	return sreader_cut(sr);
+}
+
 static void
 sreader_free(void *cls)
 {
 	struct sreader *sr = cls;
 
-	if (sr->z != NULL && sr->ended)
+	if ((sr->z != NULL || sr->fwd) && sr->ended)
 		encode_count(sr->enc, WEBAPI_ENC_ZSTD, sr->out);
 	encode_coder_free(sr->z);
 	fetch_stream_release(sr->s, &sr->rd);
@@ -683,16 +703,25 @@ reply_stream(struct http *h, struct req *r, const struct cache_key *key,
 	 * HTTP/1.0 answer would end with the connection, cut or not).
 	 */
 	if (coding == WEBAPI_ENC_ZSTD && r->http11 &&
-	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0 &&
-	    encode_coder_create(coding, (int)h->cfg->compress_level,
-	    rec->size, &sr->z) < 0)
-		sr->z = NULL;	/* sent as it is */
+	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
+		/* Another hub's coded bytes need no coding again. */
+		if (fetch_stream_coded(s))
+			sr->fwd = 1;
+		else if (encode_coder_create(coding,
+		    (int)h->cfg->compress_level, rec->size, &sr->z) < 0)
+			sr->z = NULL;	/* sent as it is */
+	}
 	/* The size is the one announced: a client that gets it all got
 	 * the whole file, verified. */
-	resp = sr->z != NULL ? MHD_create_response_from_callback(
-	    MHD_SIZE_UNKNOWN, 128 * 1024, sreader_read_coded, sr,
-	    sreader_free) : MHD_create_response_from_callback(rec->size,
-	    128 * 1024, sreader_read, sr, sreader_free);
+	if (sr->fwd)
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    128 * 1024, sreader_read_fwd, sr, sreader_free);
+	else if (sr->z != NULL)
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    128 * 1024, sreader_read_coded, sr, sreader_free);
+	else
+		resp = MHD_create_response_from_callback(rec->size,
+		    128 * 1024, sreader_read, sr, sreader_free);
 	if (resp == NULL) {
 		sreader_free(sr);
 		return MHD_NO;
@@ -700,7 +729,7 @@ reply_stream(struct http *h, struct req *r, const struct cache_key *key,
 	/* s now owned by resp */
 	reply_artifact_headers(resp, rec);
 	vary(h, resp, key);
-	if (sr->z == NULL)
+	if (sr->z == NULL && !sr->fwd)
 		return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
 		    r->how_buf);
 	/* X-DEBUGINFOD-SIZE stays the file's, as with a stored copy. */

@@ -133,8 +133,12 @@ head -c $((zsz / 2)) "$tmp/good.zst" >"$tmp/cut.zst"
 body "$ID_CUT" "$tmp/cut.zst" "$DSIZE"
 ID_PLAIN=ba$(printf '%038d' 4)
 body "$ID_PLAIN" "$DBG" "$DSIZE"
-ID_SHORT=ba$(printf '%038d' 5)
-body "$ID_SHORT" "$tmp/good.zst" $((DSIZE + 1))
+# Short: hello's real debuginfo, its head right (so it streams), one
+# byte short of what X-DEBUGINFOD-SIZE says: only the end tells.
+ID_SHORT=$ID_H
+HSIZE=$(file_size "$tmp/scan/hello.debug")
+zstd -q -c "$tmp/scan/hello.debug" >"$tmp/short.zst" || exit 99
+body "$ID_SHORT" "$tmp/short.zst" $((HSIZE + 1))
 start_badupstream fake zstd "$tmp/z" "$BLOG" ||
     fail "the fake upstream starts"
 hub -d "$tmp/store-f" -u "$BURL name=fake accept-encoding=zstd" \
@@ -180,7 +184,7 @@ check "a cut stream: logged as cut" grep -q 'ends inside a frame' \
 refused "plain bytes said to be zstd" "$ID_PLAIN"
 refused "zstd short of X-DEBUGINFOD-SIZE" "$ID_SHORT"
 check "zstd short: logged as short" grep -q \
-    "sent $DSIZE bytes of debuginfo $ID_SHORT, not the $((DSIZE + 1))" \
+    "sent $HSIZE bytes of debuginfo $ID_SHORT, not the $((HSIZE + 1))" \
     "$tmp/f.log"
 stop_symhubd "$SYMHUBD_PID"
 

@@ -427,6 +427,102 @@ encode_adopt(struct cache *c, const struct cache_key *key, uint64_t parent,
 	return cache_put_blob(c, b, &ek, &erec, NULL);
 }
 
+/* ---- coding as the bytes come ---- */
+
+struct encode_coder {
+	ZSTD_CCtx	*z;
+	char		*buf;		/* [pos, len): not drained yet */
+	size_t		 cap, len, pos;
+};
+
+int
+encode_coder_create(unsigned coding, int level, uint64_t size,
+    struct encode_coder **out)
+{
+	struct encode_coder *c;
+
+	*out = NULL;
+	if (coding != WEBAPI_ENC_ZSTD)
+		return -ENOTSUP;
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return -ENOMEM;
+	if ((c->z = ZSTD_createCCtx()) == NULL) {
+		free(c);
+		return -ENOMEM;
+	}
+	ZSTD_CCtx_setParameter(c->z, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(c->z, ZSTD_c_checksumFlag, 1);
+	/* The window need not pass the file: a small one costs a client
+	 * little memory to decode. */
+	ZSTD_CCtx_setPledgedSrcSize(c->z, size);
+	*out = c;
+	return 0;
+}
+
+int
+encode_coder_write(struct encode_coder *c, const void *buf, size_t len,
+    enum encode_flush how)
+{
+	ZSTD_inBuffer		in = { buf, len, 0 };
+	ZSTD_outBuffer		out;
+	ZSTD_EndDirective	d = how == ENCODE_END ? ZSTD_e_end :
+				    how == ENCODE_FLUSH ? ZSTD_e_flush :
+				    ZSTD_e_continue;
+	size_t			r, want = ZSTD_CStreamOutSize();
+	char			*nb;
+
+	if (c->pos == c->len)
+		c->pos = c->len = 0;
+	for (;;) {
+		/* Room for a block at least: what one call makes is kept
+		 * whole, however much the caller drains at a time. */
+		if (c->cap - c->len < want) {
+			if ((nb = realloc(c->buf, c->len + want)) == NULL)
+				return -ENOMEM;
+			c->buf = nb;
+			c->cap = c->len + want;
+		}
+		out.dst = c->buf + c->len;
+		out.size = c->cap - c->len;
+		out.pos = 0;
+		r = ZSTD_compressStream2(c->z, &out, &in, d);
+		if (ZSTD_isError(r))
+			return -EIO;
+		c->len += out.pos;
+		/* continue: every byte taken; flush and end: all let out. */
+		if (d == ZSTD_e_continue ? in.pos == in.size : r == 0)
+			return 0;
+	}
+}
+
+size_t
+encode_coder_drain(struct encode_coder *c, void *buf, size_t max)
+{
+	size_t n = c->len - c->pos;
+
+	if (n > max)
+		n = max;
+	memcpy(buf, c->buf + c->pos, n);
+	c->pos += n;
+	return n;
+}
+
+size_t
+encode_coder_pending(const struct encode_coder *c)
+{
+	return c->len - c->pos;
+}
+
+void
+encode_coder_free(struct encode_coder *c)
+{
+	if (c == NULL)
+		return;
+	ZSTD_freeCCtx(c->z);
+	free(c->buf);
+	free(c);
+}
+
 /* ---- the second pass ---- */
 
 #define IMPROVE_MAX	4096

@@ -76,6 +76,43 @@ int	encode_adopt(struct cache *c, const struct cache_key *key,
 	    uint64_t parent, uint64_t size, const struct cache_record *rec,
 	    unsigned coding, int level, struct cache_blob *b);
 
+/*
+ * A coder of one answer whose bytes come a piece at a time (a cold miss
+ * streamed as it arrives, fetch.h), in zstd at level: the coded bytes
+ * are let out as the caller says (ENCODE_FLUSH: everything taken so
+ * far, before it waits for more), and the frame is ended, with its
+ * checksum, only by ENCODE_END.  A coder never ended leaves a frame no
+ * decoder takes for whole.  No I/O.
+ */
+struct encode_coder;	/* opaque */
+
+enum encode_flush {
+	ENCODE_MORE,		/* more to come: code at leisure */
+	ENCODE_FLUSH,		/* let out what was taken */
+	ENCODE_END		/* the file is whole: end the frame */
+};
+
+/* @param size  the file's, announced: the frame header says it.
+ * @return 0 with *out (encode_coder_free()), -ENOTSUP for a coding
+ *         other than zstd, -ENOMEM. */
+int	encode_coder_create(unsigned coding, int level, uint64_t size,
+	    struct encode_coder **out);
+
+/* Take len bytes of the file (none: just how); the coded bytes wait in
+ * the coder for encode_coder_drain().  @return 0, -EIO (libzstd refused:
+ * more bytes than size, say), -ENOMEM. */
+int	encode_coder_write(struct encode_coder *c, const void *buf,
+	    size_t len, enum encode_flush how);
+
+/* Copy at most max coded bytes waiting into buf.  @return how many. */
+size_t	encode_coder_drain(struct encode_coder *c, void *buf, size_t max);
+
+/* Coded bytes waiting to be drained. */
+size_t	encode_coder_pending(const struct encode_coder *c);
+
+/* Accepts NULL. */
+void	encode_coder_free(struct encode_coder *c);
+
 /* Count an answer sent in coding (0: as it is, to a client that accepts
  * a coding) of bytes on the wire, for the metrics. */
 void	encode_count(struct encode *e, unsigned coding, uint64_t bytes);

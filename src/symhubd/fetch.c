@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <curl/curl.h>
+#include <zstd.h>
 
 #include "base/clock.h"
 #include "base/counter.h"
@@ -180,17 +181,26 @@ struct fetch_stream {
 	int64_t			 woke_ms;
 	int			 pending;	/* progress not told yet */
 	struct fetch_reader	*parked;
+	/* A zstd body (another hub's): its coded bytes as they came, kept
+	 * (upzstd.h), for readers that forward them; cfd -1: none.  chold:
+	 * the coded bytes that decode to no more than hold less a block,
+	 * so that no decoder gets a byte of the tail from them. */
+	int			 cfd, csrc;
+	uint64_t		 cwritten, chold;
 };
 
-/* With mu held: the bytes a reader may send. */
+/* With mu held: the bytes a reader may send, decoded or coded. */
 static uint64_t
-sready(const struct fetch_stream *s)
+sready(const struct fetch_stream *s, int coded)
 {
+	uint64_t n = coded ? s->cwritten : s->written;
+	uint64_t hold = coded ? s->chold : s->hold;
+
 	if (s->state == S_DONE)
-		return s->written;
+		return n;
 	if (s->state == S_FAILED)
 		return 0;
-	return s->written < s->hold ? s->written : s->hold;
+	return n < hold ? n : hold;
 }
 
 static void
@@ -205,31 +215,37 @@ stream_unref(struct fetch_stream *s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->cfd >= 0)
+		close(s->cfd);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
 
-ssize_t
-fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf, size_t max,
+/* fetch_stream_read() of the file's bytes, or of the coded ones. */
+static ssize_t
+sread(struct fetch_stream *s, int coded, uint64_t pos, void *buf, size_t max,
     struct fetch_reader *rd)
 {
 	uint64_t	avail;
 	ssize_t		n;
 
 	pthread_mutex_lock(&s->mu);
-	avail = sready(s);
+	avail = sready(s, coded);
 	if (s->state == S_FAILED)
 		n = -EIO;
 	else if (pos < avail) {
 		if (avail - pos < max)
 			max = (size_t)(avail - pos);
-		while ((n = pread(s->fd, buf, max, (off_t)pos)) < 0 &&
+		while ((n = pread(coded ? s->cfd : s->fd, buf, max,
+		    (off_t)pos)) < 0 &&
 		    errno == EINTR)
 			;
 		if (n <= 0)
 			n = -EIO;
 	} else if (s->state == S_DONE)
 		n = -ENODATA;
+	else if (rd == NULL)
+		n = 0;		/* the caller has work before it waits */
 	else {
 		/* Suspended before mu is let go: a wake cannot come first. */
 		rd->next = s->parked;
@@ -240,6 +256,26 @@ fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf, size_t max,
 	}
 	pthread_mutex_unlock(&s->mu);
 	return n;
+}
+
+ssize_t
+fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf, size_t max,
+    struct fetch_reader *rd)
+{
+	return sread(s, 0, pos, buf, max, rd);
+}
+
+int
+fetch_stream_coded(const struct fetch_stream *s)
+{
+	return s->cfd >= 0;
+}
+
+ssize_t
+fetch_stream_read_coded(struct fetch_stream *s, uint64_t pos, void *buf,
+    size_t max, struct fetch_reader *rd)
+{
+	return sread(s, 1, pos, buf, max, rd);
 }
 
 void
@@ -277,7 +313,7 @@ stream_wake(struct fetch_stream *s, int force)
 	uint64_t		 avail;
 
 	pthread_mutex_lock(&s->mu);
-	avail = sready(s);
+	avail = sready(s, 0);
 	if (s->parked == NULL || (!force && avail <= s->woke_at)) {
 		s->pending &= s->parked != NULL;
 		pthread_mutex_unlock(&s->mu);
@@ -328,9 +364,16 @@ stream_grow(struct job *j)
 {
 	struct fetch_stream	*s = j->stream;
 	int			 bfd = cache_blob_fd(j->blob), nfd = -1;
+	int			 kfd = -1, ncfd = -1;
 
 	if (bfd != s->src && (nfd = dup(bfd)) < 0)
 		return -errno;
+	if (s->cfd >= 0 && ((kfd = upzstd_kept_fd(j->z)) < 0 ||
+	    (kfd != s->csrc && (ncfd = dup(kfd)) < 0))) {
+		if (nfd >= 0)
+			close(nfd);
+		return kfd < 0 ? -EIO : -errno;
+	}
 	pthread_mutex_lock(&s->mu);
 	if (nfd >= 0) {
 		/* The staged bytes moved to tmp/: read from there on. */
@@ -338,7 +381,17 @@ stream_grow(struct job *j)
 		s->fd = nfd;
 		s->src = bfd;
 	}
+	if (ncfd >= 0) {
+		close(s->cfd);
+		s->cfd = ncfd;
+		s->csrc = kfd;
+	}
 	s->written = cache_blob_size(j->blob);
+	if (s->cfd >= 0) {
+		s->cwritten = upzstd_coded(j->z);
+		if (s->written + ZSTD_BLOCKSIZE_MAX <= s->hold)
+			s->chold = s->cwritten;
+	}
 	pthread_mutex_unlock(&s->mu);
 	stream_wake(s, 0);
 	return 0;
@@ -815,9 +868,12 @@ head_check(struct fetch *f, struct job *j, struct attempt *a)
 	ssize_t			 got;
 	int			 rc;
 
+	/* A zstd body (another hub's) is looked at decoded, as it is
+	 * written to the blob; any other coding is refused in verify(). */
 	j->head_done = 1;	/* unless more bytes are wanted, below */
 	if ((j->key.kind != CACHE_DEBUGINFO &&
-	    j->key.kind != CACHE_EXECUTABLE) || j->upgrade || a->r.encoded)
+	    j->key.kind != CACHE_EXECUTABLE) || j->upgrade ||
+	    (a->r.encoded && j->z == NULL))
 		return 0;
 	if (a->r.xsize >= 0)
 		size = (uint64_t)a->r.xsize;
@@ -866,6 +922,16 @@ head_check(struct fetch *f, struct job *j, struct attempt *a)
 	if ((st->fd = dup(st->src)) < 0) {
 		free(st);
 		return 0;
+	}
+	/* Another hub's zstd, kept: forwarded as it came to the readers
+	 * that accept it (no coding again), up to chold. */
+	st->cfd = -1;
+	if (j->z != NULL && (st->csrc = upzstd_kept_fd(j->z)) >= 0 &&
+	    (st->cfd = dup(st->csrc)) >= 0) {
+		st->cwritten = upzstd_coded(j->z);
+		if (cache_blob_size(j->blob) + ZSTD_BLOCKSIZE_MAX <=
+		    size - tail)
+			st->chold = st->cwritten;
 	}
 	pthread_mutex_init(&st->mu, NULL);
 	st->refs = 1;			/* the job's */

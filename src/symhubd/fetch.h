@@ -111,11 +111,20 @@ struct fetch_reader {
 /*
  * Copy at most max bytes from pos of what may be sent now into buf.
  * @return bytes copied (> 0); 0 when nothing may be sent yet: rd is
- *         parked (suspend() was called, resume() will be); -ENODATA at
- *         the end; -EIO when the stream failed: cut the client off.
+ *         parked (suspend() was called, resume() will be), or, with rd
+ *         NULL, nothing happened (read again with rd to wait); -ENODATA
+ *         at the end; -EIO when the stream failed: cut the client off.
  */
 ssize_t	fetch_stream_read(struct fetch_stream *s, uint64_t pos, void *buf,
 	    size_t max, struct fetch_reader *rd);
+
+/* Does s come from another hub in zstd, its coded bytes kept?  Then
+ * fetch_stream_read_coded() reads them as they came (a zstd frame whose
+ * end, and the bytes that decode into the tail, come once the file is
+ * verified), for a client that accepts zstd. */
+int	fetch_stream_coded(const struct fetch_stream *s);
+ssize_t	fetch_stream_read_coded(struct fetch_stream *s, uint64_t pos,
+	    void *buf, size_t max, struct fetch_reader *rd);
 
 /* Let go of a reference (rd, the reader's, or NULL: never read). */
 void	fetch_stream_release(struct fetch_stream *s, struct fetch_reader *rd);

@@ -318,7 +318,8 @@ expects_body(struct req *r)
  * %00 in it, holding the URL as received; else NULL. */
 static enum MHD_Result
 begin(struct http *h, struct MHD_Connection *conn, const char *url,
-    const char *method, struct req *nul, void **con_cls)
+    const char *method, const char *version, struct req *nul,
+    void **con_cls)
 {
 	struct req	*r = nul;
 	enum MHD_Result	 ret;
@@ -333,6 +334,8 @@ begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->t0 = clock_us();
 	r->ask.sfd = -1;
 	snprintf(r->method, sizeof(r->method), "%s", method);
+	r->http11 = version != NULL &&
+	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0;
 	r->type = METRICS_T_OTHER;
 	r->how = "-";
 	r->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
@@ -408,7 +411,7 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	if (r == (void *)&no_memory)
 		return MHD_NO;
 	if (r == NULL || r->conn == NULL)
-		return begin(h, conn, url, method, r, con_cls);
+		return begin(h, conn, url, method, version, r, con_cls);
 	*upload_size = 0;
 	if (n != 0)
 		conns_body(conn, n);

@@ -549,6 +549,13 @@ struct sreader {
 	struct fetch_stream	*s;
 	struct fetch_reader	 rd;
 	struct req		*r;
+	/* zstd as the bytes come (NULL: as they are): in, the file's
+	 * bytes coded so far; dirty, some not let out yet. */
+	struct encode_coder	*z;
+	struct encode		*enc;
+	uint64_t		 in, out;
+	int			 dirty, ended;
+	int			 fwd;	/* the upstream's zstd, as it came */
 };
 
 static void
@@ -563,6 +570,18 @@ sreader_resume(void *ctx)
 	MHD_resume_connection(ctx);
 }
 
+/* The file failed its checks, or the upstream cut or stalled: the
+ * client is reset short of its Content-Length (or, coded, of the last
+ * chunk and of the frame's end), and libdebuginfod keeps nothing and
+ * asks again. */
+static ssize_t
+sreader_cut(struct sreader *sr)
+{
+	rst(sr->r);
+	sr->r->how = "stream cut";
+	return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
 static ssize_t
 sreader_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -574,12 +593,72 @@ sreader_read(void *cls, uint64_t pos, char *buf, size_t max)
 		return n;
 	if (n == -ENODATA)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	/* The file failed its checks, or the upstream cut or stalled: the
-	 * client is reset short of its Content-Length, and libdebuginfod
-	 * keeps nothing and asks again. */
-	rst(sr->r);
-	sr->r->how = "stream cut";
-	return MHD_CONTENT_READER_END_WITH_ERROR;
+	return sreader_cut(sr);
+}
+
+/*
+ * The same, coded: buf takes the file's next bytes, then the coded ones.
+ * Only what the stream lets out is coded, so the held-back tail enters
+ * the coder once the file is verified, and the frame ends only then.
+ */
+static ssize_t
+sreader_read_coded(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sreader	*sr = cls;
+	ssize_t		 n;
+	int		 rc;
+
+	(void)pos;	/* of the coded bytes: sr->in counts the file's */
+	for (;;) {
+		if (encode_coder_pending(sr->z) > 0) {
+			n = (ssize_t)encode_coder_drain(sr->z, buf, max);
+			sr->out += (uint64_t)n;
+			sr->r->bytes = sr->out;
+			return n;
+		}
+		if (sr->ended)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		/* What was taken goes out before the reader waits (parks):
+		 * the client sees bytes as soon as without a coding. */
+		n = fetch_stream_read(sr->s, sr->in, buf, max,
+		    sr->dirty ? NULL : &sr->rd);
+		if (n == 0 && !sr->dirty)
+			return 0;	/* parked */
+		if (n > 0) {
+			rc = encode_coder_write(sr->z, buf, (size_t)n,
+			    ENCODE_MORE);
+			sr->in += (uint64_t)n;
+			sr->dirty = 1;
+		} else if (n == 0) {
+			rc = encode_coder_write(sr->z, NULL, 0, ENCODE_FLUSH);
+			sr->dirty = 0;
+		} else if (n == -ENODATA) {
+			rc = encode_coder_write(sr->z, NULL, 0, ENCODE_END);
+			sr->ended = 1;
+		} else
+			return sreader_cut(sr);
+		if (rc < 0)
+			return sreader_cut(sr);
+	}
+}
+
+/* Another hub's zstd as it came (fetch_stream_read_coded()). */
+static ssize_t
+sreader_read_fwd(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct sreader	*sr = cls;
+	ssize_t		 n;
+
+	if ((n = fetch_stream_read_coded(sr->s, pos, buf, max, &sr->rd)) >= 0) {
+		sr->out += (uint64_t)n;
+		sr->r->bytes = sr->out;
+		return n;
+	}
+	if (n == -ENODATA) {
+		sr->ended = 1;
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	return sreader_cut(sr);
 }
 
 static void
@@ -587,17 +666,21 @@ sreader_free(void *cls)
 {
 	struct sreader *sr = cls;
 
+	if ((sr->z != NULL || sr->fwd) && sr->ended)
+		encode_count(sr->enc, WEBAPI_ENC_ZSTD, sr->out);
+	encode_coder_free(sr->z);
 	fetch_stream_release(sr->s, &sr->rd);
 	free(sr);
 }
 
 enum MHD_Result
 reply_stream(struct http *h, struct req *r, const struct cache_key *key,
-    const struct cache_record *rec, struct fetch_stream *s)
+    const struct cache_record *rec, struct fetch_stream *s, unsigned coding)
 {
 	struct MHD_Response	*resp;
 	struct sreader		*sr;
 	enum MHD_Result		 ret;
+	size_t			 n;
 
 	if (reply_refused(r, rec->size, &ret)) {
 		fetch_stream_release(s, NULL);
@@ -609,21 +692,53 @@ reply_stream(struct http *h, struct req *r, const struct cache_key *key,
 	}
 	sr->s = s;
 	sr->r = r;
+	sr->enc = h->enc;
 	sr->rd.suspend = sreader_suspend;
 	sr->rd.resume = sreader_resume;
 	sr->rd.ctx = r->conn;
+	/*
+	 * zstd, as a warm hit would be, to a client that asks with GET over
+	 * HTTP/1.1: the coded length is not known before the end, so the
+	 * answer is chunked, and only the last chunk says it is whole (an
+	 * HTTP/1.0 answer would end with the connection, cut or not).
+	 */
+	if (coding == WEBAPI_ENC_ZSTD && r->http11 &&
+	    strcmp(r->method, MHD_HTTP_METHOD_GET) == 0) {
+		/* Another hub's coded bytes need no coding again. */
+		if (fetch_stream_coded(s))
+			sr->fwd = 1;
+		else if (encode_coder_create(coding,
+		    (int)h->cfg->compress_level, rec->size, &sr->z) < 0)
+			sr->z = NULL;	/* sent as it is */
+	}
 	/* The size is the one announced: a client that gets it all got
 	 * the whole file, verified. */
-	if ((resp = MHD_create_response_from_callback(rec->size, 128 * 1024,
-	    sreader_read, sr, sreader_free)) == NULL) {
+	if (sr->fwd)
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    128 * 1024, sreader_read_fwd, sr, sreader_free);
+	else if (sr->z != NULL)
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    128 * 1024, sreader_read_coded, sr, sreader_free);
+	else
+		resp = MHD_create_response_from_callback(rec->size,
+		    128 * 1024, sreader_read, sr, sreader_free);
+	if (resp == NULL) {
 		sreader_free(sr);
 		return MHD_NO;
 	}
 	/* s now owned by resp */
 	reply_artifact_headers(resp, rec);
 	vary(h, resp, key);
-	return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
-	    r->how_buf);
+	if (sr->z == NULL && !sr->fwd)
+		return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
+		    r->how_buf);
+	/* X-DEBUGINFOD-SIZE stays the file's, as with a stored copy. */
+	MHD_del_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+	    encode_name(coding));
+	n = strlen(r->how_buf);
+	snprintf(r->how_buf + n, sizeof(r->how_buf) - n, " zstd");
+	return reply_response(r, REPLY_ARTIFACT, resp, 0, r->how_buf);
 }
 
 enum MHD_Result

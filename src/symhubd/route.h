@@ -231,6 +231,8 @@ struct req {
 	size_t			 held;		/* of h->buffered, ours */
 	const char		*cors;		/* --cors, or NULL */
 	char			 method[8];
+	int			 http11;	/* HTTP/1.1: chunks can say
+						 * an answer is whole */
 	char			 url[];		/* as received */
 };
 
@@ -306,11 +308,14 @@ enum MHD_Result	reply_hot(struct http *h, struct req *r,
 		    const struct cache_record *rec, struct hot_bytes *b);
 
 /* Serve rec from a file still arriving (fetch.h; the reference is
- * consumed in every case), or 404 empty / 406.  Should the stream fail,
- * the connection is reset before the last bytes. */
+ * consumed in every case), or 404 empty / 406; coded as it comes when
+ * coding (route_coding()) is zstd and r a GET over HTTP/1.1.  Should the
+ * stream fail, the connection is reset before the last bytes (coded: the
+ * last chunk and the frame's end). */
 enum MHD_Result	reply_stream(struct http *h, struct req *r,
 		    const struct cache_key *key,
-		    const struct cache_record *rec, struct fetch_stream *s);
+		    const struct cache_record *rec, struct fetch_stream *s,
+		    unsigned coding);
 
 /* Serve rec from fd (consumed in every case), or 404 empty / 406; a
  * small file whole is kept in memory for the next (hot.h). */
@@ -423,6 +428,13 @@ int		route_ask_upstream(struct http *h, struct req *r,
  */
 int		route_may_read(struct http *h, const struct req *r,
 		    const unsigned char *id, size_t idlen);
+
+/* The coding (WEBAPI_ENC_*) to send rec, key's, in: one r accepts and
+ * the hub offers (zstd first), for a debuginfo or executable of
+ * --compress-min or more asked whole; 0: as it is (route_artifact.c). */
+unsigned	route_coding(struct http *h, const struct req *r,
+		    const struct cache_key *key,
+		    const struct cache_record *rec);
 
 /* The answer once upstreams had their say and the store has nothing. */
 enum MHD_Result	route_after_fetch(struct req *r);

@@ -38,11 +38,8 @@ start_encode(struct http *h, struct req *r, void *arg)
 	return encode_request(h->enc, e->key, e->coding, encoded, r);
 }
 
-/* The coding to send rec (key's) in: one the client accepts and the hub
- * offers (zstd first), for a debuginfo or executable large enough, asked
- * whole; 0: as it is. */
-static unsigned
-coding_for(struct http *h, struct req *r, const struct cache_key *key,
+unsigned
+route_coding(struct http *h, const struct req *r, const struct cache_key *key,
     const struct cache_record *rec)
 {
 	unsigned ok;
@@ -110,7 +107,7 @@ serve_hot(struct http *h, struct req *r, const struct cache_key *key,
 	    req_header(r, MHD_HTTP_HEADER_RANGE) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH) != NULL ||
 	    req_header(r, MHD_HTTP_HEADER_IF_MODIFIED_SINCE) != NULL ||
-	    coding_for(h, r, key, rec) != 0 ||
+	    route_coding(h, r, key, rec) != 0 ||
 	    (h->f != NULL && fetch_upgrade_possible(key, rec)) ||
 	    (b = hot_find(h->hot, key, rec)) == NULL)
 		return 0;
@@ -182,7 +179,7 @@ route_artifact(struct http *h, struct req *r)
 		    strerror(-rc));
 		return reply_text(r, REPLY_INTERNAL, "store error", "error");
 	}
-	if ((coding = coding_for(h, r, &key, &rec)) != 0)
+	if ((coding = route_coding(h, r, &key, &rec)) != 0)
 		ret = serve_coded(h, r, &key, &rec, fd, coding);
 	else
 		ret = reply_fd(h, r, &key, &rec, fd);

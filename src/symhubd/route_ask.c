@@ -234,7 +234,8 @@ route_key(struct http *h, struct req *r, struct cache_key *key,
 	}
 	if (r->ask.stream != NULL) {
 		/* The bytes an upstream is sending, its head checked. */
-		*ret = reply_stream(h, r, key, &r->ask.srec, r->ask.stream);
+		*ret = reply_stream(h, r, key, &r->ask.srec, r->ask.stream,
+		    route_coding(h, r, key, &r->ask.srec));
 		r->ask.stream = NULL;
 		return 1;
 	}

@@ -125,6 +125,12 @@ upzstd_coded(const struct upzstd *z)
 	return z->coded;
 }
 
+int
+upzstd_kept_fd(const struct upzstd *z)
+{
+	return z->kept != NULL ? cache_blob_fd(z->kept) : -1;
+}
+
 struct cache_blob *
 upzstd_take(struct upzstd *z)
 {

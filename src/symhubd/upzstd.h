@@ -49,6 +49,10 @@ int	upzstd_end(struct upzstd *z);
 /* Coded bytes taken so far. */
 uint64_t upzstd_coded(const struct upzstd *z);
 
+/* The kept copy's descriptor (it changes when a staged blob moves to
+ * tmp/), or -1 when none is kept (c NULL, taken, or after an error). */
+int	upzstd_kept_fd(const struct upzstd *z);
+
 /*
  * Take the kept copy (NULL when none is kept, or after an error): the
  * caller finishes it (encode_adopt()) or aborts it.

@@ -50,6 +50,13 @@ cache_blob_write(struct cache_blob *b, const void *buf, size_t len)
 	return 0;
 }
 
+int
+cache_blob_fd(const struct cache_blob *b)
+{
+	(void)b;
+	return -1;	/* kept in memory here: nothing to read back */
+}
+
 void
 cache_blob_abort(struct cache_blob *b)
 {

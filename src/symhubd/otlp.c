@@ -614,7 +614,8 @@ otlp_modules(const struct otlp *o, const struct otlp_module **mods)
 size_t
 otlp_nlocations(const struct otlp *o)
 {
-	return o->dict->n_location_table;
+	return o->dict->n_location_table > 0 ? o->dict->n_location_table - 1 :
+	    0;
 }
 
 /* ---- filling in --------------------------------------------------- */

@@ -48,7 +48,7 @@ int	otlp_read(const void *body, size_t len, int gzip,
  * lines); valid until otlp_free(). */
 size_t	otlp_modules(const struct otlp *o, const struct otlp_module **mods);
 
-/* Entries of the location_table, the zero value included. */
+/* Locations of the location_table, its zero value (index 0) left out. */
 size_t	otlp_nlocations(const struct otlp *o);
 
 /*

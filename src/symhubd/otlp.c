@@ -19,7 +19,8 @@
 
 #include "common/demangle.h"
 #include "otlp.h"
-#include "opentelemetry/proto/profiles/v1development/profiles.pb-c.h"
+/* (its own includes are found under src/symhubd/otlp/: -I) */
+#include "symhubd/otlp/opentelemetry/proto/profiles/v1development/profiles.pb-c.h"
 
 /* protobuf-c's names of the messages, shortened */
 typedef Opentelemetry__Proto__Profiles__V1development__ProfilesData	Data;
@@ -194,7 +195,7 @@ nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
 	return 0;
 }
 
-/* ---- checks ------------------------------------------------------- */
+/* ---- checks ---- */
 
 static int
 idx_all_ok(const int32_t *v, size_t n, size_t tab)
@@ -395,7 +396,7 @@ check(struct otlp *o, const struct pprof_limits *lim, const char **why)
 	return 0;
 }
 
-/* ---- modules ------------------------------------------------------ */
+/* ---- modules ---- */
 
 /* The id an attribute's value holds, hex or raw bytes, into m. */
 static int
@@ -486,6 +487,51 @@ mod_eq(const struct otlp_module *a, const struct otlp_module *b)
 	    0 && memcmp(a->fileid.id, b->fileid.id, a->fileid.idlen) == 0;
 }
 
+/*
+ * Add mod to the distinct modules unless there: its index + 1 in *at.
+ * The tables grow with the modules, not with the mappings: a mapping
+ * is a few bytes on the wire, a module's ids far more.
+ */
+static int
+mod_add(struct otlp *o, size_t **slot, size_t *cap, size_t *mcap,
+    const struct otlp_module *mod, size_t *at)
+{
+	struct otlp_module	*nm;
+	size_t			*ns, ncap, i, k;
+
+	if (o->nmods * 2 >= *cap) {
+		ncap = *cap ? 2 * *cap : 64;
+		if ((ns = calloc(ncap, sizeof(*ns))) == NULL)
+			return -ENOMEM;
+		for (i = 0; i < o->nmods; i++) {
+			k = mod_hash(&o->mods[i]) & (ncap - 1);
+			while (ns[k] != 0)
+				k = (k + 1) & (ncap - 1);
+			ns[k] = i + 1;
+		}
+		free(*slot);
+		*slot = ns;
+		*cap = ncap;
+	}
+	k = mod_hash(mod) & (*cap - 1);
+	while ((*slot)[k] != 0 && !mod_eq(&o->mods[(*slot)[k] - 1], mod))
+		k = (k + 1) & (*cap - 1);
+	if ((*slot)[k] == 0) {
+		if (o->nmods == *mcap) {
+			ncap = *mcap ? 2 * *mcap : 16;
+			if ((nm = reallocarray(o->mods, ncap,
+			    sizeof(*nm))) == NULL)
+				return -ENOMEM;
+			o->mods = nm;
+			*mcap = ncap;
+		}
+		o->mods[o->nmods++] = *mod;
+		(*slot)[k] = o->nmods;
+	}
+	*at = (*slot)[k];
+	return 0;
+}
+
 /* The modules of the mappings a location without lines is in, one a
  * distinct pair of ids. */
 static int
@@ -493,17 +539,13 @@ modules(struct otlp *o, const char **why)
 {
 	const Dict		*t = o->dict;
 	struct otlp_module	 mod;
-	size_t			*slot = NULL, cap, i, k;
+	size_t			*slot = NULL, cap = 0, mcap = 0, i;
 	char			*want = NULL;
 	int			 rc = -ENOMEM;
 
-	for (cap = 16; cap < 2 * t->n_mapping_table + 2; cap *= 2)
-		;
 	if ((o->modof = calloc(t->n_mapping_table + 1,
-	    sizeof(*o->modof))) == NULL || (o->mods = calloc(
-	    t->n_mapping_table + 1, sizeof(*o->mods))) == NULL ||
-	    (want = calloc(t->n_mapping_table + 1, 1)) == NULL ||
-	    (slot = calloc(cap, sizeof(*slot))) == NULL)
+	    sizeof(*o->modof))) == NULL ||
+	    (want = calloc(t->n_mapping_table + 1, 1)) == NULL)
 		goto out;
 	for (i = 0; i < t->n_location_table; i++)
 		if (t->location_table[i]->n_lines == 0)
@@ -516,14 +558,9 @@ modules(struct otlp *o, const char **why)
 			goto out;
 		if (rc == 0)
 			continue;	/* nothing to ask */
-		k = mod_hash(&mod) & (cap - 1);
-		while (slot[k] != 0 && !mod_eq(&o->mods[slot[k] - 1], &mod))
-			k = (k + 1) & (cap - 1);
-		if (slot[k] == 0) {
-			o->mods[o->nmods++] = mod;
-			slot[k] = o->nmods;
-		}
-		o->modof[i] = slot[k];
+		if ((rc = mod_add(o, &slot, &cap, &mcap, &mod,
+		    &o->modof[i])) != 0)
+			goto out;
 	}
 	rc = 0;
 out:
@@ -618,7 +655,7 @@ otlp_nlocations(const struct otlp *o)
 	    0;
 }
 
-/* ---- filling in --------------------------------------------------- */
+/* ---- filling in ---- */
 
 static size_t
 ptr_hash(const void *a, const void *b, const void *c)

@@ -7,17 +7,20 @@ Debian's protoc makes from the .proto files the hub is built from
 PYTHONPATH must hold that generated code (protoc --python_out) and
 tests/ (pprofcheck.py, batchcheck.py).
 
-    otlpcheck.py make OUT MODULE... [--raw]
-        A request of two resources (processes) sharing one dictionary;
-        MODULE is ELF:GNU:HTLHASH:BASE:ADDRS (an empty GNU or HTLHASH:
-        no such attribute; BASE where the module is loaded, 0 for a
-        non-PIE executable; ADDRS ELF addresses, one "0x..." a line).
-        One mapping a module and a process, its executable segment as
-        /proc/PID/maps shows it; one location an address; stacks of up
-        to 8 locations; samples with attributes; plus one location
-        symbolized already (function "already_there"), which must pass
-        through.  gzip-compressed unless --raw.  Prints the number of
-        locations.
+    otlpcheck.py make OUT MODULE... [--raw] [--processes P] [--samples N]
+            [--llvm FILE]
+        A request of P (2) resources (processes) sharing one dictionary;
+        MODULE is ELF:GNU:HTLHASH:BASE:ADDRS[:DEBUG] (an empty GNU or
+        HTLHASH: no such attribute; BASE where the module is loaded, 0
+        for a non-PIE executable; ADDRS ELF addresses, one "0x..." a
+        line; with --llvm, '"DEBUG" ADDRESS' a location of the first
+        process goes to FILE, llvm-symbolizer's input, DEBUG ELF when
+        not given).  One mapping a module and a process, its executable
+        segment as /proc/PID/maps shows it; one location an address;
+        stacks of up to 8 locations, N samples a process (default one a
+        location) with attributes; plus one location symbolized already
+        (function "already_there"), which must pass through.
+        gzip-compressed unless --raw.  Prints the number of locations.
     otlpcheck.py tojson IN OUT
         The symbolized request IN as a /symbolize answer (what
         pprofcheck.py request and merge and batchcheck.py compare-all
@@ -42,6 +45,7 @@ tests/ (pprofcheck.py, batchcheck.py).
 
 import gzip
 import json
+import random
 import sys
 
 from opentelemetry.proto.collector.profiles.v1development import \
@@ -103,17 +107,26 @@ def write(req, out, raw):
 
 
 def make(argv):
-    out, raw, mods = argv[0], False, []
-    for a in argv[1:]:
+    out, raw, mods, nproc, nsamples, llvm = argv[0], False, [], 2, None, None
+    rest = argv[1:]
+    while rest:
+        a = rest.pop(0)
         if a == "--raw":
             raw = True
+        elif a == "--processes":
+            nproc = int(rest.pop(0))
+        elif a == "--samples":
+            nsamples = int(rest.pop(0))
+        elif a == "--llvm":
+            llvm = open(rest.pop(0), "w")
         else:
             mods.append(a)
+    rng = random.Random(1)
     req = svc.ExportProfilesServiceRequest()
     t = Dict(req)
     d = t.d
     nlocs = 0
-    for pid in (1000, 2000):
+    for pid in range(1000, 1000 * (nproc + 1), 1000):
         rp = req.resource_profiles.add()
         kv = rp.resource.attributes.add()
         kv.key = "process.pid"
@@ -136,7 +149,8 @@ def make(argv):
         # the second process maps each module elsewhere
         shift = 0 if pid == 1000 else 0x10000000
         for spec in mods:
-            elf, gnu, htl, base, path = spec.split(":")
+            elf, gnu, htl, base, path = spec.split(":")[:5]
+            obj = (spec.split(":") + [elf])[5]
             base = int(base, 0)
             if base:
                 base += shift
@@ -164,6 +178,8 @@ def make(argv):
                     loc.attribute_indices.append(
                         t.attr("profile.frame.type", "native"))
                     locs.append(len(d.location_table) - 1)
+                    if llvm and pid == 1000:
+                        llvm.write('"%s" 0x%x\n' % (obj, a))
             if pid == 1000 and spec == mods[0] and \
                     len(d.location_table) > first:
                 # one location symbolized already: it must pass through
@@ -181,9 +197,14 @@ def make(argv):
                 ln.column = 2
                 locs.append(len(d.location_table) - 1)
         nlocs = len(d.location_table) - 1
-        for i, li in enumerate(locs):
+        n = len(locs) if nsamples is None else nsamples
+        for i in range(n):
             st = d.stack_table.add()
-            st.location_indices.extend([li] + locs[i + 1:i + 8])
+            if nsamples is None:
+                st.location_indices.extend([locs[i]] + locs[i + 1:i + 8])
+            else:
+                st.location_indices.extend(rng.sample(locs,
+                                                      min(8, len(locs))))
             s = p.samples.add()
             s.stack_index = len(d.stack_table) - 1
             s.values.append(1 + i % 5)
@@ -212,6 +233,9 @@ def tojson(argv):
     mods, names, bad_order = [], [], 0
     # the first resource's mappings: the second's are the same modules
     seen = set()
+    bymap = {}
+    for loc in d.location_table:
+        bymap.setdefault(loc.mapping_index, []).append(loc)
     for mi, m in enumerate(d.mapping_table):
         if mi == 0:
             continue
@@ -222,9 +246,7 @@ def tojson(argv):
         seen.add(key)
         lds = pprofcheck.loads(st[m.filename_strindex])
         res = []
-        for loc in d.location_table:
-            if loc.mapping_index != mi:
-                continue
+        for loc in bymap.get(mi, []):
             if any(st[d.function_table[ln.function_index].name_strindex] ==
                    "already_there" for ln in loc.lines):
                 continue

@@ -55,6 +55,13 @@ from opentelemetry.proto.profiles.v1development import profiles_pb2 as pb
 import batchcheck
 import pprofcheck
 
+try:
+    # the C++ reader stops at 64 MiB without this (a bench's request)
+    from google.protobuf.pyext import _message
+    _message.SetAllowOversizeProtos(True)
+except ImportError:
+    pass
+
 GNU = "process.executable.build_id.gnu"
 HTL = "process.executable.build_id.htlhash"
 

@@ -4,7 +4,9 @@
 # written by tests/otlpcheck.py with python3-protobuf, gzip-compressed and
 # sent with Content-Encoding: gzip, answered gzip-compressed to
 # Accept-Encoding: gzip) of one process, BENCH_SAMPLES (1,000,000)
-# samples over BENCH_LOCATIONS (200,000)
+# samples, each with its own stack (52 MB unpacked: the hub runs with
+# --symbolize-max-addresses 2000000, whose body limit is twice the
+# default's), over BENCH_LOCATIONS (200,000)
 # distinct locations in BENCH_MODULES (50) real shared libraries (the
 # modules of bench_symbolize.sh: the largest whose debug files come from
 # BENCH_PACKAGES, libc6-dbg), each mapped at a random base, symbolized
@@ -131,7 +133,7 @@ total=$((total - 1))	# the location symbolized already
 
 port=$(free_port)
 "$symhubd" -p "$port" -d "$tmp/store" -F "$tmp/scan" -t 0 \
-    --symbolize-max-addresses 1000000 \
+    --symbolize-max-addresses 2000000 \
     --log-file "$tmp/symhubd.log" >"$tmp/symhubd.out" 2>&1 &
 pids+=($!)
 last=$(awk 'END { print $2 }' "$tmp/mods")
@@ -157,6 +159,8 @@ cpu() {
 }
 
 cold=$(post "$tmp/cold.pb.gz") || die "POST /symbolize/otlp failed"
+[ "$(head -c 2 "$tmp/cold.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] ||
+    die "POST /symbolize/otlp: $(head -c 200 "$tmp/cold.pb.gz")"
 : >"$tmp/warm.runs"
 : >"$tmp/warm.cpu"
 for _ in $(seq "$rounds"); do

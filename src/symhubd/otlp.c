@@ -91,6 +91,24 @@ struct fref {			/* a function added, by its GSYM strings */
 #define ARENA_HUGE	(2u << 20)
 #define ARENA_ALIGN	16
 
+/* Under ASan each piece is poisoned but for the bytes asked, with a
+ * red zone after it, so that the fuzzer still sees an overrun. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_ASAN	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_ASAN	1
+#endif
+#endif
+#ifdef ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define ARENA_REDZONE	ARENA_ALIGN
+#else
+#define ARENA_REDZONE	0
+#define ASAN_POISON_MEMORY_REGION(p, n)		((void)(p), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(p, n)	((void)(p), (void)(n))
+#endif
+
 struct chunk {
 	struct chunk	*next;
 	unsigned char	 pad[ARENA_ALIGN - sizeof(struct chunk *)];
@@ -147,13 +165,14 @@ arena_alloc(void *ctx, size_t n)
 {
 	struct arena	*ar = ctx;
 	struct chunk	*c;
-	size_t		 sz;
+	size_t		 sz, want = n;
 	void		*r;
 
 	if (n > SIZE_MAX - ARENA_CHUNK)
 		return NULL;
 	n = n == 0 ? ARENA_ALIGN : (n + ARENA_ALIGN - 1) &
 	    ~(size_t)(ARENA_ALIGN - 1);
+	n += ARENA_REDZONE;
 	if (n > ar->budget) {
 		ar->over = 1;
 		return NULL;
@@ -163,10 +182,12 @@ arena_alloc(void *ctx, size_t n)
 		sz = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
 		if ((c = chunk_new(sizeof(*c) + sz)) == NULL)
 			return NULL;
+		ASAN_POISON_MEMORY_REGION(c + 1, sz);
 		if (sz == n && ar->head != NULL) {
 			/* a large one: after head, which keeps its space */
 			c->next = ar->head->next;
 			ar->head->next = c;
+			ASAN_UNPOISON_MEMORY_REGION(c + 1, want);
 			return c + 1;
 		}
 		c->next = ar->head;
@@ -177,6 +198,7 @@ arena_alloc(void *ctx, size_t n)
 	r = ar->p;
 	ar->p += n;
 	ar->left -= n;
+	ASAN_UNPOISON_MEMORY_REGION(r, want);
 	return r;
 }
 
@@ -228,7 +250,7 @@ arena_free(struct arena *ar)
 
 	for (c = ar->head; c != NULL; c = next) {
 		next = c->next;
-		free(c);
+		free(c);	/* (ASan takes its poisoned bytes back) */
 	}
 	ar->head = NULL;
 }

@@ -83,10 +83,12 @@ struct fref {			/* a function added, by its GSYM strings */
 	int32_t		 idx;	/* 0: a free slot */
 };
 
-/* An arena's blocks: ARENA_CHUNK bytes, or one a larger request, on
- * huge pages where the kernel gives them for the asking: first touching
- * a large profile's decoded messages page by page was a third of its
- * time. */
+/* An arena's blocks: from ARENA_FIRST bytes doubling up to ARENA_CHUNK
+ * (a small profile takes little), or one a larger request; from 2 MiB
+ * on huge pages where the kernel gives them for the asking: first
+ * touching a large profile's decoded messages page by page was a third
+ * of its time. */
+#define ARENA_FIRST	(64u << 10)
 #define ARENA_CHUNK	(4u << 20)
 #define ARENA_HUGE	(2u << 20)
 #define ARENA_ALIGN	16
@@ -120,6 +122,7 @@ struct arena {
 	unsigned char		*p;		/* free space of head */
 	size_t			 left;
 	size_t			 budget;	/* bytes it may still give */
+	size_t			 next;		/* size of the next block */
 	int			 over;		/* refused past the budget */
 };
 
@@ -179,7 +182,11 @@ arena_alloc(void *ctx, size_t n)
 	}
 	ar->budget -= n;
 	if (n > ar->left) {
-		sz = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+		if (ar->next < ARENA_FIRST)
+			ar->next = ARENA_FIRST;
+		sz = n > ar->next / 4 ? n : ar->next;
+		if (sz == ar->next && ar->next < ARENA_CHUNK)
+			ar->next *= 2;
 		if ((c = chunk_new(sizeof(*c) + sz)) == NULL)
 			return NULL;
 		ASAN_POISON_MEMORY_REGION(c + 1, sz);

@@ -84,10 +84,9 @@ struct fref {			/* a function added, by its GSYM strings */
 };
 
 /* An arena's blocks: from ARENA_FIRST bytes doubling up to ARENA_CHUNK
- * (a small profile takes little), or one a larger request; from 2 MiB
- * on huge pages where the kernel gives them for the asking: first
- * touching a large profile's decoded messages page by page was a third
- * of its time. */
+ * (a small profile takes little), or one a larger request; from
+ * ARENA_HUGE on huge pages (chunk_new()): first touching a large
+ * profile's decoded messages page by page was a third of its time. */
 #define ARENA_FIRST	(64u << 10)
 #define ARENA_CHUNK	(4u << 20)
 #define ARENA_HUGE	(2u << 20)
@@ -112,8 +111,8 @@ struct fref {			/* a function added, by its GSYM strings */
 #endif
 
 struct chunk {
-	struct chunk	*next;
-	unsigned char	 pad[ARENA_ALIGN - sizeof(struct chunk *)];
+	_Alignas(ARENA_ALIGN) struct chunk *next;
+	size_t		 size;	/* mapped, with this header; 0: malloc'd */
 };
 
 struct arena {
@@ -146,21 +145,47 @@ struct otlp {
 /* The second key of a demangled name; of a name as it is. */
 static const char demangled[] = "d", asis[] = "n";
 
-/* sz bytes for free() to let go of. */
+/*
+ * A block of sz bytes, its header included; from 2 MiB mapped on its
+ * own and on huge pages where the kernel gives them for the asking (a
+ * hint: madvise mode).  mmap() and not malloc(): glibc serves a large
+ * block from its heap once one was freed (its mmap threshold rises), and
+ * the heap kept what a large request had used: bench_otlp's hub peaked
+ * at 1.5 GB.
+ */
 static struct chunk *
 chunk_new(size_t sz)
 {
-	struct chunk *c;
+	struct chunk	*c;
+	size_t		 map;
 
-	if (sz < ARENA_HUGE)
-		return malloc(sz);
-	sz = (sz + ARENA_HUGE - 1) & ~(size_t)(ARENA_HUGE - 1);
-	if ((c = aligned_alloc(ARENA_HUGE, sz)) == NULL)
+	if (sz < ARENA_HUGE) {
+		if ((c = malloc(sz)) != NULL)
+			c->size = 0;
+		return c;
+	}
+	/* (Linux places a large anonymous mapping on a 2 MiB boundary) */
+	map = (sz + ARENA_HUGE - 1) & ~(size_t)(ARENA_HUGE - 1);
+	c = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0);
+	if (c == MAP_FAILED)
 		return NULL;
 #ifdef MADV_HUGEPAGE
-	(void)madvise(c, sz, MADV_HUGEPAGE);	/* a hint; refused is fine */
+	(void)madvise(c, map, MADV_HUGEPAGE);
 #endif
+	c->size = map;
 	return c;
+}
+
+static void
+chunk_free(struct chunk *c)
+{
+	if (c->size == 0)
+		free(c);	/* (ASan takes its poisoned bytes back) */
+	else {
+		ASAN_UNPOISON_MEMORY_REGION(c, c->size);
+		munmap(c, c->size);
+	}
 }
 
 static void *
@@ -257,7 +282,7 @@ arena_free(struct arena *ar)
 
 	for (c = ar->head; c != NULL; c = next) {
 		next = c->next;
-		free(c);	/* (ASan takes its poisoned bytes back) */
+		chunk_free(c);
 	}
 	ar->head = NULL;
 }
@@ -1141,8 +1166,7 @@ otlp_write(const struct otlp *o, int gzip, size_t max, void **out,
 	    o->d);
 	if (!gzip && n > max)
 		return -E2BIG;
-	/* (huge pages: the answer is as large as the request) */
-	if ((raw = (unsigned char *)chunk_new(n + 1)) == NULL)
+	if ((raw = malloc(n + 1)) == NULL)
 		goto out;
 	(void)opentelemetry__proto__profiles__v1development__profiles_data__pack(
 	    o->d, raw);
@@ -1154,7 +1178,7 @@ otlp_write(const struct otlp *o, int gzip, size_t max, void **out,
 	if ((c = libdeflate_alloc_compressor(1)) == NULL)
 		goto out;
 	bound = libdeflate_gzip_compress_bound(c, n);
-	if ((z = (unsigned char *)chunk_new(bound)) == NULL)
+	if ((z = malloc(bound)) == NULL)
 		goto out;
 	if ((zn = libdeflate_gzip_compress(c, raw, n, z, bound)) == 0)
 		goto out;

@@ -14,7 +14,8 @@ F=$top_srcdir/tests/fuzz
 SYMHUB=$SYMHUB SYMHUBD=$SYMHUBD "$F/seeds.sh" "$tmp/seeds" \
     >"$tmp/seeds.log" 2>&1 || { cat "$tmp/seeds.log"; exit 99; }
 for n in webapi record elfinfo gsym gsym_dwarf symjson manifest pkgarchive \
-    perfdata metajson demangle gopclntab s3xml event dwscan dwsource srcbundle pprof upzstd; do
+    perfdata metajson demangle gopclntab s3xml event dwscan dwsource srcbundle pprof upzstd \
+    otlp; do
 	bin=$top_builddir/tests/fuzz/replay_$n
 	[ -x "$bin" ] || { fail "replay_$n is built"; continue; }
 	dirs=()

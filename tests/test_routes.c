@@ -50,6 +50,8 @@ static const struct {
 	{ "/fileid/0123456789abcdef0123456789abcdef/executable",
 	    ROUTE_GET | ROUTE_PUT, 0, "GET, HEAD", METRICS_T_BUILDID,
 	    route_artifact },
+	{ "/symbolize/otlp", ROUTE_POST, 1, "POST", METRICS_T_BATCH,
+	    route_otlp },
 };
 
 int

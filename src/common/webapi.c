@@ -199,6 +199,10 @@ webapi_parse(const char *url, struct webapi_req *req, const char **why)
 		req->route = WEBAPI_PPROF;
 		return 0;
 	}
+	if (strcmp(url, "/symbolize/otlp") == 0) {
+		req->route = WEBAPI_OTLP;
+		return 0;
+	}
 	if (strcmp(url, "/symbolicate/v5") == 0) {
 		req->route = WEBAPI_TECKEN;
 		return 0;

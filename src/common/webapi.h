@@ -25,7 +25,8 @@ enum webapi_route {
 	WEBAPI_TECKEN,		/* "/symbolicate/v5": POST, Tecken's API */
 	WEBAPI_SOURCE_V1,	/* "/source/v1": POST, the Firefox Profiler's */
 	WEBAPI_ASM_V1,		/* "/asm/v1": POST, the Firefox Profiler's */
-	WEBAPI_PPROF		/* "/symbolize/pprof": POST, a pprof profile */
+	WEBAPI_PPROF,		/* "/symbolize/pprof": POST, a pprof profile */
+	WEBAPI_OTLP		/* "/symbolize/otlp": POST, OTLP profiles */
 };
 
 struct webapi_req {

@@ -1,9 +1,10 @@
 /*
- * cmd_pprof: `symhub pprof` (cmd_pprof.h).  The profile goes to the hub
- * as it is, compressed or not: the hub reads both, checks it and answers
- * a gzip-compressed profile, or a one-line reason this command prints.
- * OUT is written through a temporary file and renamed, so that a failure
- * never leaves half a profile behind.
+ * cmd_pprof: `symhub pprof` and `symhub otlp` (cmd_pprof.h).  The profile
+ * goes to the hub as it is, compressed or not: the hub reads both, checks
+ * it and answers the profile symbolized (pprof: gzip-compressed; OTLP:
+ * compressed as it came, by Accept-Encoding), or a one-line reason this
+ * command prints.  OUT is written through a temporary file and renamed,
+ * so that a failure never leaves half a profile behind.
  */
 #include <sys/stat.h>
 
@@ -22,7 +23,7 @@
 #include "cli.h"
 #include "cmd_pprof.h"
 
-static const char help[] =
+static const char pprof_help[] =
 "usage: symhub pprof [--url URL] [--token-file FILE] [--deadline MS] IN -o OUT\n"
 "Symbolize the pprof profile IN (gzip-compressed or not) through a hub's\n"
 "POST /symbolize/pprof and write the answer, gzip-compressed, to OUT:\n"
@@ -37,6 +38,44 @@ static const char help[] =
 "      --deadline MS  how long the hub may fetch and convert missing\n"
 "                     modules (default: its --symbolize-deadline)\n"
 "  -h, --help         this text\n";
+
+static const char otlp_help[] =
+"usage: symhub otlp [--url URL] [--token-file FILE] [--deadline MS] IN -o OUT\n"
+"Symbolize the OpenTelemetry profiles IN (a ProfilesData or an\n"
+"ExportProfilesServiceRequest in protobuf, gzip-compressed or not) through\n"
+"a hub's POST /symbolize/otlp and write the answer to OUT, compressed as\n"
+"IN is: every location of a module the hub has symbols for gets its\n"
+"functions, inline frames and lines; the rest passes through unchanged.\n"
+"\n"
+"  -o, --output OUT   where the symbolized profiles go (- for stdout)\n"
+"      --url URL      the hub, e.g. http://hub:8002 (default: the first\n"
+"                     of $DEBUGINFOD_URLS)\n"
+"      --token-file FILE  a read token, from the first line of FILE, for a\n"
+"                     hub with --read-auth (default: $SYMHUB_TOKEN)\n"
+"      --deadline MS  how long the hub may fetch and convert missing\n"
+"                     modules (default: its --symbolize-deadline)\n"
+"  -h, --help         this text\n";
+
+/* What differs between the two commands. */
+struct flavour {
+	const char	*name;		/* "symhub pprof" */
+	const char	*help;
+	const char	*route;		/* "/symbolize/pprof" */
+	const char	*ctype;		/* Content-Type sent */
+	const char	*agent;		/* User-Agent */
+	int		 otlp;		/* Content-Encoding as IN is */
+};
+
+static const struct flavour pprof_flavour = {
+	"symhub pprof", pprof_help, "/symbolize/pprof",
+	"Content-Type: application/vnd.google.protobuf",
+	"symhub-pprof/" VERSION, 0
+};
+
+static const struct flavour otlp_flavour = {
+	"symhub otlp", otlp_help, "/symbolize/otlp",
+	"Content-Type: application/x-protobuf", "symhub-otlp/" VERSION, 1
+};
 
 static size_t
 sink(char *p, size_t size, size_t n, void *ctx)
@@ -97,8 +136,8 @@ write_out(const char *path, const struct buf *b)
 	return rc;
 }
 
-int
-cmd_pprof(int argc, char **argv)
+static int
+send_profile(int argc, char **argv, const struct flavour *fl)
 {
 	static const struct option longopts[] = {
 		{ "url", required_argument, NULL, 'U' },
@@ -108,7 +147,7 @@ cmd_pprof(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static char		 prog[] = "symhub pprof";
+	static char		 prog[32];
 	struct buf		 in = { 0 }, out = { 0 };
 	struct curl_slist	*hdrs = NULL;
 	CURL			*easy = NULL;
@@ -119,8 +158,9 @@ cmd_pprof(int argc, char **argv)
 	char			 ebuf[2048], full[4096], cerr[CURL_ERROR_SIZE];
 	long			 status = 0;
 	size_t			 n;
-	int			 ch, rc, st = 1;
+	int			 ch, rc, gz, st = 1;
 
+	snprintf(prog, sizeof(prog), "%s", fl->name);
 	argv[0] = prog;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -137,27 +177,27 @@ cmd_pprof(int argc, char **argv)
 		case 'D':
 			if (optarg[0] == '\0' || optarg[strspn(optarg,
 			    "0123456789")] != '\0') {
-				fprintf(stderr, "symhub pprof: --deadline is "
-				    "a number of milliseconds\n");
+				fprintf(stderr, "%s: --deadline is "
+				    "a number of milliseconds\n", prog);
 				return 2;
 			}
 			deadline = optarg;
 			break;
 		case 'h':
-			fputs(help, stdout);
+			fputs(fl->help, stdout);
 			return 0;
 		default:
-			fputs(help, stderr);
+			fputs(fl->help, stderr);
 			return 2;
 		}
 	}
 	if (optind + 1 != argc || outpath == NULL) {
-		fputs(help, stderr);
+		fputs(fl->help, stderr);
 		return 2;
 	}
 	if (url == NULL && (url = cli_env_url(ebuf, sizeof(ebuf))) == NULL) {
-		fprintf(stderr, "symhub pprof: no hub: give --url or set "
-		    "DEBUGINFOD_URLS\n");
+		fprintf(stderr, "%s: no hub: give --url or set "
+		    "DEBUGINFOD_URLS\n", prog);
 		return 2;
 	}
 	n = strlen(url);
@@ -165,24 +205,29 @@ cmd_pprof(int argc, char **argv)
 		n--;
 	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://",
 	    8) != 0) || (size_t)snprintf(full, sizeof(full),
-	    "%.*s/symbolize/pprof%s%s", (int)n, url, deadline ?
+	    "%.*s%s%s%s", (int)n, url, fl->route, deadline ?
 	    "?deadline=" : "", deadline ? deadline : "") >= sizeof(full)) {
-		fprintf(stderr, "symhub pprof: %s: a hub is http:// or "
-		    "https://\n", url);
+		fprintf(stderr, "%s: %s: a hub is http:// or "
+		    "https://\n", prog, url);
 		return 2;
 	}
 	if ((rc = read_file(argv[optind], &in)) != 0) {
-		fprintf(stderr, "symhub pprof: %s: %s\n", argv[optind],
+		fprintf(stderr, "%s: %s: %s\n", prog, argv[optind],
 		    strerror(-rc));
 		goto out;
 	}
+	/* OTLP/HTTP says gzip in Content-Encoding; the answer is asked
+	 * compressed as IN is */
+	gz = fl->otlp && in.len >= 2 && in.p[0] == 0x1f && in.p[1] == 0x8b;
 	if ((easy = curl_easy_init()) == NULL ||
-	    (hdrs = curl_slist_append(NULL, "Content-Type: "
-	    "application/vnd.google.protobuf")) == NULL) {
-		fprintf(stderr, "symhub pprof: out of memory\n");
+	    (hdrs = curl_slist_append(NULL, fl->ctype)) == NULL ||
+	    (gz && ((hdrs = curl_slist_append(hdrs, "Content-Encoding: "
+	    "gzip")) == NULL || (hdrs = curl_slist_append(hdrs,
+	    "Accept-Encoding: gzip")) == NULL))) {
+		fprintf(stderr, "%s: out of memory\n", prog);
 		goto out;
 	}
-	if ((st = cli_read_token("symhub pprof", tfile, &tok, &hdrs)) != 0)
+	if ((st = cli_read_token(fl->name, tfile, &tok, &hdrs)) != 0)
 		goto out;
 	st = 1;
 	cerr[0] = '\0';
@@ -195,11 +240,11 @@ cmd_pprof(int argc, char **argv)
 	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(easy, CURLOPT_WRITEDATA, &out);
 	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(easy, CURLOPT_USERAGENT, "symhub-pprof/" VERSION);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT, fl->agent);
 	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
 	if ((res = curl_easy_perform(easy)) != CURLE_OK) {
-		fprintf(stderr, "symhub pprof: %s: %s\n", full, cerr[0] ?
+		fprintf(stderr, "%s: %s: %s\n", prog, full, cerr[0] ?
 		    cerr : curl_easy_strerror(res));
 		goto out;
 	}
@@ -209,12 +254,12 @@ cmd_pprof(int argc, char **argv)
 		for (n = out.len > 512 ? 512 : out.len; n > 0 &&
 		    out.p[n - 1] == '\n'; n--)
 			;
-		fprintf(stderr, "symhub pprof: %s: %ld %.*s\n", full, status,
+		fprintf(stderr, "%s: %s: %ld %.*s\n", prog, full, status,
 		    (int)n, out.p ? (char *)out.p : "");
 		goto out;
 	}
 	if ((rc = write_out(outpath, &out)) != 0) {
-		fprintf(stderr, "symhub pprof: %s: %s\n", outpath,
+		fprintf(stderr, "%s: %s: %s\n", prog, outpath,
 		    strerror(-rc));
 		goto out;
 	}
@@ -229,4 +274,16 @@ out:
 	buf_free(&in);
 	buf_free(&out);
 	return st;
+}
+
+int
+cmd_pprof(int argc, char **argv)
+{
+	return send_profile(argc, argv, &pprof_flavour);
+}
+
+int
+cmd_otlp(int argc, char **argv)
+{
+	return send_profile(argc, argv, &otlp_flavour);
 }

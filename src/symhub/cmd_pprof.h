@@ -10,4 +10,8 @@
 /* argv[0] is "pprof".  @return the exit status (symhub(1)). */
 int	cmd_pprof(int argc, char **argv);
 
+/* `symhub otlp IN -o OUT`: the same for OpenTelemetry profiles, through
+ * POST /symbolize/otlp.  argv[0] is "otlp". */
+int	cmd_otlp(int argc, char **argv);
+
 #endif

@@ -43,6 +43,7 @@ usage(FILE *fp)
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
 	    "       symhub perf [--url URL] [OPTION...] [PERF.DATA]\n"
 	    "       symhub pprof [--url URL] IN -o OUT\n"
+	    "       symhub otlp [--url URL] IN -o OUT\n"
 	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
@@ -415,6 +416,8 @@ main(int argc, char **argv)
 		return cmd_perf(argc - 1, argv + 1);
 	if (strcmp(argv[1], "pprof") == 0)
 		return cmd_pprof(argc - 1, argv + 1);
+	if (strcmp(argv[1], "otlp") == 0)
+		return cmd_otlp(argc - 1, argv + 1);
 	if (strcmp(argv[1], "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(argv[1], "import") == 0)

@@ -511,6 +511,7 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		    __ATOMIC_RELAXED);
 	route_batch_free(r);
 	route_pprof_free(r);
+	route_otlp_free(r);
 	buf_free(&r->body);
 	free(r->meta.json);
 	free(r->upl.msg);

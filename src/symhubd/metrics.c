@@ -22,7 +22,7 @@ static const char *const rnames[METRICS_R_N] = {
 	"other"
 };
 static const char *const anames[METRICS_API_N] = {
-	"buildid", "batch", "tecken", "pprof"
+	"buildid", "batch", "tecken", "pprof", "otlp"
 };
 static const char *const bnames[METRICS_BUNDLE_N] = {
 	"stored", "same", "refused"

@@ -69,6 +69,7 @@ enum metrics_api {		/* the "api" label of symbolization */
 	METRICS_API_BATCH,	/* POST /symbolize */
 	METRICS_API_TECKEN,	/* POST /symbolicate/v5 */
 	METRICS_API_PPROF,	/* POST /symbolize/pprof: its locations */
+	METRICS_API_OTLP,	/* POST /symbolize/otlp: its locations */
 	METRICS_API_N
 };
 

@@ -906,3 +906,17 @@ pprof_free(struct pprof *p)
 	free(p->ftab);
 	free(p);
 }
+
+/* What otlp.c shares (pprof.h). */
+int
+pprof_inflate(const void *in, size_t len, size_t max, unsigned char **out,
+    size_t *outlen, const char **why)
+{
+	return inflate_all(in, len, max, out, outlen, why);
+}
+
+int
+pprof_parse_id(const char *s, struct pprof_module *m)
+{
+	return parse_id(s, m);
+}

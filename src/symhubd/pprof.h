@@ -90,4 +90,15 @@ int	pprof_write(const struct pprof *p, size_t max, void **out,
 /* Accepts NULL. */
 void	pprof_free(struct pprof *p);
 
+/*
+ * What the OTLP profiles (otlp.h) share with pprof's.  pprof_inflate():
+ * a gzip or zlib stream of len bytes inflated into at most max bytes
+ * (*out malloc'd, the caller's); -EINVAL corrupt, -E2BIG past max, with
+ * why.  pprof_parse_id(): a build-id or FileID in hex, either case, into
+ * m; -EINVAL when it is neither.
+ */
+int	pprof_inflate(const void *in, size_t len, size_t max,
+	    unsigned char **out, size_t *outlen, const char **why);
+int	pprof_parse_id(const char *s, struct pprof_module *m);
+
 #endif

@@ -207,6 +207,7 @@ struct req {
 	} meta;
 	struct breq		*batch;		/* route_batch.c */
 	struct preq		*pprof;		/* route_pprof.c */
+	struct oreq		*otlp;		/* route_otlp.c */
 	unsigned		 retry_after;	/* s, of a 429 */
 	struct {			/* the token shown (http.c) */
 		char			 name[64];	/* "": none */
@@ -478,6 +479,11 @@ void		route_batch_free(struct req *r);
  * route_batch_free(). */
 enum MHD_Result	route_pprof(struct http *h, struct req *r);
 void		route_pprof_free(struct req *r);
+
+/* route_otlp.c: POST /symbolize/otlp.  route_otlp_free() as
+ * route_batch_free(). */
+enum MHD_Result	route_otlp(struct http *h, struct req *r);
+void		route_otlp_free(struct req *r);
 
 /*
  * route_stream.c: answer 200 with the JSON that step writes to j, a piece

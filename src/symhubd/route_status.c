@@ -239,6 +239,7 @@ symbolize_table(FILE *fp, struct http *h)
 		"<code>POST /symbolize</code> (batches)",
 		"<code>/symbolicate/v5</code> (Tecken)",
 		"<code>POST /symbolize/pprof</code> (locations)",
+		"<code>POST /symbolize/otlp</code> (locations)",
 	};
 	uint64_t	req[METRICS_API_N], addr[METRICS_API_N];
 	uint64_t	nb, late, mods, ready;

@@ -45,6 +45,9 @@ static const struct route routes[] = {
 	    "POST the module and address range to /asm/v1", ROUTE_READ },
 	{ WEBAPI_ARTIFACT, CACHE_BUNDLE, 0, ROUTE_PUT, NULL,
 	    METRICS_T_BUILDID, route_artifact, NULL, ROUTE_READ },
+	{ WEBAPI_OTLP, 0, 0, ROUTE_POST, route_body_max, METRICS_T_BATCH,
+	    route_otlp, "POST OTLP profiles to /symbolize/otlp",
+	    ROUTE_READ },
 };
 
 const struct route *

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,12 +60,18 @@ struct fref {
 	uint64_t	 id;	/* 0: a free slot */
 };
 
-/* One block of the arena, or one allocation of BIG_MIN bytes or more
- * (protobuf-c's scratch among them, which it frees). */
+/* One block of the arena: its bytes, and this at their start. */
 struct chunk {
-	struct chunk	*next, *prev;
-	size_t		 cap, used;
+	struct chunk	*next;
+	size_t		 cap, used;	/* cap: all its bytes */
 	max_align_t	 data[];
+};
+
+/* An allocation of BIG_MIN bytes or more, its own buffer (protobuf-c's
+ * scratch among them, which it frees). */
+struct big {
+	void	*v;
+	size_t	 n;
 };
 
 /* The allocator of everything decoded and added: it frees nothing but
@@ -72,7 +79,8 @@ struct chunk {
 struct arena {
 	ProtobufCAllocator	 a;
 	struct chunk		*head;	/* the blocks, the newest first */
-	struct chunk		*big;	/* the large allocations */
+	struct big		*big;	/* the oldest first */
+	size_t			 nbig, bigcap;
 	size_t			 left;
 	int			 over;
 };
@@ -123,7 +131,8 @@ static const char demangled[] = "d", asis[] = "n";
 #define REUSE_MIN	(64u << 10)
 
 /* The arena's blocks: the first this large, each next one twice the
- * last, up to CHUNK_MAX; an allocation of BIG_MIN or more its own. */
+ * last, up to CHUNK_MAX; an allocation of BIG_MIN or more its own.
+ * Powers of two. */
 #define CHUNK_MIN	(16u << 10)
 #define CHUNK_MAX	(32u << 20)
 #define BIG_MIN		(256u << 10)
@@ -132,14 +141,54 @@ static const char demangled[] = "d", asis[] = "n";
  * a 4 KiB page, which costs more than the copying in them. */
 #define HUGE_MIN	(2u << 20)
 
+/*
+ * The large buffers a profile freed, kept mapped for the next one (up
+ * to KEEP_BYTES, KEEP_SLOTS of them): a fresh page costs a fault and
+ * the kernel's zeroing, more than anything done with the bytes in it.
+ * A large buffer is a power of two (an untouched page costs nothing),
+ * so a buffer of the same size fits the next request of its size.
+ */
+#define KEEP_BYTES	(256u << 20)
+#define KEEP_SLOTS	32
+
+static pthread_mutex_t	 keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void	*v;
+	size_t	 n;
+}			 kept_bufs[KEEP_SLOTS];
+static size_t		 nkept, kept_bytes;
+
+/* The size a large buffer of n bytes is mapped with. */
+static size_t
+big_size(size_t n)
+{
+	size_t r = HUGE_MIN;
+
+	while (r < n && r <= SIZE_MAX / 2)
+		r *= 2;
+	return r;
+}
+
 static void *
 big_alloc(size_t n)
 {
-	void *v;
+	void	*v = NULL;
+	size_t	 i;
 
 	if (n < HUGE_MIN)
 		return malloc(n);
-	n = (n + HUGE_MIN - 1) & ~(size_t)(HUGE_MIN - 1);
+	n = big_size(n);
+	pthread_mutex_lock(&keep_mu);
+	for (i = 0; i < nkept; i++)
+		if (kept_bufs[i].n == n) {
+			v = kept_bufs[i].v;
+			kept_bufs[i] = kept_bufs[--nkept];
+			kept_bytes -= n;
+			break;
+		}
+	pthread_mutex_unlock(&keep_mu);
+	if (v != NULL)
+		return v;
 	if ((v = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
 		return NULL;
@@ -154,23 +203,21 @@ big_free(void *v, size_t n)
 {
 	if (v == NULL)
 		return;
-	if (n < HUGE_MIN)
+	if (n < HUGE_MIN) {
 		free(v);
-	else
-		(void)munmap(v, (n + HUGE_MIN - 1) & ~(size_t)(HUGE_MIN - 1));
-}
-
-static struct chunk *
-chunk_new(size_t cap)
-{
-	struct chunk *c;
-
-	if ((c = big_alloc(sizeof(*c) + cap)) == NULL)
-		return NULL;
-	c->next = c->prev = NULL;
-	c->cap = cap;
-	c->used = 0;
-	return c;
+		return;
+	}
+	n = big_size(n);
+	pthread_mutex_lock(&keep_mu);
+	if (nkept < KEEP_SLOTS && n <= KEEP_BYTES - kept_bytes) {
+		kept_bufs[nkept].v = v;
+		kept_bufs[nkept++].n = n;
+		kept_bytes += n;
+		v = NULL;
+	}
+	pthread_mutex_unlock(&keep_mu);
+	if (v != NULL)
+		(void)munmap(v, n);
 }
 
 static void *
@@ -178,6 +225,7 @@ arena_alloc(void *ctx, size_t n)
 {
 	struct arena	*ar = ctx;
 	struct chunk	*c = ar->head;
+	struct big	*nb;
 	size_t		 cap;
 	void		*v;
 
@@ -189,24 +237,33 @@ arena_alloc(void *ctx, size_t n)
 		return NULL;
 	}
 	if (n >= BIG_MIN) {
-		if ((c = chunk_new(n)) == NULL)
+		if (ar->nbig == ar->bigcap) {
+			cap = ar->bigcap ? 2 * ar->bigcap : 64;
+			if ((nb = reallocarray(ar->big, cap,
+			    sizeof(*nb))) == NULL)
+				return NULL;
+			ar->big = nb;
+			ar->bigcap = cap;
+		}
+		if ((v = big_alloc(n)) == NULL)
 			return NULL;
-		c->used = n;
-		if ((c->next = ar->big) != NULL)
-			c->next->prev = c;
-		ar->big = c;
+		ar->big[ar->nbig].v = v;
+		ar->big[ar->nbig++].n = n;
 		ar->left -= n;
-		return c->data;
+		return v;
 	}
 	if (c == NULL || c->cap - c->used < n) {
+		/* (a block's bytes a power of two: a large buffer's) */
 		cap = c == NULL ? CHUNK_MIN : c->cap >= CHUNK_MAX ?
 		    CHUNK_MAX : 2 * c->cap;
-		if ((c = chunk_new(cap)) == NULL)
+		if ((c = big_alloc(cap)) == NULL)
 			return NULL;
 		c->next = ar->head;
+		c->cap = cap;
+		c->used = sizeof(*c);
 		ar->head = c;
 	}
-	v = (char *)c->data + c->used;
+	v = (char *)c + c->used;
 	c->used += n;
 	ar->left -= n;
 	return v;
@@ -225,25 +282,22 @@ static void
 arena_release(void *ctx, void *p)
 {
 	struct arena	*ar = ctx;
-	struct chunk	*c;
-	int		 n = 0;
+	size_t		 i;
 
 	if (p == NULL)
 		return;
-	for (c = ar->big; c != NULL && n < BIG_LOOK; c = c->next, n++)
-		if ((void *)c->data == p)
+	for (i = ar->nbig; i > 0 && ar->nbig - i < BIG_LOOK; i--)
+		if (ar->big[i - 1].v == p)
 			break;
-	if (c == NULL || n == BIG_LOOK)
+	if (i == 0 || ar->nbig - i >= BIG_LOOK)
 		return;
-	if (c->prev != NULL)
-		c->prev->next = c->next;
-	else
-		ar->big = c->next;
-	if (c->next != NULL)
-		c->next->prev = c->prev;
+	i--;
+	big_free(ar->big[i].v, ar->big[i].n);
 	if (ar->left != SIZE_MAX)
-		ar->left += c->used;
-	big_free(c, sizeof(*c) + c->cap);
+		ar->left += ar->big[i].n;
+	memmove(&ar->big[i], &ar->big[i + 1], (ar->nbig - i - 1) *
+	    sizeof(*ar->big));
+	ar->nbig--;
 }
 
 static void
@@ -259,17 +313,19 @@ arena_init(struct arena *ar, size_t budget)
 static void
 arena_free(struct arena *ar)
 {
-	struct chunk *c, *next;
+	struct chunk	*c, *next;
+	size_t		 i;
 
 	for (c = ar->head; c != NULL; c = next) {
 		next = c->next;
-		big_free(c, sizeof(*c) + c->cap);
+		big_free(c, c->cap);
 	}
-	for (c = ar->big; c != NULL; c = next) {
-		next = c->next;
-		big_free(c, sizeof(*c) + c->cap);
-	}
-	ar->head = ar->big = NULL;
+	for (i = 0; i < ar->nbig; i++)
+		big_free(ar->big[i].v, ar->big[i].n);
+	free(ar->big);
+	ar->head = NULL;
+	ar->big = NULL;
+	ar->nbig = ar->bigcap = 0;
 }
 
 /* A copy of the n bytes at s, and a NUL, in the arena. */

@@ -81,8 +81,9 @@ answer(const uint8_t *data, size_t size, unsigned char **plain,
 	}
 	if (pprof_nlocations(again) != pprof_nlocations(p))
 		abort();
-	/* its gzip member whole, its CRC and ISIZE right */
-	cap = 64u << 20;
+	/* its gzip member whole, its CRC and ISIZE right (the answer adds
+	 * at most a few hundred bytes a location, of a few bytes each) */
+	cap = 256 * size + 65536;
 	if ((*plain = malloc(cap)) == NULL ||
 	    (d = libdeflate_alloc_decompressor()) == NULL)
 		abort();

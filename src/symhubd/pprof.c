@@ -1215,7 +1215,7 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	struct libdeflate_compressor	*c = NULL;
 	struct sink			 k;
 	unsigned char			*z = NULL, *t = NULL, *d;
-	size_t				 n, bound, tn, keep = 0, i;
+	size_t				 n, bound = 0, tn, keep = 0, i;
 	uint64_t			 bit = 0;
 	unsigned			 sh = 0;
 	uint32_t			 crc;
@@ -1227,7 +1227,7 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	k.p = p;
 	n = perftools__profiles__profile_view__get_packed_size(p->pf);
 	k.cap = n;
-	if ((k.buf = malloc(n + 1)) == NULL)
+	if ((k.buf = big_alloc(n + 1)) == NULL)
 		goto out;
 	if (perftools__profiles__profile_view__pack_to_buffer(p->pf,
 	    &k.b) != n)
@@ -1251,7 +1251,7 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	if ((c = libdeflate_alloc_compressor(1)) == NULL)
 		goto out;
 	bound = libdeflate_deflate_compress_bound(c, k.len);
-	if ((t = malloc(bound)) == NULL)
+	if ((t = big_alloc(bound)) == NULL)
 		goto out;
 	if ((tn = libdeflate_deflate_compress(c, k.buf, k.len, t, bound)) ==
 	    0)
@@ -1296,8 +1296,8 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	rc = 0;
 out:
 	libdeflate_free_compressor(c);
-	free(k.buf);
-	free(t);
+	big_free(k.buf, n + 1);
+	big_free(t, bound);
 	free(z);
 	return rc;
 }

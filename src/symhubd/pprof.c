@@ -143,12 +143,13 @@ static const char demangled[] = "d", asis[] = "n";
 
 /*
  * The large buffers a profile freed, kept mapped for the next one (up
- * to KEEP_BYTES, KEEP_SLOTS of them): a fresh page costs a fault and
- * the kernel's zeroing, more than anything done with the bytes in it.
- * A large buffer is a power of two (an untouched page costs nothing),
- * so a buffer of the same size fits the next request of its size.
+ * to KEEP_FACTOR times the largest profile inflated, KEEP_SLOTS of
+ * them): a fresh page costs a fault and the kernel's zeroing, more than
+ * anything done with the bytes in it.  A large buffer is a power of two
+ * (an untouched page costs nothing), so a buffer of the same size fits
+ * the next request of its size.
  */
-#define KEEP_BYTES	(256u << 20)
+#define KEEP_FACTOR	8
 #define KEEP_SLOTS	32
 
 static pthread_mutex_t	 keep_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -156,7 +157,7 @@ static struct {
 	void	*v;
 	size_t	 n;
 }			 kept_bufs[KEEP_SLOTS];
-static size_t		 nkept, kept_bytes;
+static size_t		 nkept, kept_bytes, keep_max;
 
 /* The size a large buffer of n bytes is mapped with. */
 static size_t
@@ -209,7 +210,8 @@ big_free(void *v, size_t n)
 	}
 	n = big_size(n);
 	pthread_mutex_lock(&keep_mu);
-	if (nkept < KEEP_SLOTS && n <= KEEP_BYTES - kept_bytes) {
+	if (nkept < KEEP_SLOTS && kept_bytes <= keep_max &&
+	    n <= keep_max - kept_bytes) {
 		kept_bufs[nkept].v = v;
 		kept_bufs[nkept++].n = n;
 		kept_bytes += n;
@@ -814,6 +816,10 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 
 	*out = NULL;
 	*why = "out of memory";
+	pthread_mutex_lock(&keep_mu);
+	keep_max = lim->max_bytes > SIZE_MAX / KEEP_FACTOR ? SIZE_MAX :
+	    lim->max_bytes * KEEP_FACTOR;
+	pthread_mutex_unlock(&keep_mu);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {

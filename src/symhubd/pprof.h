@@ -18,7 +18,9 @@
 struct pprof;		/* opaque: one profile read */
 
 struct pprof_limits {
-	size_t	max_bytes;	/* of the profile, inflated */
+	size_t	max_bytes;	/* of the profile, inflated; the large
+				 * buffers kept for the next profile are at
+				 * most 8 times that, the last given */
 	size_t	max_locations;
 	size_t	reuse_min;	/* pprof_write() copies a gzip'd input's
 				 * blocks that hold at least this many of

@@ -336,6 +336,23 @@ go tool pprof -top -nodecount=1000 "$tmp/out/big.ans.gz" \
 check "go tool pprof -top names its functions (main, greet)" \
     eval 'grep -qE " main$" "$tmp/out/bigtop.txt" &&
     grep -qE " greet" "$tmp/out/bigtop.txt"'
+# The same profile as Go's pprof writes it (its own gzip: blocks of
+# compress/flate), through go tool pprof -proto (which is not to
+# symbolize it itself).
+go tool pprof -symbolize=none -proto "$tmp/out/big.pb.gz" \
+    >"$tmp/out/gobig.pb.gz" \
+    2>"$tmp/out/gp.err" || exit 99
+code=$(http /symbolize/pprof "$tmp/out/gobig.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/gobig.pb.gz")
+check "written by go tool pprof -proto: 200 ($code), its first 64 KiB compressed the input's" \
+    eval 'gzip -t "$tmp/out/gobig.ans.gz" && cmp -s \
+    <(tail -c +11 "$tmp/out/gobig.pb.gz" | head -c 65536) \
+    <(tail -c +11 "$tmp/out/gobig.ans.gz" | head -c 65536)'
+go tool pprof -top -nodecount=1000 "$tmp/out/gobig.ans.gz" \
+    >"$tmp/out/gobigtop.txt" 2>&1
+check "... and go tool pprof -top names its functions (main, greet)" \
+    eval 'grep -qE " main$" "$tmp/out/gobigtop.txt" &&
+    grep -qE " greet" "$tmp/out/gobigtop.txt"'
 # Samples after the locations (a writer's own order): nothing to copy,
 # the same answer.
 python3 "$PP" make "$tmp/out/last.pb.gz" --samples 20000 --samples-last \

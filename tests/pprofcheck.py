@@ -3,7 +3,7 @@
 profiles written and read with a few lines of protobuf wire format (test
 input only: the hub reads them with protobuf-c).
 
-    pprofcheck.py make OUT MODULE... [--samples N] [--raw]
+    pprofcheck.py make OUT MODULE... [--samples N] [--raw] [--samples-last]
         A profile of the runtime addresses of each MODULE,
         ELF:BUILDID:BASE:ADDRS[:DEBUG] (ADDRS: ELF addresses, one "0x..." a
         line; with --llvm FILE, '"DEBUG" ADDRESS' a location is written to
@@ -13,7 +13,9 @@ input only: the hub reads them with protobuf-c).
         executable segment as /proc/PID/maps shows it; one location an
         address (those outside the segment dropped); samples of stacks of
         up to 8 locations (N of them, default one a location), each with
-        a label; gzip-compressed unless --raw.
+        a label; gzip-compressed unless --raw.  Its fields in the order of
+        their numbers (as Go's pprof writes them), or with --samples-last
+        the mappings and locations before the samples.
     pprofcheck.py tojson PROFILE OUT
         The symbolized PROFILE as a /symbolize answer (batchcheck.py
         compare-all reads it), a module a mapping with a build-id in
@@ -36,7 +38,8 @@ input only: the hub reads them with protobuf-c).
         the labels' keys, for "the rest passes through".
     pprofcheck.py evil KIND OUT
         A bad profile: truncated, bomb, strindex, overlap, outside, badid,
-        dupid, nomapping, locations=N.
+        dupid, nomapping, locations=N; samplestr (a sample's string index
+        out of the table, which the hub passes through).
 
 Python 3 standard library only.
 """
@@ -128,6 +131,11 @@ def signed(v):
 
 
 class Writer:
+    """Fields in the order of their numbers, as protobuf libraries write
+    them (Go's pprof: samples, then mappings, locations, functions,
+    strings), or with written=True in the order they were added (the
+    mappings and locations first, then the samples)."""
+
     def __init__(self):
         self.strings = [""]
         self.index = {"": 0}
@@ -155,13 +163,18 @@ class Writer:
         self.body.append(f_bytes(2, f_packed(1, locs) +
                                  f_packed(2, [value]) + lab))
 
-    def finish(self):
+    def finish(self, written=False):
         head = f_bytes(1, f_varint(1, self.s("samples")) +
                        f_varint(2, self.s("count")))
         period = f_bytes(11, f_varint(1, self.s("cpu")) +
                          f_varint(2, self.s("nanoseconds")))
         tail = b"".join(f_bytes(6, t.encode()) for t in self.strings)
-        return head + b"".join(self.body) + tail + period + \
+        body = self.body
+        if not written:
+            # a record's first byte is its tag: 0x12 sample, 0x1a
+            # mapping, 0x22 location (a stable sort keeps their order)
+            body = sorted(body, key=lambda b: b[0])
+        return head + b"".join(body) + tail + period + \
             f_varint(12, 10000000)
 
 
@@ -180,11 +193,14 @@ def loads(elf):
 
 def make(argv):
     out, raw, nsamples, mods, llvm = argv[0], False, None, [], None
+    written = False
     rest = argv[1:]
     while rest:
         a = rest.pop(0)
         if a == "--raw":
             raw = True
+        elif a == "--samples-last":
+            written = True
         elif a == "--llvm":
             llvm = open(rest.pop(0), "w")
         elif a == "--samples":
@@ -216,7 +232,7 @@ def make(argv):
         else:
             stack = rng.sample(locs, min(8, len(locs)))
         w.sample(stack, 1 + i % 5, "t%d" % (i % 3))
-    data = w.finish()
+    data = w.finish(written)
     with open(out, "wb") as f:
         f.write(data if raw else gzip.compress(data, 1))
     print(len(locs))
@@ -372,7 +388,11 @@ def evil(argv):
         w.sample([1, 2], 1, "t")
         data = w.finish()
         if kind == "strindex":
-            # a sample label whose key is far past the string table
+            # a mapping whose filename is far past the string table
+            data += f_bytes(3, f_varint(1, 9) + f_varint(5, 1000))
+        elif kind == "samplestr":
+            # a sample label whose key is far past the string table:
+            # samples pass through as they came, unread
             data += f_bytes(2, f_packed(1, [1]) + f_bytes(
                 3, f_varint(1, 1000)))
     with open(out, "wb") as f:

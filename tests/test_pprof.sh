@@ -14,11 +14,17 @@
 #      names, the "(inline)" frames and file:line;
 #   3. the same through curl: an uncompressed profile is read too, the
 #      answer is gzip-compressed application/vnd.google.protobuf;
-#   4. bad input, each a clear 4xx: truncated protobuf, gzip bomb, too
+#   4. the answer to a gzip'd profile written as Go writes one (the
+#      samples first) starts with the input's compressed blocks as they
+#      came, and inflates to the answer to the same profile uncompressed;
+#      samples written after the locations, and two gzip members, give
+#      the same answer;
+#   5. bad input, each a clear 4xx: truncated protobuf, gzip bomb, too
 #      many locations, a string index out of range, overlapping
 #      mappings, an address outside its mapping, a mapping that is not
 #      there, an id twice, a build_id that is neither a build-id nor a
-#      FileID, a bad ?deadline=, an empty body; GET is 405.
+#      FileID, a bad ?deadline=, an empty body; GET is 405 (a sample's
+#      string index out of range passes through: samples are not read).
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_pprof.sh
@@ -298,7 +304,82 @@ check "the answer has its locations filled in" \
 code=$(http /symbolize/pprof "$tmp/out/g" "$tmp/out/g.h")
 check "GET /symbolize/pprof: 405 ($code)" test "$code" = 405
 
-# ---- 4. bad input -------------------------------------------------------
+# ---- 4. the answer reuses the input's compressed blocks -----------------
+
+section "the answer: the input's compressed blocks, the rest anew"
+# 20,000 samples (some 800 kB, more than the 64 KiB worth copying),
+# written as Go's pprof writes them: samples before mappings and
+# locations, so the answer's first bytes are the input's.
+specs=("$tmp/bin/app:${ID[app]}:0x555500000000:$tmp/out/app.addrs"
+    "$tmp/bin/libgreet.so:${ID[libgreet.so]}:0x7f0000000000:$tmp/out/libgreet.so.addrs")
+python3 "$PP" make "$tmp/out/big.pb.gz" --samples 20000 "${specs[@]}" \
+    >/dev/null || exit 99
+python3 "$PP" make "$tmp/out/big.pb" --raw --samples 20000 "${specs[@]}" \
+    >/dev/null || exit 99
+code=$(http /symbolize/pprof "$tmp/out/big.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/big.pb.gz")
+check "a profile of 20000 samples: 200 ($code)" test "$code" = 200
+# (both gzip headers are 10 bytes: Python's and the hub's)
+check "its first 64 KiB compressed are the input's, byte for byte" \
+    cmp -s <(tail -c +11 "$tmp/out/big.pb.gz" | head -c 65536) \
+    <(tail -c +11 "$tmp/out/big.ans.gz" | head -c 65536)
+code=$(http /symbolize/pprof "$tmp/out/bigraw.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/big.pb")
+check "inflated (gzip -t: its CRC), the answer to the uncompressed profile's ($code)" \
+    eval 'gzip -t "$tmp/out/big.ans.gz" && cmp -s \
+    <(gzip -dc "$tmp/out/big.ans.gz") <(gzip -dc "$tmp/out/bigraw.ans.gz")'
+check "samples pass through ($(python3 "$PP" summary "$tmp/out/big.ans.gz"))" \
+    test "$(python3 "$PP" summary "$tmp/out/big.ans.gz" | awk '{print $2, $6}')" \
+    = "20000 $(python3 "$PP" summary "$tmp/out/bigraw.ans.gz" | awk '{print $6}')"
+go tool pprof -top -nodecount=1000 "$tmp/out/big.ans.gz" \
+    >"$tmp/out/bigtop.txt" 2>&1
+check "go tool pprof -top names its functions (main, greet)" \
+    eval 'grep -qE " main$" "$tmp/out/bigtop.txt" &&
+    grep -qE " greet" "$tmp/out/bigtop.txt"'
+# The same profile as Go's pprof writes it (its own gzip: blocks of
+# compress/flate), through go tool pprof -proto (which is not to
+# symbolize it itself).
+go tool pprof -symbolize=none -proto "$tmp/out/big.pb.gz" \
+    >"$tmp/out/gobig.pb.gz" \
+    2>"$tmp/out/gp.err" || exit 99
+code=$(http /symbolize/pprof "$tmp/out/gobig.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/gobig.pb.gz")
+check "written by go tool pprof -proto: 200 ($code), its first 64 KiB compressed the input's" \
+    eval 'gzip -t "$tmp/out/gobig.ans.gz" && cmp -s \
+    <(tail -c +11 "$tmp/out/gobig.pb.gz" | head -c 65536) \
+    <(tail -c +11 "$tmp/out/gobig.ans.gz" | head -c 65536)'
+go tool pprof -top -nodecount=1000 "$tmp/out/gobig.ans.gz" \
+    >"$tmp/out/gobigtop.txt" 2>&1
+check "... and go tool pprof -top names its functions (main, greet)" \
+    eval 'grep -qE " main$" "$tmp/out/gobigtop.txt" &&
+    grep -qE " greet" "$tmp/out/gobigtop.txt"'
+# Samples after the locations (a writer's own order): nothing to copy,
+# the same answer.
+python3 "$PP" make "$tmp/out/last.pb.gz" --samples 20000 --samples-last \
+    "${specs[@]}" >/dev/null || exit 99
+code=$(http /symbolize/pprof "$tmp/out/last.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/last.pb.gz")
+python3 "$PP" tojson "$tmp/out/last.ans.gz" "$tmp/out/last.json" \
+    >/dev/null 2>&1
+python3 "$PP" tojson "$tmp/out/big.ans.gz" "$tmp/out/big.json" \
+    >/dev/null 2>&1
+check "samples written after the locations: 200 ($code), the same locations" \
+    cmp -s "$tmp/out/last.json" "$tmp/out/big.json"
+check "... and the same samples ($(python3 "$PP" summary "$tmp/out/last.ans.gz"))" \
+    test "$(python3 "$PP" summary "$tmp/out/last.ans.gz")" = \
+    "$(python3 "$PP" summary "$tmp/out/big.ans.gz")"
+# Two gzip members (gzip(1) reads them as one stream): all of it read.
+size=$(stat -c %s "$tmp/out/big.pb")
+{ head -c $((size / 2)) "$tmp/out/big.pb" | gzip -1
+  tail -c +$((size / 2 + 1)) "$tmp/out/big.pb" | gzip -1; } \
+    >"$tmp/out/two.pb.gz" || exit 99
+code=$(http /symbolize/pprof "$tmp/out/two.ans.gz" "$tmp/out/b.h" \
+    --max-time 60 --data-binary "@$tmp/out/two.pb.gz")
+check "a profile in two gzip members: 200 ($code), the same answer" \
+    eval 'cmp -s <(gzip -dc "$tmp/out/two.ans.gz") \
+    <(gzip -dc "$tmp/out/bigraw.ans.gz")'
+
+# ---- 5. bad input -------------------------------------------------------
 
 section 'bad input: a clear 4xx each'
 bad() {
@@ -316,6 +397,11 @@ bad truncated 400 'corrupt or truncated protobuf'
 bad bomb 413 'inflates past the limit'
 bad locations=20001 413 'too many locations (at most 20000'
 bad strindex 400 'string index out of'
+python3 "$PP" evil samplestr "$tmp/out/evil.samplestr" || exit 99
+code=$(http /symbolize/pprof "$tmp/out/e.gz" "$tmp/out/e.h" \
+    --max-time 60 --data-binary "@$tmp/out/evil.samplestr")
+check "a sample's string index out of the table: passed through as it came ($code)" \
+    test "$code" = 200
 bad overlap 400 'mappings that overlap'
 bad outside 400 'outside its mapping'
 bad nomapping 400 'mapping that is not there'

@@ -280,10 +280,27 @@ hold(struct http *h, struct req *r, size_t n)
 	return 1;
 }
 
+/* The bytes r's Content-Length announces, at most max (check_head()
+ * refused more), or 0: the body's buffer is that large at once, rather
+ * than copied as it doubles (a profile of 26 MB: 50 MB copied). */
+static size_t
+announced(struct req *r, size_t max)
+{
+	const char		*cl;
+	char			*end;
+	unsigned long long	 len;
+
+	if ((cl = req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH)) == NULL)
+		return 0;
+	errno = 0;
+	len = strtoull(cl, &end, 10);
+	return errno != 0 || end == cl || len > max ? 0 : (size_t)len;
+}
+
 static int
 take_body(struct http *h, struct req *r, const char *data, size_t n)
 {
-	size_t max = body_max(h, r);
+	size_t max = body_max(h, r), all;
 
 	if (r->too_long || r->busy)
 		return 0;
@@ -291,7 +308,8 @@ take_body(struct http *h, struct req *r, const char *data, size_t n)
 		r->too_long = 1;
 	else if (!hold(h, r, n))
 		r->busy = 1;
-	else if (buf_reserve(&r->body, n + 1) != 0)
+	else if (buf_reserve(&r->body, (r->body.cap == 0 &&
+	    (all = announced(r, max)) > n ? all : n) + 1) != 0)
 		return -ENOMEM;
 	else {
 		buf_add(&r->body, data, n);

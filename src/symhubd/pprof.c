@@ -1,15 +1,27 @@
 /*
  * pprof: read, check, fill in and write a pprof profile (pprof.h).
  *
- * protobuf-c decodes the whole Profile into its structs, through an
- * allocator that stops it past a budget (a hostile body of tiny repeated
- * messages costs far more decoded than on the wire).  The frames are
- * added to those structs in place, with malloc(), which is what the
- * allocator hands out, so protobuf-c's free_unpacked frees the lot.
- * Everything not named here (samples, labels, comments, unknown fields)
- * is written back as it came.
+ * protobuf-c decodes the Profile through profile_view.proto, which reads
+ * each sample as the bytes it came in: the hub never changes a sample,
+ * and a million of them decoded and encoded again cost more than all
+ * the rest.  Everything decoded, and everything the answer adds, comes
+ * from one arena freed at once; decoding stops past a budget (a hostile
+ * body of tiny repeated messages costs far more decoded than on the
+ * wire).  Everything not named here (samples, labels, comments, unknown
+ * fields) is written back as it came.
+ *
+ * The answer is gzip-compressed, and mostly the profile that came in:
+ * protobuf writers put the samples before the mappings, locations and
+ * strings the hub changes, so the answer's first bytes are the input's.
+ * The compressed blocks of a gzip input that hold only those bytes are
+ * copied to the answer as they came (a block may refer back only to
+ * bytes before it, the same in both), and only the rest is compressed
+ * (spliced in at the copied blocks' last bit, as zlib's gzjoin.c does).
  */
+#include <sys/mman.h>
+
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +32,10 @@
 #include "common/demangle.h"
 #include "common/webapi.h"
 #include "pprof.h"
-#include "symhubd/profile.pb-c.h"
+#include "symhubd/profile_view.pb-c.h"
 
 /* protobuf-c's names of the messages, shortened */
-typedef Perftools__Profiles__Profile	Profile;
+typedef Perftools__Profiles__ProfileView	Profile;
 typedef Perftools__Profiles__Mapping	Mapping;
 typedef Perftools__Profiles__Location	Location;
 typedef Perftools__Profiles__Function	Function;
@@ -48,8 +60,52 @@ struct fref {
 	uint64_t	 id;	/* 0: a free slot */
 };
 
+/* One block of the arena: its bytes, and this at their start. */
+struct chunk {
+	struct chunk	*next;
+	size_t		 cap, used;	/* cap: all its bytes */
+	max_align_t	 data[];
+};
+
+/* An allocation of BIG_MIN bytes or more, its own buffer (protobuf-c's
+ * scratch among them, which it frees). */
+struct big {
+	void	*v;
+	size_t	 n;
+};
+
+/* The allocator of everything decoded and added: it frees nothing but
+ * the large allocations until it goes, and refuses past left bytes. */
+struct arena {
+	ProtobufCAllocator	 a;
+	struct chunk		*head;	/* the blocks, the newest first */
+	struct big		*big;	/* the oldest first */
+	size_t			 nbig, bigcap;
+	size_t			 left;
+	int			 over;
+};
+
+/* Where a deflate block of the input ends: the bytes inflated before
+ * it, and the bits of the gzip member before it. */
+struct bound {
+	size_t		out;
+	uint64_t	bit;
+};
+
 struct pprof {
 	Profile			*pf;
+	struct arena		 ar;
+	unsigned char		*raw;		/* the profile inflated, or */
+	size_t			 rawcap;
+	const unsigned char	*plain;		/* as it came */
+	size_t			 plainlen;
+	const unsigned char	*gz;		/* the body, gzip'd, or NULL */
+	struct bound		*bounds;	/* of its deflate blocks, the
+						 * first the deflate stream's
+						 * start; none when it is not
+						 * one gzip member */
+	size_t			 nbounds;
+	size_t			 reuse_min;
 	struct ident		*locs, *maps, *funcs;
 	struct pprof_module	*mods;
 	size_t			 nmods;
@@ -67,48 +123,244 @@ struct pprof {
 static const char demangled[] = "d", asis[] = "n";
 
 /* Decoding costs at most this many times the bytes decoded (the structs
- * of a message of a few bytes are some 80 bytes, plus malloc's own). */
+ * of a message of a few bytes are some 80 bytes). */
 #define DECODE_FACTOR	24
 #define DECODE_SLACK	(1u << 20)
 
-struct budget {
-	ProtobufCAllocator	 a;
-	size_t			 left;
-	int			 over;
-};
+/* Copy no fewer bytes of the input than this: less saves nothing. */
+#define REUSE_MIN	(64u << 10)
+
+/* The arena's blocks: the first this large, each next one twice the
+ * last, up to CHUNK_MAX; an allocation of BIG_MIN or more its own.
+ * Powers of two. */
+#define CHUNK_MIN	(16u << 10)
+#define CHUNK_MAX	(32u << 20)
+#define BIG_MIN		(256u << 10)
+
+/* Huge pages for the large buffers: a fault a 2 MiB page instead of one
+ * a 4 KiB page, which costs more than the copying in them. */
+#define HUGE_MIN	(2u << 20)
+
+/*
+ * The large buffers a profile freed, kept mapped for the next one (up
+ * to KEEP_FACTOR times the largest profile inflated, KEEP_SLOTS of
+ * them): a fresh page costs a fault and the kernel's zeroing, more than
+ * anything done with the bytes in it.  A large buffer is a power of two
+ * (an untouched page costs nothing), so a buffer of the same size fits
+ * the next request of its size.
+ */
+#define KEEP_FACTOR	8
+#define KEEP_SLOTS	32
+
+static pthread_mutex_t	 keep_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	void	*v;
+	size_t	 n;
+}			 kept_bufs[KEEP_SLOTS];
+static size_t		 nkept, kept_bytes, keep_max;
+
+/* The size a large buffer of n bytes is mapped with. */
+static size_t
+big_size(size_t n)
+{
+	size_t r = HUGE_MIN;
+
+	while (r < n && r <= SIZE_MAX / 2)
+		r *= 2;
+	return r;
+}
 
 static void *
-budget_alloc(void *ctx, size_t n)
+big_alloc(size_t n)
 {
-	struct budget *b = ctx;
+	void	*v = NULL;
+	size_t	 i;
 
-	if (n > b->left) {
-		b->over = 1;
+	if (n < HUGE_MIN)
+		return malloc(n);
+	n = big_size(n);
+	pthread_mutex_lock(&keep_mu);
+	for (i = 0; i < nkept; i++)
+		if (kept_bufs[i].n == n) {
+			v = kept_bufs[i].v;
+			kept_bufs[i] = kept_bufs[--nkept];
+			kept_bytes -= n;
+			break;
+		}
+	pthread_mutex_unlock(&keep_mu);
+	if (v != NULL)
+		return v;
+	if ((v = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
 		return NULL;
-	}
-	b->left -= n;
-	return malloc(n);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(v, n, MADV_HUGEPAGE);
+#endif
+	return v;
 }
 
 static void
-budget_release(void *ctx, void *p)
+big_free(void *v, size_t n)
 {
-	(void)ctx;
-	free(p);
+	if (v == NULL)
+		return;
+	if (n < HUGE_MIN) {
+		free(v);
+		return;
+	}
+	n = big_size(n);
+	pthread_mutex_lock(&keep_mu);
+	if (nkept < KEEP_SLOTS && kept_bytes <= keep_max &&
+	    n <= keep_max - kept_bytes) {
+		kept_bufs[nkept].v = v;
+		kept_bufs[nkept++].n = n;
+		kept_bytes += n;
+		v = NULL;
+	}
+	pthread_mutex_unlock(&keep_mu);
+	if (v != NULL)
+		(void)munmap(v, n);
 }
 
-/* Inflate a gzip or zlib stream of len bytes into at most max bytes. */
+static void *
+arena_alloc(void *ctx, size_t n)
+{
+	struct arena	*ar = ctx;
+	struct chunk	*c = ar->head;
+	struct big	*nb;
+	size_t		 cap;
+	void		*v;
+
+	if (n > SIZE_MAX / 2)
+		return NULL;
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (n > ar->left) {
+		ar->over = 1;
+		return NULL;
+	}
+	if (n >= BIG_MIN) {
+		if (ar->nbig == ar->bigcap) {
+			cap = ar->bigcap ? 2 * ar->bigcap : 64;
+			if ((nb = reallocarray(ar->big, cap,
+			    sizeof(*nb))) == NULL)
+				return NULL;
+			ar->big = nb;
+			ar->bigcap = cap;
+		}
+		if ((v = big_alloc(n)) == NULL)
+			return NULL;
+		ar->big[ar->nbig].v = v;
+		ar->big[ar->nbig++].n = n;
+		ar->left -= n;
+		return v;
+	}
+	if (c == NULL || c->cap - c->used < n) {
+		/* (a block's bytes a power of two: a large buffer's) */
+		cap = c == NULL ? CHUNK_MIN : c->cap >= CHUNK_MAX ?
+		    CHUNK_MAX : 2 * c->cap;
+		if ((c = big_alloc(cap)) == NULL)
+			return NULL;
+		c->next = ar->head;
+		c->cap = cap;
+		c->used = sizeof(*c);
+		ar->head = c;
+	}
+	v = (char *)c + c->used;
+	c->used += n;
+	ar->left -= n;
+	return v;
+}
+
+/* How far back arena_release() looks for a large allocation. */
+#define BIG_LOOK	64
+
+/*
+ * Only a recent large allocation goes at once (protobuf-c's scratch,
+ * which it frees as soon as it is done); the rest stays until the arena
+ * goes.  The look is bounded: protobuf-c frees every piece of a message
+ * it refuses, a million of them in a hostile one.
+ */
+static void
+arena_release(void *ctx, void *p)
+{
+	struct arena	*ar = ctx;
+	size_t		 i;
+
+	if (p == NULL)
+		return;
+	for (i = ar->nbig; i > 0 && ar->nbig - i < BIG_LOOK; i--)
+		if (ar->big[i - 1].v == p)
+			break;
+	if (i == 0 || ar->nbig - i >= BIG_LOOK)
+		return;
+	i--;
+	big_free(ar->big[i].v, ar->big[i].n);
+	if (ar->left != SIZE_MAX)
+		ar->left += ar->big[i].n;
+	memmove(&ar->big[i], &ar->big[i + 1], (ar->nbig - i - 1) *
+	    sizeof(*ar->big));
+	ar->nbig--;
+}
+
+static void
+arena_init(struct arena *ar, size_t budget)
+{
+	memset(ar, 0, sizeof(*ar));
+	ar->a.alloc = arena_alloc;
+	ar->a.free = arena_release;
+	ar->a.allocator_data = ar;
+	ar->left = budget;
+}
+
+static void
+arena_free(struct arena *ar)
+{
+	struct chunk	*c, *next;
+	size_t		 i;
+
+	for (c = ar->head; c != NULL; c = next) {
+		next = c->next;
+		big_free(c, c->cap);
+	}
+	for (i = 0; i < ar->nbig; i++)
+		big_free(ar->big[i].v, ar->big[i].n);
+	free(ar->big);
+	ar->head = NULL;
+	ar->big = NULL;
+	ar->nbig = ar->bigcap = 0;
+}
+
+/* A copy of the n bytes at s, and a NUL, in the arena. */
+static char *
+arena_strndup(struct arena *ar, const char *s, size_t n)
+{
+	char *d;
+
+	if ((d = arena_alloc(ar, n + 1)) == NULL)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+/*
+ * Inflate a gzip stream of len bytes into at most max bytes.  Where each
+ * deflate block of its first member ends goes to bounds (none when more
+ * members follow: the answer then copies none of it).
+ */
 static int
 inflate_all(const unsigned char *in, size_t len, size_t max,
-    unsigned char **out, size_t *outlen, const char **why)
+    unsigned char **out, size_t *outlen, size_t *outcap,
+    struct bound **bounds, size_t *nbounds, const char **why)
 {
 	z_stream	 z;
 	unsigned char	*b = NULL, *nb;
-	size_t		 cap = 0, have = 0;
-	int		 rc, zr = Z_OK;
+	struct bound	*bt = NULL, *nbt;
+	size_t		 cap = 0, ncap, have = 0, bcap = 0, nb_ = 0;
+	int		 rc, zr = Z_OK, first = 1;
 
 	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, 15 + 32) != Z_OK)
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
 		return -ENOMEM;
 	z.next_in = (unsigned char *)(uintptr_t)in;
 	for (;;) {
@@ -122,41 +374,86 @@ inflate_all(const unsigned char *in, size_t len, size_t max,
 				rc = -E2BIG;
 				goto out;
 			}
-			cap = cap == 0 ? (len < 4096 ? 16384 : 4 * len) :
-			    2 * cap;
-			if (cap > max + 1)
-				cap = max + 1;
-			if ((nb = realloc(b, cap)) == NULL) {
+			/* The first member's ISIZE, when it is the only one
+			 * (else it grows); room for one byte more, to see
+			 * the end without growing. */
+			ncap = cap != 0 ? 2 * cap : len < 18 ? 16384 :
+			    (size_t)in[len - 4] | (size_t)in[len - 3] << 8 |
+			    (size_t)in[len - 2] << 16 |
+			    (size_t)in[len - 1] << 24;
+			if (ncap < 16384)
+				ncap = 16384;
+			if (ncap > max + 1)
+				ncap = max + 1;
+			if ((nb = big_alloc(ncap)) == NULL) {
 				rc = -ENOMEM;
 				goto out;
 			}
+			if (have > 0)
+				memcpy(nb, b, have);
+			big_free(b, cap);
 			b = nb;
+			cap = ncap;
 		}
 		z.next_out = b + have;
 		z.avail_out = (uInt)(cap - have > UINT32_MAX ? UINT32_MAX :
 		    cap - have);
-		zr = inflate(&z, Z_NO_FLUSH);
+		zr = inflate(&z, first ? Z_BLOCK : Z_NO_FLUSH);
 		have = (size_t)(z.next_out - b);
 		if (have > max) {
 			*why = "the profile inflates past the limit";
 			rc = -E2BIG;
 			goto out;
 		}
-		if (zr == Z_STREAM_END)
-			break;
+		if (zr == Z_STREAM_END) {
+			size_t used = (size_t)((const unsigned char *)
+			    z.next_in - in);
+
+			/* Another member: read it too, as gzip(1) does. */
+			if (len - used < 2 || in[used] != 0x1f ||
+			    in[used + 1] != 0x8b)
+				break;
+			if (inflateReset(&z) != Z_OK) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			first = 0;
+			nb_ = 0;
+			continue;
+		}
 		if (zr != Z_OK && !(zr == Z_BUF_ERROR && z.avail_out == 0)) {
 			*why = "a corrupt or truncated gzip stream";
 			rc = -EINVAL;
 			goto out;
 		}
+		/* At the end of a block not the last, or of the header. */
+		if (first && (z.data_type & 128) && !(z.data_type & 64)) {
+			if (nb_ == bcap) {
+				bcap = bcap == 0 ? 256 : 2 * bcap;
+				if ((nbt = reallocarray(bt, bcap,
+				    sizeof(*bt))) == NULL) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				bt = nbt;
+			}
+			bt[nb_].out = have;
+			bt[nb_++].bit = 8 * (uint64_t)((const unsigned char *)
+			    z.next_in - in) - (uint64_t)(z.data_type & 7);
+		}
 	}
 	*out = b;
 	*outlen = have;
+	*outcap = cap;
+	*bounds = bt;
+	*nbounds = nb_;
 	b = NULL;
+	bt = NULL;
 	rc = 0;
 out:
 	inflateEnd(&z);
-	free(b);
+	big_free(b, cap);
+	free(bt);
 	return rc;
 }
 
@@ -233,25 +530,17 @@ func_id(const Profile *pf, size_t i)
 
 #define STR_OK(pf, x)	((x) >= 0 && (uint64_t)(x) < (pf)->n_string_table)
 
-/* Every string index of the profile in the table? */
+/* Every string index of the profile in the table?  (A sample's, the
+ * hub does not read: the strings it adds come after the table's.) */
 static int
 strings_ok(const Profile *pf)
 {
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < pf->n_sample_type; i++)
 		if (!STR_OK(pf, pf->sample_type[i]->type) ||
 		    !STR_OK(pf, pf->sample_type[i]->unit))
 			return 0;
-	for (i = 0; i < pf->n_sample; i++)
-		for (j = 0; j < pf->sample[i]->n_label; j++) {
-			const Perftools__Profiles__Label *l =
-			    pf->sample[i]->label[j];
-
-			if (!STR_OK(pf, l->key) || !STR_OK(pf, l->str) ||
-			    !STR_OK(pf, l->num_unit))
-				return 0;
-		}
 	for (i = 0; i < pf->n_mapping; i++)
 		if (!STR_OK(pf, pf->mapping[i]->filename) ||
 		    !STR_OK(pf, pf->mapping[i]->build_id))
@@ -301,13 +590,6 @@ all_tags_ok(const Profile *pf)
 	for (i = 0; i < pf->n_sample_type; i++)
 		if (!tags_ok(&pf->sample_type[i]->base))
 			return 0;
-	for (i = 0; i < pf->n_sample; i++) {
-		if (!tags_ok(&pf->sample[i]->base))
-			return 0;
-		for (j = 0; j < pf->sample[i]->n_label; j++)
-			if (!tags_ok(&pf->sample[i]->label[j]->base))
-				return 0;
-	}
 	for (i = 0; i < pf->n_mapping; i++)
 		if (!tags_ok(&pf->mapping[i]->base))
 			return 0;
@@ -445,15 +727,6 @@ check(struct pprof *p, const struct pprof_limits *lim, const char **why)
 	if ((rc = mappings_ok(p, &bystart, why)) < 0)
 		goto out;
 	nranges = (size_t)rc;
-	for (i = 0; i < pf->n_sample; i++)
-		for (j = 0; j < pf->sample[i]->n_location_id; j++)
-			if (ident_find(p->locs, pf->n_location,
-			    pf->sample[i]->location_id[j]) == 0) {
-				*why = "a sample names a location that is not "
-				    "there";
-				rc = -EINVAL;
-				goto out;
-			}
 	for (i = 0; i < pf->n_location; i++) {
 		const Location	*l = pf->location[i];
 		const Mapping	*m;
@@ -537,36 +810,42 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
     struct pprof **out, const char **why)
 {
 	const unsigned char	*in = body;
-	unsigned char		*raw = NULL;
-	size_t			 rawlen = len;
 	struct pprof		*p = NULL;
-	struct budget		 b;
+	size_t			 rawlen = len;
 	int			 rc;
 
 	*out = NULL;
 	*why = "out of memory";
+	pthread_mutex_lock(&keep_mu);
+	keep_max = lim->max_bytes > SIZE_MAX / KEEP_FACTOR ? SIZE_MAX :
+	    lim->max_bytes * KEEP_FACTOR;
+	pthread_mutex_unlock(&keep_mu);
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -ENOMEM;
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
-		if ((rc = inflate_all(in, len, lim->max_bytes, &raw, &rawlen,
-		    why)) != 0)
-			return rc;
-		in = raw;
+		if ((rc = inflate_all(in, len, lim->max_bytes, &p->raw,
+		    &rawlen, &p->rawcap, &p->bounds, &p->nbounds, why)) != 0)
+			goto out;
+		p->gz = in;
+		in = p->raw;
+		/* The first, the deflate stream's start, is a byte's. */
+		if (p->nbounds > 0 && (p->bounds[0].out != 0 ||
+		    p->bounds[0].bit % 8 != 0))
+			p->nbounds = 0;
 	} else if (len > lim->max_bytes) {
 		*why = "the profile is larger than the limit";
-		return -E2BIG;
-	}
-	if ((p = calloc(1, sizeof(*p))) == NULL) {
-		rc = -ENOMEM;
+		rc = -E2BIG;
 		goto out;
 	}
-	memset(&b, 0, sizeof(b));
-	b.a.alloc = budget_alloc;
-	b.a.free = budget_release;
-	b.a.allocator_data = &b;
-	b.left = rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
-	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK;
-	p->pf = perftools__profiles__profile__unpack(&b.a, rawlen, in);
+	p->plain = in;
+	p->plainlen = rawlen;
+	p->reuse_min = lim->reuse_min > 0 ? lim->reuse_min : REUSE_MIN;
+	arena_init(&p->ar, rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
+	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK);
+	p->pf = perftools__profiles__profile_view__unpack(&p->ar.a, rawlen,
+	    in);
 	if (p->pf == NULL) {
-		if (b.over) {
+		if (p->ar.over) {
 			*why = "the profile takes too much memory to decode";
 			rc = -E2BIG;
 		} else {
@@ -575,13 +854,14 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 		}
 		goto out;
 	}
+	/* What the answer adds is bounded by its locations instead. */
+	p->ar.left = SIZE_MAX;
 	p->strcap = p->pf->n_string_table;
 	if ((rc = check(p, lim, why)) != 0 || (rc = modules(p, why)) != 0)
 		goto out;
 	*out = p;
 	p = NULL;
 out:
-	free(raw);
 	pprof_free(p);
 	return rc;
 }
@@ -609,7 +889,7 @@ ptr_hash(const void *a, const void *b, const void *c)
 	return (size_t)(h ^ (h >> 29));
 }
 
-/* Append s (malloc'd, taken even on failure) to the string table. */
+/* Append s (the arena's) to the string table. */
 static int64_t
 str_add(struct pprof *p, char *s)
 {
@@ -619,11 +899,11 @@ str_add(struct pprof *p, char *s)
 	if (pf->n_string_table == p->strcap) {
 		size_t cap = p->strcap < 64 ? 128 : 2 * p->strcap;
 
-		if ((t = realloc(pf->string_table, cap * sizeof(*t))) ==
-		    NULL) {
-			free(s);
+		/* the old table stays in the arena: all of them are less
+		 * than twice the last */
+		if ((t = arena_alloc(&p->ar, cap * sizeof(*t))) == NULL)
 			return -ENOMEM;
-		}
+		memcpy(t, pf->string_table, pf->n_string_table * sizeof(*t));
 		pf->string_table = t;
 		p->strcap = cap;
 	}
@@ -665,17 +945,19 @@ str_of(struct pprof *p, const char *a, const char *b)
 			return p->stab[k].idx;
 		k = (k + 1) & (p->scap - 1);
 	}
-	if (b == demangled) {
-		if ((s = demangle(a)) == NULL)
-			s = strdup(a);
-	} else if (b == asis) {
-		s = strdup(a);
+	if (b == demangled && (s = demangle(a)) != NULL) {
+		char *d = arena_strndup(&p->ar, s, strlen(s));
+
+		free(s);
+		s = d;
+	} else if (b == demangled || b == asis) {
+		s = arena_strndup(&p->ar, a, strlen(a));
 	} else if (*a == '\0') {
-		s = strdup(b);
+		s = arena_strndup(&p->ar, b, strlen(b));
 	} else {
 		size_t la = strlen(a), lb = strlen(b);
 
-		if ((s = malloc(la + lb + 2)) != NULL) {
+		if ((s = arena_alloc(&p->ar, la + lb + 2)) != NULL) {
 			memcpy(s, a, la);
 			s[la] = '/';
 			memcpy(s + la + 1, b, lb + 1);
@@ -737,12 +1019,15 @@ func_of(struct pprof *p, const struct gsym_frame *f, uint64_t *id,
 	if (pf->n_function == p->funccap) {
 		size_t cap = p->funccap < 64 ? 128 : 2 * p->funccap;
 
-		if ((ft = realloc(pf->function, cap * sizeof(*ft))) == NULL)
+		if ((ft = arena_alloc(&p->ar, cap * sizeof(*ft))) == NULL)
 			return -ENOMEM;
+		if (pf->n_function > 0)
+			memcpy(ft, pf->function, pf->n_function *
+			    sizeof(*ft));
 		pf->function = ft;
 		p->funccap = cap;
 	}
-	if ((fn = malloc(sizeof(*fn))) == NULL)
+	if ((fn = arena_alloc(&p->ar, sizeof(*fn))) == NULL)
 		return -ENOMEM;
 	perftools__profiles__function__init(fn);
 	fn->id = p->nextfunc++;
@@ -773,7 +1058,8 @@ fill(struct pprof *p, Location *l, const struct gsym_result *res,
 	size_t	 i;
 	int	 rc;
 
-	if ((lines = calloc(res->nframes, sizeof(*lines))) == NULL)
+	if ((lines = arena_alloc(&p->ar, res->nframes * sizeof(*lines))) ==
+	    NULL)
 		return -ENOMEM;
 	l->line = lines;
 	for (i = 0; i < res->nframes; i++) {
@@ -782,7 +1068,8 @@ fill(struct pprof *p, Location *l, const struct gsym_result *res,
 
 		if ((rc = func_of(p, f, &id, added)) != 0)
 			return rc;
-		if ((lines[i] = malloc(sizeof(*lines[i]))) == NULL)
+		if ((lines[i] = arena_alloc(&p->ar, sizeof(*lines[i]))) ==
+		    NULL)
 			return -ENOMEM;
 		l->n_line = i + 1;
 		perftools__profiles__line__init(lines[i]);
@@ -855,37 +1142,171 @@ out:
 	return rc;
 }
 
+/*
+ * protobuf-c's writer of the answer: the bytes it writes that are the
+ * input's, from the first on, are only counted (same); from the first
+ * that differs, they go to buf, after the input's from the end of the
+ * last whole deflate block among those (from) on.
+ */
+struct sink {
+	ProtobufCBuffer		 b;
+	const struct pprof	*p;
+	size_t			 same, from;
+	int			 differ;
+	unsigned char		*buf;
+	size_t			 len, cap;
+};
+
+/* Where the answer starts to differ: keep what it writes from there. */
+static void
+sink_differ(struct sink *k)
+{
+	const struct pprof	*p = k->p;
+	size_t			 i;
+
+	k->differ = 1;
+	k->from = 0;
+	for (i = p->nbounds; i > 1; i--)
+		if (p->bounds[i - 1].out <= k->same) {
+			if (p->bounds[i - 1].out >= p->reuse_min)
+				k->from = p->bounds[i - 1].out;
+			break;
+		}
+	k->len = k->same - k->from;
+	if (k->len > k->cap)
+		abort();	/* cap counts them: pprof_write() */
+	if (k->len > 0)
+		memcpy(k->buf, p->plain + k->from, k->len);
+}
+
+static void
+sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct sink *k = (struct sink *)b;
+
+	if (!k->differ) {
+		size_t i, n = k->p->plainlen - k->same;
+
+		if (n > len)
+			n = len;
+		if (n == len && (n == 0 || memcmp(data, k->p->plain + k->same,
+		    n) == 0)) {
+			k->same += len;
+			return;
+		}
+		for (i = 0; i < n && data[i] == k->p->plain[k->same + i]; i++)
+			;
+		k->same += i;
+		data += i;
+		len -= i;
+		sink_differ(k);
+	}
+	if (len > k->cap - k->len)
+		abort();	/* more than protobuf-c said it would write */
+	if (len > 0)
+		memcpy(k->buf + k->len, data, len);
+	k->len += len;
+}
+
+static void
+put32le(unsigned char *d, uint32_t v)
+{
+	d[0] = (unsigned char)v;
+	d[1] = (unsigned char)(v >> 8);
+	d[2] = (unsigned char)(v >> 16);
+	d[3] = (unsigned char)(v >> 24);
+}
+
 int
 pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 {
+	static const unsigned char	 hdr[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0,
+					    0, 0, 0xff };
 	struct libdeflate_compressor	*c = NULL;
-	unsigned char			*raw = NULL, *z = NULL;
-	size_t				 n, bound, zn;
+	struct sink			 k;
+	unsigned char			*z = NULL, *t = NULL, *d;
+	size_t				 n, bound = 0, tn, keep = 0, i;
+	uint64_t			 bit = 0;
+	unsigned			 sh = 0;
+	uint32_t			 crc;
 	int				 rc = -ENOMEM;
 
 	*out = NULL;
-	n = perftools__profiles__profile__get_packed_size(p->pf);
-	if ((raw = malloc(n + 1)) == NULL)
+	memset(&k, 0, sizeof(k));
+	k.b.append = sink_append;
+	k.p = p;
+	n = perftools__profiles__profile_view__get_packed_size(p->pf);
+	k.cap = n;
+	if ((k.buf = big_alloc(n + 1)) == NULL)
 		goto out;
-	(void)perftools__profiles__profile__pack(p->pf, raw);
+	if (perftools__profiles__profile_view__pack_to_buffer(p->pf,
+	    &k.b) != n)
+		abort();
+	if (!k.differ) {
+		k.same = n;	/* the answer is the input, or its start */
+		sink_differ(&k);
+	}
+	/* The input's deflate blocks up to from, as they came: from a gzip
+	 * member's start (a byte) to a block's end (a bit). */
+	if (k.from > 0) {
+		for (i = 1; i < p->nbounds && p->bounds[i].out != k.from; i++)
+			;
+		if (i == p->nbounds)
+			abort();	/* sink_differ() took it there */
+		bit = p->bounds[i].bit - p->bounds[0].bit;
+		keep = (size_t)(bit / 8);
+		sh = (unsigned)(bit % 8);
+	}
 	if ((c = libdeflate_alloc_compressor(1)) == NULL)
 		goto out;
-	bound = libdeflate_gzip_compress_bound(c, n);
-	if ((z = malloc(bound)) == NULL)
+	bound = libdeflate_deflate_compress_bound(c, k.len);
+	if ((t = big_alloc(bound)) == NULL)
 		goto out;
-	if ((zn = libdeflate_gzip_compress(c, raw, n, z, bound)) == 0)
+	if ((tn = libdeflate_deflate_compress(c, k.buf, k.len, t, bound)) ==
+	    0)
 		goto out;
-	if (zn > max) {
+	if (sizeof(hdr) + keep + 6 + tn + 8 > max) {
 		rc = -E2BIG;
 		goto out;
 	}
+	if ((z = malloc(sizeof(hdr) + keep + 6 + tn + 8)) == NULL)
+		goto out;
+	memcpy(z, hdr, sizeof(hdr));
+	d = z + sizeof(hdr);
+	if (k.from > 0) {
+		const unsigned char *g = p->gz + p->bounds[0].bit / 8;
+
+		memcpy(d, g, keep);
+		d += keep;
+		/*
+		 * The new blocks start on a byte: the copied ones are ended
+		 * by an empty stored block (what zlib's Z_SYNC_FLUSH
+		 * writes), its 3 bits of header after the sh bits of the
+		 * last byte copied (deflate fills a byte from its lowest
+		 * bit), 0s up to the next byte, then LEN 0 and NLEN.
+		 */
+		*d++ = sh == 0 ? 0 : (unsigned char)(g[keep] &
+		    ((1u << sh) - 1));
+		if (sh > 5)
+			*d++ = 0;
+		memcpy(d, "\0\0\377\377", 4);
+		d += 4;
+	}
+	memcpy(d, t, tn);
+	d += tn;
+	crc = (uint32_t)libdeflate_crc32(0, p->plain, k.from);
+	crc = (uint32_t)libdeflate_crc32(crc, k.buf, k.len);
+	put32le(d, crc);
+	put32le(d + 4, (uint32_t)(k.from + k.len));
+	d += 8;
 	*out = z;
-	*outlen = zn;
+	*outlen = (size_t)(d - z);
 	z = NULL;
 	rc = 0;
 out:
 	libdeflate_free_compressor(c);
-	free(raw);
+	big_free(k.buf, n + 1);
+	big_free(t, bound);
 	free(z);
 	return rc;
 }
@@ -895,8 +1316,9 @@ pprof_free(struct pprof *p)
 {
 	if (p == NULL)
 		return;
-	if (p->pf != NULL)
-		perftools__profiles__profile__free_unpacked(p->pf, NULL);
+	arena_free(&p->ar);
+	big_free(p->raw, p->rawcap);
+	free(p->bounds);
 	free(p->locs);
 	free(p->maps);
 	free(p->funcs);

@@ -18,8 +18,13 @@
 struct pprof;		/* opaque: one profile read */
 
 struct pprof_limits {
-	size_t	max_bytes;	/* of the profile, inflated */
+	size_t	max_bytes;	/* of the profile, inflated; the large
+				 * buffers kept for the next profile are at
+				 * most 8 times that, the last given */
 	size_t	max_locations;
+	size_t	reuse_min;	/* pprof_write() copies a gzip'd input's
+				 * blocks that hold at least this many of
+				 * the answer's first bytes (0: 64 KiB) */
 };
 
 /* A module the mappings name: one a distinct build_id. */
@@ -32,7 +37,10 @@ struct pprof_module {
 
 /*
  * Read and check a profile: len bytes at body, gzip-compressed (by their
- * magic) or not.  Refused: a corrupt protobuf or gzip stream; an empty
+ * magic, one member or more) or not; body must stay as it is until
+ * pprof_free() (pprof_write() copies from it).  The samples are not
+ * decoded: they pass through as they came.  Refused: a corrupt protobuf
+ * or gzip stream; an empty
  * string table or one whose first string is not ""; a string index out
  * of the table; an id 0 or twice; a location, mapping or function id
  * that names nothing; a mapping ending before it starts, or overlapping
@@ -80,7 +88,9 @@ int	pprof_symbolize(struct pprof *p, pprof_lookup_fn fn, void *ctx,
 	    struct pprof_stats *st);
 
 /*
- * Write p as a gzip-compressed Profile.
+ * Write p as a gzip-compressed Profile.  Its first bytes, as far as they
+ * are the input's, are the input's compressed blocks as they came (a
+ * gzip input of one member); the rest is compressed anew.
  * @param out  malloc'd, the caller's to free.
  * @return 0; -E2BIG larger than max bytes; -ENOMEM.
  */

@@ -149,6 +149,7 @@ begin(struct http *h, struct req *r)
 	r->pprof = q;
 	lim.max_bytes = route_body_max(h->cfg);
 	lim.max_locations = (size_t)h->cfg->symbolize_max;
+	lim.reuse_min = 0;
 	if ((rc = pprof_read(r->body.p, r->body.len, &lim, &q->p,
 	    &why)) != 0) {
 		if (rc == -E2BIG)

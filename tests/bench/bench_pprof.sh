@@ -22,7 +22,11 @@
 #
 # Not part of `make check`.  Needs libc6-dbg, llvm-symbolizer-19, curl,
 # python3, /usr/bin/time.  Environment: BENCH_PACKAGES, BENCH_MODULES,
-# BENCH_SAMPLES, BENCH_LOCATIONS, BENCH_ROUNDS=5, BENCH_LLVM_ROUNDS=3.
+# BENCH_SAMPLES, BENCH_LOCATIONS, BENCH_ROUNDS=5, BENCH_LLVM_ROUNDS=3,
+# BENCH_SAMPLES_LAST=1: the profile's samples after its locations (a
+# writer's own order: the answer then copies none of the input's
+# compressed blocks) rather than before them, as Go's pprof and every
+# protobuf library write them.
 # Usage: bench_pprof.sh [BUILDDIR].  Exit 0 when the target is met, 1
 # when missed or on an error, 77 when something is not installed.
 
@@ -105,6 +109,7 @@ open(sys.argv[3] + "/specs", "w").write("\n".join(specs) + "\n")
 PY
 # shellcheck disable=SC2046 # one spec a word
 total=$(python3 "$pp_py" make "$tmp/prof.pb.gz" --samples "$nsamples" \
+    ${BENCH_SAMPLES_LAST:+--samples-last} \
     --llvm "$tmp/llvm.in" $(cat "$tmp/specs")) || die "cannot make the profile"
 
 # --- symhubd -----------------------------------------------------------

@@ -739,7 +739,7 @@ otlp_read(const void *body, size_t len, int gzip,
 {
 	const unsigned char	*in = body;
 	unsigned char		*raw = NULL;
-	size_t			 rawlen = len;
+	size_t			 rawlen = len, rawcap = 0;
 	struct otlp		*o = NULL;
 	int			 rc;
 
@@ -747,7 +747,7 @@ otlp_read(const void *body, size_t len, int gzip,
 	*why = "out of memory";
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
 		if ((rc = pprof_inflate(in, len, lim->max_bytes, &raw,
-		    &rawlen, why)) != 0)
+		    &rawlen, &rawcap, why)) != 0)
 			return rc;
 		in = raw;
 	} else if (gzip) {
@@ -799,7 +799,7 @@ otlp_read(const void *body, size_t len, int gzip,
 	*out = o;
 	o = NULL;
 out:
-	free(raw);
+	pprof_inflate_free(raw, rawcap);
 	otlp_free(o);
 	return rc;
 }

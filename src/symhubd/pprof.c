@@ -1332,9 +1332,21 @@ pprof_free(struct pprof *p)
 /* What otlp.c shares (pprof.h). */
 int
 pprof_inflate(const void *in, size_t len, size_t max, unsigned char **out,
-    size_t *outlen, const char **why)
+    size_t *outlen, size_t *outcap, const char **why)
 {
-	return inflate_all(in, len, max, out, outlen, why);
+	struct bound	*bt = NULL;
+	size_t		 nbt = 0;
+	int		 rc;
+
+	rc = inflate_all(in, len, max, out, outlen, outcap, &bt, &nbt, why);
+	free(bt);
+	return rc;
+}
+
+void
+pprof_inflate_free(unsigned char *out, size_t cap)
+{
+	big_free(out, cap);
 }
 
 int

@@ -102,13 +102,16 @@ void	pprof_free(struct pprof *p);
 
 /*
  * What the OTLP profiles (otlp.h) share with pprof's.  pprof_inflate():
- * a gzip or zlib stream of len bytes inflated into at most max bytes
- * (*out malloc'd, the caller's); -EINVAL corrupt, -E2BIG past max, with
+ * a gzip stream of len bytes (members one after another) inflated into
+ * at most max bytes (*out the caller's, *outcap bytes of it, given back
+ * with pprof_inflate_free()); -EINVAL corrupt, -E2BIG past max, with
  * why.  pprof_parse_id(): a build-id or FileID in hex, either case, into
  * m; -EINVAL when it is neither.
  */
 int	pprof_inflate(const void *in, size_t len, size_t max,
-	    unsigned char **out, size_t *outlen, const char **why);
+	    unsigned char **out, size_t *outlen, size_t *outcap,
+	    const char **why);
+void	pprof_inflate_free(unsigned char *out, size_t cap);
 int	pprof_parse_id(const char *s, struct pprof_module *m);
 
 #endif

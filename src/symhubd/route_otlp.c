@@ -219,6 +219,7 @@ begin(struct http *h, struct req *r)
 	    MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	lim.max_bytes = route_body_max(h->cfg);
 	lim.max_locations = (size_t)h->cfg->symbolize_max;
+	lim.reuse_min = 0;
 	if ((rc = otlp_read(r->body.p, r->body.len, gz, &lim, &q->o,
 	    &why)) != 0) {
 		if (rc == -E2BIG)

@@ -3,7 +3,7 @@
 # short tour (index, clients, upstreams, uploads, GSYM, batches, the
 # store), the air gap, perf, sources (uploaded with the build, embedded
 # in DWARF, the profiler's views, across the gap), profiles (pprof, with
-# go tool pprof), access (read tokens, private uploads, TLS at nginx),
+# go tool pprof; OTLP, read back by protoc's Python), access (read tokens, private uploads, TLS at nginx),
 # and scaling with a real Swift and nginx.
 #
 # Each code block the README marks with a comment right above it,
@@ -583,15 +583,55 @@ mkpprof() {
 	    rm -f "$2.addrs"
 }
 
+# mkotlp ELF OUT: OUT, an OTLP export of ELF (by its build-id) mapped at
+# a PIE's base, a location at each byte of compute and main, written by
+# the Python that protoc makes from the hub's own .proto files.
+mkotlp() {
+	local py=$W/m/profiles/py a n
+	mkdir -p "$py" && protoc --proto_path="$top_srcdir/src/symhubd/otlp" \
+	    --python_out="$py" \
+	    opentelemetry/proto/common/v1/common.proto \
+	    opentelemetry/proto/resource/v1/resource.proto \
+	    opentelemetry/proto/profiles/v1development/profiles.proto \
+	    opentelemetry/proto/collector/profiles/v1development/profiles_service.proto ||
+	    return 1
+	nm -S "$1" | awk '$4 == "compute" || $4 == "main" { print $1, $2 }' |
+	    while read -r a n; do
+		for ((i = 0; i < 16#$n; i++)); do
+			printf '0x%x\n' $((16#$a + i))
+		done
+	done >"$2.addrs" &&
+	    PYTHONPATH=$py:$top_srcdir/tests "$PYPB" \
+	    "$top_srcdir/tests/otlpcheck.py" make "$2" \
+	    "$1:$(buildid "$1")::0x555555554000:$2.addrs" >/dev/null &&
+	    rm -f "$2.addrs"
+}
+
+# otlpnames SYM: the names of the functions of the symbolized export SYM.
+otlpnames() {
+	PYTHONPATH=$W/m/profiles/py:$top_srcdir/tests "$PYPB" \
+	    "$top_srcdir/tests/otlpcheck.py" tojson "$1" "$1.json" &&
+	    grep -o '"function": *"[^"]*"' "$1.json"
+}
+
 profiles_walk() {
-	local r=$W/m/profiles
+	local r=$W/m/profiles p
 	section 'profiles: pprof in, pprof out'
 	command -v go >/dev/null 2>&1 ||
 	    { skip_check "profiles" "go not found (Debian: golang-go)"; return; }
+	# the python3 that has python3-protobuf (another may come first)
+	PYPB=
+	for p in $(type -ap python3); do
+		"$p" -c 'import google.protobuf' 2>/dev/null && { PYPB=$p; break; }
+	done
+	[ -n "$PYPB" ] && command -v protoc >/dev/null 2>&1 ||
+	    { skip_check "profiles" "no protoc or python3-protobuf"; return; }
 	machine profiles || exit 99
-	# /srv/builds: the tour's; cpu.pb.gz: a profile of its program.
+	# /srv/builds: the tour's; cpu.pb.gz: a profile of its program;
+	# profiles.pb.gz: an OpenTelemetry export of it.
 	build "$r/srv/builds" && mkpprof "$r/srv/builds/bin/app" \
-	    "$r/checkout/cpu.pb.gz" || exit 99
+	    "$r/checkout/cpu.pb.gz" && mkotlp "$r/srv/builds/bin/app" \
+	    "$r/checkout/profiles.pb.gz" || exit 99
 	export GOTOOLCHAIN=local GOPROXY=off
 	walk profiles
 	stop_walk
@@ -606,6 +646,10 @@ profiles_walk() {
 	    '$r/checkout/cpu.sym.pb.gz' 2>/dev/null | grep -q 'square.*(inline)'"
 	check "profiles: POST /symbolize/pprof with curl, read by pprof" eval \
 	    "out profiles-curl@profiles | grep -qE ' compute$'"
+	check "profiles: symhub otlp names compute" eval \
+	    "otlpnames '$r/checkout/profiles.sym.pb.gz' | grep -q '\"compute\"'"
+	check "profiles: POST /symbolize/otlp with curl names main" eval \
+	    "otlpnames '$r/checkout/profiles.curl.pb.gz' | grep -q '\"main\"'"
 }
 
 # ---- access ---------------------------------------------------------------------

@@ -32,6 +32,8 @@
 #   BENCH_UNITS=36       (b)'s program, translation units (as bench_wan.sh;
 #                        36: ~64 MB of DWARF; 12: ~22 MB)
 #   BENCH_KEEP=1         keep the temporary directory
+#   BENCH_PREBUILT=DIR   (b)'s program from DIR, a kept run's directory
+#                        with the same BENCH_UNITS (tests/bench/lib.sh)
 # Exits 0 when (b)'s targets are met (or (b) did not run), 1 when missed
 # or on an error, 77 when a tool is missing.
 

@@ -203,10 +203,30 @@ print_machine() {
 # DWARF uncompressed, as a CI build uploads it) and its shared library,
 # stripped in $tmp/bin, their debug files and libc's (find_libc_debug) in
 # $tmp/scan.  Sets wan_ids (the three build-ids) and wan_bytes (the debug
-# files' bytes).  gdb stops at work.cc:4 in the library.
+# files' bytes).  gdb stops at work.cc:4 in the library.  With
+# BENCH_PREBUILT, a directory a run kept (BENCH_KEEP=1) with the same
+# UNITS, its program is taken as it is: no ten minutes of compiling to
+# compare two builds (app's rpath still names that directory).
 wan_program() {
 	local units=$1 src=$tmp/src scan=$tmp/scan i f objs
 	mkdir -p "$src" "$scan" "$tmp/bin"
+	if [ -n "${BENCH_PREBUILT:-}" ]; then
+		[ -f "$BENCH_PREBUILT/bin/app" ] &&
+		    [ -f "$BENCH_PREBUILT/scan/libc.debug" ] ||
+		    die "BENCH_PREBUILT=$BENCH_PREBUILT: no bin/app, scan/libc.debug"
+		cp -a "$BENCH_PREBUILT/bin/." "$tmp/bin/" &&
+		    cp -a "$BENCH_PREBUILT/scan/." "$scan/" &&
+		    cp -a "$BENCH_PREBUILT/src/." "$src/" ||
+		    die "cannot copy $BENCH_PREBUILT"
+		wan_ids=("$(build_id "$tmp/bin/app")"
+		    "$(build_id "$tmp/bin/libwork.so")"
+		    "$(build_id "$scan/libc.debug")")
+		wan_bytes=0
+		for f in "$scan"/*.debug; do
+			wan_bytes=$((wan_bytes + $(stat -c %s "$f")))
+		done
+		return 0
+	fi
 	gen_unit() {	# N: one translation unit, unit_N() calling the library
 		cat <<EOF
 #include <map>

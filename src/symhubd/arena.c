@@ -66,6 +66,7 @@ struct arena_chunk {
 static pthread_mutex_t	 keep_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct arena_big	 kept_bufs[KEEP_SLOTS];
 static size_t		 nkept, kept_bytes, keep_max;
+static int		 pool_used;	/* since the last arena_big_trim() */
 
 /* The size a large buffer of n bytes is mapped with. */
 static size_t
@@ -88,6 +89,7 @@ arena_big_alloc(size_t n)
 		return malloc(n);
 	n = big_size(n);
 	pthread_mutex_lock(&keep_mu);
+	pool_used = 1;
 	for (i = 0; i < nkept; i++)
 		if (kept_bufs[i].n == n) {
 			v = kept_bufs[i].v;
@@ -118,6 +120,7 @@ arena_big_free(void *v, size_t n)
 	}
 	n = big_size(n);
 	pthread_mutex_lock(&keep_mu);
+	pool_used = 1;
 	if (nkept < KEEP_SLOTS && kept_bytes <= keep_max &&
 	    n <= keep_max - kept_bytes) {
 		kept_bufs[nkept].v = v;
@@ -136,6 +139,37 @@ arena_big_keep(size_t max)
 	pthread_mutex_lock(&keep_mu);
 	keep_max = max;
 	pthread_mutex_unlock(&keep_mu);
+}
+
+size_t
+arena_big_trim(void)
+{
+	struct arena_big	 gone[KEEP_SLOTS];
+	size_t			 i, n = 0, bytes = 0;
+
+	pthread_mutex_lock(&keep_mu);
+	if (!pool_used) {
+		n = nkept;
+		memcpy(gone, kept_bufs, n * sizeof(gone[0]));
+		bytes = kept_bytes;
+		nkept = kept_bytes = 0;
+	}
+	pool_used = 0;
+	pthread_mutex_unlock(&keep_mu);
+	for (i = 0; i < n; i++)
+		(void)munmap(gone[i].v, gone[i].n);
+	return bytes;
+}
+
+size_t
+arena_big_kept(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&keep_mu);
+	n = kept_bytes;
+	pthread_mutex_unlock(&keep_mu);
+	return n;
 }
 
 /* A large piece or a block, given back: its bytes all unpoisoned first,

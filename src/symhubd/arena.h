@@ -9,7 +9,8 @@
  *
  * A large buffer (arena_big_alloc(), from 2 MiB a power of two mapped
  * on its own) is kept mapped when freed, for the next profile, up to
- * the bytes arena_big_keep() allows; arena_big_trim() gives them back.
+ * the bytes arena_big_keep() allows; arena_big_trim(), called now and
+ * then by the daemon, gives them back once no profile uses the pool.
  */
 #ifndef SYMHUBD_ARENA_H
 #define SYMHUBD_ARENA_H
@@ -55,5 +56,14 @@ void	 arena_big_free(void *v, size_t n);
 
 /* Keep at most max bytes of freed large buffers mapped. */
 void	 arena_big_keep(size_t max);
+
+/* Unmap the kept buffers if no large buffer was asked for or freed
+ * since the last call: called every few seconds, an idle pool is let
+ * go after one to two periods.
+ * @return the bytes unmapped. */
+size_t	 arena_big_trim(void);
+
+/* The bytes of freed large buffers kept mapped now. */
+size_t	 arena_big_kept(void);
 
 #endif

@@ -167,6 +167,18 @@ for o in "$top_builddir"/src/symhubd/libsymhubd_a-symjson_*.o; do
 	fi
 done
 
+# The arena (pprof.c's and otlp.c's allocator) is memory only: no
+# HTTP, no logging, no daemon module.
+allow='^(calloc|malloc|realloc|reallocarray|free|mem(cpy|move|set)|mmap|munmap|madvise|pthread_mutex_(lock|unlock)|arena_[a-z_]*|__(asan|ubsan|sanitizer)_[A-Za-z0-9_]*|__stack_chk_fail)$'
+o="$top_builddir/src/symhubd/libsymhubd_a-arena.o"
+b=$(nm -u "$o" 2>&1 | awk '{ print $NF }' | grep -Ev "$allow" | head -5 |
+    tr '\n' ' ')
+if [ -e "$o" ] && [ -z "$b" ]; then
+	pass "arena.o refers to memory only"
+else
+	fail "arena.o refers to memory only" "$o: $b"
+fi
+
 section 'seams'
 # The fetch engine knows upstreams only through their kinds' rows
 # (upstream.h): no call into one kind, no test of which kind it is.

@@ -421,4 +421,26 @@ check "symhub pprof: exit 1 and the hub's reason ($(cat "$tmp/out/cli.err"))" \
 check "the hub still answers" test "$(http_code "$URL/metrics")" = 200
 
 stop_check "symhubd stops cleanly"
+
+# ---- 6. the large buffers kept for the next profile go back ------------
+
+section "the large buffers kept for the next profile go back when idle"
+# A profile of some 4 MB (the limit raised for it) inflates into a
+# buffer of the pool; the hub keeps it after the answer, then unmaps it
+# once no profile came for a maintenance tick (5 s).
+hub -d "$tmp/store" -F "$tmp/scan" --symbolize-max-addresses 200000 \
+    --log-file "$tmp/hub2.log"
+for m in app libgreet.so; do
+	wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
+done
+python3 "$PP" make "$tmp/out/huge.pb.gz" --samples 100000 "${specs[@]}" \
+    >/dev/null || exit 99
+code=$(http /symbolize/pprof "$tmp/out/huge.ans.gz" "$tmp/out/b.h" \
+    --max-time 120 --data-binary "@$tmp/out/huge.pb.gz")
+kept=$(metric symhub_profile_kept_bytes)
+check "a profile of 100000 samples: 200 ($code), its buffers kept ($kept bytes)" \
+    test "$code" = 200 -a "${kept:-0}" -gt 0
+check "idle, they are unmapped (symhub_profile_kept_bytes 0 within 20 s)" \
+    wait_metric symhub_profile_kept_bytes -eq 0 20
+stop_check "symhubd stops cleanly"
 finish

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/counter.h"
+#include "arena.h"
 #include "metrics.h"
 
 static const int codes[] = { 200, 206, 302, 304, 400, 404, 405, 406, 413,
@@ -222,6 +223,10 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	fprintf(fp, "# HELP symhub_offline 1: --offline, no upstream is "
 	    "asked\n# TYPE symhub_offline gauge\nsymhub_offline %d\n",
 	    atomic_load(&m.offline));
+	fprintf(fp, "# HELP symhub_profile_kept_bytes large buffers of "
+	    "pprof and OTLP profiles kept mapped for the next one\n"
+	    "# TYPE symhub_profile_kept_bytes gauge\n"
+	    "symhub_profile_kept_bytes %zu\n", arena_big_kept());
 
 	fprintf(fp, "# TYPE http_responses_total counter\n");
 	for (i = 0; i < METRICS_R_N; i++)

@@ -5,16 +5,15 @@
  * through an allocator that stops it past a budget, the frames are
  * added to its structs in place, and everything not named here
  * (samples, resources, links, unknown fields) is written back as it
- * came.  The allocator is an arena: a profile is millions of small
- * messages, and malloc() for each (then free() for each) took two
- * thirds of a large request's time.  What the answer adds comes from
- * the same arena, a table that grows is copied (the old one left in
- * it), and the arena is let go whole: free_unpacked is never called.  What differs: the tables are one dictionary shared by every
+ * came.  The allocator is pprof.c's arena (arena.h): a profile is
+ * millions of small messages, and malloc() for each (then free() for
+ * each) took two thirds of a large request's time.  What the answer
+ * adds comes from the same arena, a table that grows is copied (the old
+ * one left in it), and the arena is let go whole: free_unpacked is never
+ * called.  What differs: the tables are one dictionary shared by every
  * profile of the message, addressed by index (0 the zero value) rather
  * than by id, and a mapping names its module by attributes.
  */
-#include <sys/mman.h>
-
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <libdeflate.h>
 
 #include "common/demangle.h"
+#include "arena.h"
 #include "otlp.h"
 /* (its own includes are found under src/symhubd/otlp/: -I) */
 #include "symhubd/otlp/opentelemetry/proto/profiles/v1development/profiles.pb-c.h"
@@ -83,48 +83,6 @@ struct fref {			/* a function added, by its GSYM strings */
 	int32_t		 idx;	/* 0: a free slot */
 };
 
-/* An arena's blocks: from ARENA_FIRST bytes doubling up to ARENA_CHUNK
- * (a small profile takes little), or one a larger request; from
- * ARENA_HUGE on huge pages (chunk_new()): first touching a large
- * profile's decoded messages page by page was a third of its time. */
-#define ARENA_FIRST	(64u << 10)
-#define ARENA_CHUNK	(4u << 20)
-#define ARENA_HUGE	(2u << 20)
-#define ARENA_ALIGN	16
-
-/* Under ASan each piece is poisoned but for the bytes asked, with a
- * red zone after it, so that the fuzzer still sees an overrun. */
-#if defined(__SANITIZE_ADDRESS__)
-#define ARENA_ASAN	1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ARENA_ASAN	1
-#endif
-#endif
-#ifdef ARENA_ASAN
-#include <sanitizer/asan_interface.h>
-#define ARENA_REDZONE	ARENA_ALIGN
-#else
-#define ARENA_REDZONE	0
-#define ASAN_POISON_MEMORY_REGION(p, n)		((void)(p), (void)(n))
-#define ASAN_UNPOISON_MEMORY_REGION(p, n)	((void)(p), (void)(n))
-#endif
-
-struct chunk {
-	_Alignas(ARENA_ALIGN) struct chunk *next;
-	size_t		 size;	/* mapped, with this header; 0: malloc'd */
-};
-
-struct arena {
-	ProtobufCAllocator	 a;
-	struct chunk		*head;
-	unsigned char		*p;		/* free space of head */
-	size_t			 left;
-	size_t			 budget;	/* bytes it may still give */
-	size_t			 next;		/* size of the next block */
-	int			 over;		/* refused past the budget */
-};
-
 struct otlp {
 	struct arena		 ar;
 	Data			*d;
@@ -145,146 +103,15 @@ struct otlp {
 /* The second key of a demangled name; of a name as it is. */
 static const char demangled[] = "d", asis[] = "n";
 
-/*
- * A block of sz bytes, its header included; from 2 MiB mapped on its
- * own and on huge pages where the kernel gives them for the asking (a
- * hint: madvise mode).  mmap() and not malloc(): glibc serves a large
- * block from its heap once one was freed (its mmap threshold rises), and
- * the heap kept what a large request had used: bench_otlp's hub peaked
- * at 1.5 GB.
- */
-static struct chunk *
-chunk_new(size_t sz)
-{
-	struct chunk	*c;
-	size_t		 map;
-
-	if (sz < ARENA_HUGE) {
-		if ((c = malloc(sz)) != NULL)
-			c->size = 0;
-		return c;
-	}
-	/* (Linux places a large anonymous mapping on a 2 MiB boundary) */
-	map = (sz + ARENA_HUGE - 1) & ~(size_t)(ARENA_HUGE - 1);
-	c = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-	    MAP_ANONYMOUS, -1, 0);
-	if (c == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	(void)madvise(c, map, MADV_HUGEPAGE);
-#endif
-	c->size = map;
-	return c;
-}
-
-static void
-chunk_free(struct chunk *c)
-{
-	if (c->size == 0)
-		free(c);	/* (ASan takes its poisoned bytes back) */
-	else {
-		ASAN_UNPOISON_MEMORY_REGION(c, c->size);
-		munmap(c, c->size);
-	}
-}
-
-static void *
-arena_alloc(void *ctx, size_t n)
-{
-	struct arena	*ar = ctx;
-	struct chunk	*c;
-	size_t		 sz, want = n;
-	void		*r;
-
-	if (n > SIZE_MAX - ARENA_CHUNK)
-		return NULL;
-	n = n == 0 ? ARENA_ALIGN : (n + ARENA_ALIGN - 1) &
-	    ~(size_t)(ARENA_ALIGN - 1);
-	n += ARENA_REDZONE;
-	if (n > ar->budget) {
-		ar->over = 1;
-		return NULL;
-	}
-	ar->budget -= n;
-	if (n > ar->left) {
-		if (ar->next < ARENA_FIRST)
-			ar->next = ARENA_FIRST;
-		sz = n > ar->next / 4 ? n : ar->next;
-		if (sz == ar->next && ar->next < ARENA_CHUNK)
-			ar->next *= 2;
-		if ((c = chunk_new(sizeof(*c) + sz)) == NULL)
-			return NULL;
-		ASAN_POISON_MEMORY_REGION(c + 1, sz);
-		if (sz == n && ar->head != NULL) {
-			/* a large one: after head, which keeps its space */
-			c->next = ar->head->next;
-			ar->head->next = c;
-			ASAN_UNPOISON_MEMORY_REGION(c + 1, want);
-			return c + 1;
-		}
-		c->next = ar->head;
-		ar->head = c;
-		ar->p = (unsigned char *)(c + 1);
-		ar->left = sz;
-	}
-	r = ar->p;
-	ar->p += n;
-	ar->left -= n;
-	ASAN_UNPOISON_MEMORY_REGION(r, want);
-	return r;
-}
-
-static void
-arena_release(void *ctx, void *p)
-{
-	(void)ctx;
-	(void)p;	/* let go with the arena */
-}
-
-static void *
-arena_calloc(struct arena *ar, size_t n, size_t size)
-{
-	void *p;
-
-	if (size != 0 && n > SIZE_MAX / size)
-		return NULL;
-	if ((p = arena_alloc(ar, n * size)) != NULL)
-		memset(p, 0, n * size);
-	return p;
-}
-
 /* Grow a table of n pointers to cap: a copy in the arena. */
 static void *
-arena_grow(struct arena *ar, void *old, size_t n, size_t cap)
+table_grow(struct arena *ar, void *old, size_t n, size_t cap)
 {
 	void *p;
 
 	if ((p = arena_calloc(ar, cap, sizeof(void *))) != NULL && n > 0)
 		memcpy(p, old, n * sizeof(void *));
 	return p;
-}
-
-static char *
-arena_strdup(struct arena *ar, const char *s)
-{
-	size_t	 n = strlen(s) + 1;
-	char	*p;
-
-	if ((p = arena_alloc(ar, n)) != NULL)
-		memcpy(p, s, n);
-	return p;
-}
-
-static void
-arena_free(struct arena *ar)
-{
-	struct chunk *c, *next;
-
-	for (c = ar->head; c != NULL; c = next) {
-		next = c->next;
-		chunk_free(c);
-	}
-	ar->head = NULL;
 }
 
 static int
@@ -769,11 +596,8 @@ otlp_read(const void *body, size_t len, int gzip,
 		rc = -ENOMEM;
 		goto out;
 	}
-	o->ar.a.alloc = arena_alloc;
-	o->ar.a.free = arena_release;
-	o->ar.a.allocator_data = &o->ar;
-	o->ar.budget = rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
-	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK;
+	arena_init(&o->ar, rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
+	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK);
 	o->d = opentelemetry__proto__profiles__v1development__profiles_data__unpack(
 	    &o->ar.a, rawlen, in);
 	if (o->d == NULL) {
@@ -791,7 +615,7 @@ otlp_read(const void *body, size_t len, int gzip,
 		rc = -EINVAL;
 		goto out;
 	}
-	o->ar.budget = SIZE_MAX;	/* what the answer adds: its own limits */
+	o->ar.left = SIZE_MAX;	/* what the answer adds: its own limits */
 	o->strcap = o->dict->n_string_table;
 	o->funccap = o->dict->n_function_table;
 	if ((rc = check(o, lim, why)) != 0 || (rc = modules(o, why)) != 0)
@@ -903,7 +727,7 @@ str_add(struct otlp *o, char *s, int32_t *idx)
 	if (t->n_string_table == o->strcap) {
 		size_t cap = o->strcap < 64 ? 128 : 2 * o->strcap;
 
-		if ((nt = arena_grow(&o->ar, t->string_table,
+		if ((nt = table_grow(&o->ar, t->string_table,
 		    t->n_string_table, cap)) == NULL)
 			return -ENOMEM;
 		t->string_table = nt;
@@ -954,12 +778,13 @@ str_of(struct otlp *o, const char *a, const char *b, int32_t *idx)
 	if (b == demangled) {
 		char *dm = demangle(a);
 
-		s = arena_strdup(&o->ar, dm != NULL ? dm : a);
+		s = arena_strndup(&o->ar, dm != NULL ? dm : a,
+		    strlen(dm != NULL ? dm : a));
 		free(dm);
 	} else if (b == asis) {
-		s = arena_strdup(&o->ar, a);
+		s = arena_strndup(&o->ar, a, strlen(a));
 	} else if (*a == '\0') {
-		s = arena_strdup(&o->ar, b);
+		s = arena_strndup(&o->ar, b, strlen(b));
 	} else {
 		size_t la = strlen(a), lb = strlen(b);
 
@@ -994,7 +819,7 @@ func_append(struct otlp *o, Function *fn)
 	if (d->n_function_table == o->funccap) {
 		size_t cap = o->funccap < 64 ? 128 : 2 * o->funccap;
 
-		if ((ft = arena_grow(&o->ar, d->function_table,
+		if ((ft = table_grow(&o->ar, d->function_table,
 		    d->n_function_table, cap)) == NULL)
 			return -ENOMEM;
 		d->function_table = ft;

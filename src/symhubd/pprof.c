@@ -18,10 +18,7 @@
  * bytes before it, the same in both), and only the rest is compressed
  * (spliced in at the copied blocks' last bit, as zlib's gzjoin.c does).
  */
-#include <sys/mman.h>
-
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +28,7 @@
 
 #include "common/demangle.h"
 #include "common/webapi.h"
+#include "arena.h"
 #include "pprof.h"
 #include "symhubd/profile_view.pb-c.h"
 
@@ -58,31 +56,6 @@ struct sref {
 struct fref {
 	const char	*name, *dir, *base;
 	uint64_t	 id;	/* 0: a free slot */
-};
-
-/* One block of the arena: its bytes, and this at their start. */
-struct chunk {
-	struct chunk	*next;
-	size_t		 cap, used;	/* cap: all its bytes */
-	max_align_t	 data[];
-};
-
-/* An allocation of BIG_MIN bytes or more, its own buffer (protobuf-c's
- * scratch among them, which it frees). */
-struct big {
-	void	*v;
-	size_t	 n;
-};
-
-/* The allocator of everything decoded and added: it frees nothing but
- * the large allocations until it goes, and refuses past left bytes. */
-struct arena {
-	ProtobufCAllocator	 a;
-	struct chunk		*head;	/* the blocks, the newest first */
-	struct big		*big;	/* the oldest first */
-	size_t			 nbig, bigcap;
-	size_t			 left;
-	int			 over;
 };
 
 /* Where a deflate block of the input ends: the bytes inflated before
@@ -130,218 +103,9 @@ static const char demangled[] = "d", asis[] = "n";
 /* Copy no fewer bytes of the input than this: less saves nothing. */
 #define REUSE_MIN	(64u << 10)
 
-/* The arena's blocks: the first this large, each next one twice the
- * last, up to CHUNK_MAX; an allocation of BIG_MIN or more its own.
- * Powers of two. */
-#define CHUNK_MIN	(16u << 10)
-#define CHUNK_MAX	(32u << 20)
-#define BIG_MIN		(256u << 10)
-
-/* Huge pages for the large buffers: a fault a 2 MiB page instead of one
- * a 4 KiB page, which costs more than the copying in them. */
-#define HUGE_MIN	(2u << 20)
-
-/*
- * The large buffers a profile freed, kept mapped for the next one (up
- * to KEEP_FACTOR times the largest profile inflated, KEEP_SLOTS of
- * them): a fresh page costs a fault and the kernel's zeroing, more than
- * anything done with the bytes in it.  A large buffer is a power of two
- * (an untouched page costs nothing), so a buffer of the same size fits
- * the next request of its size.
- */
+/* The large buffers a profile freed are kept mapped for the next one
+ * (arena.c), up to this many times the largest profile inflated. */
 #define KEEP_FACTOR	8
-#define KEEP_SLOTS	32
-
-static pthread_mutex_t	 keep_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	void	*v;
-	size_t	 n;
-}			 kept_bufs[KEEP_SLOTS];
-static size_t		 nkept, kept_bytes, keep_max;
-
-/* The size a large buffer of n bytes is mapped with. */
-static size_t
-big_size(size_t n)
-{
-	size_t r = HUGE_MIN;
-
-	while (r < n && r <= SIZE_MAX / 2)
-		r *= 2;
-	return r;
-}
-
-static void *
-big_alloc(size_t n)
-{
-	void	*v = NULL;
-	size_t	 i;
-
-	if (n < HUGE_MIN)
-		return malloc(n);
-	n = big_size(n);
-	pthread_mutex_lock(&keep_mu);
-	for (i = 0; i < nkept; i++)
-		if (kept_bufs[i].n == n) {
-			v = kept_bufs[i].v;
-			kept_bufs[i] = kept_bufs[--nkept];
-			kept_bytes -= n;
-			break;
-		}
-	pthread_mutex_unlock(&keep_mu);
-	if (v != NULL)
-		return v;
-	if ((v = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-	    MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	(void)madvise(v, n, MADV_HUGEPAGE);
-#endif
-	return v;
-}
-
-static void
-big_free(void *v, size_t n)
-{
-	if (v == NULL)
-		return;
-	if (n < HUGE_MIN) {
-		free(v);
-		return;
-	}
-	n = big_size(n);
-	pthread_mutex_lock(&keep_mu);
-	if (nkept < KEEP_SLOTS && kept_bytes <= keep_max &&
-	    n <= keep_max - kept_bytes) {
-		kept_bufs[nkept].v = v;
-		kept_bufs[nkept++].n = n;
-		kept_bytes += n;
-		v = NULL;
-	}
-	pthread_mutex_unlock(&keep_mu);
-	if (v != NULL)
-		(void)munmap(v, n);
-}
-
-static void *
-arena_alloc(void *ctx, size_t n)
-{
-	struct arena	*ar = ctx;
-	struct chunk	*c = ar->head;
-	struct big	*nb;
-	size_t		 cap;
-	void		*v;
-
-	if (n > SIZE_MAX / 2)
-		return NULL;
-	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (n > ar->left) {
-		ar->over = 1;
-		return NULL;
-	}
-	if (n >= BIG_MIN) {
-		if (ar->nbig == ar->bigcap) {
-			cap = ar->bigcap ? 2 * ar->bigcap : 64;
-			if ((nb = reallocarray(ar->big, cap,
-			    sizeof(*nb))) == NULL)
-				return NULL;
-			ar->big = nb;
-			ar->bigcap = cap;
-		}
-		if ((v = big_alloc(n)) == NULL)
-			return NULL;
-		ar->big[ar->nbig].v = v;
-		ar->big[ar->nbig++].n = n;
-		ar->left -= n;
-		return v;
-	}
-	if (c == NULL || c->cap - c->used < n) {
-		/* (a block's bytes a power of two: a large buffer's) */
-		cap = c == NULL ? CHUNK_MIN : c->cap >= CHUNK_MAX ?
-		    CHUNK_MAX : 2 * c->cap;
-		if ((c = big_alloc(cap)) == NULL)
-			return NULL;
-		c->next = ar->head;
-		c->cap = cap;
-		c->used = sizeof(*c);
-		ar->head = c;
-	}
-	v = (char *)c + c->used;
-	c->used += n;
-	ar->left -= n;
-	return v;
-}
-
-/* How far back arena_release() looks for a large allocation. */
-#define BIG_LOOK	64
-
-/*
- * Only a recent large allocation goes at once (protobuf-c's scratch,
- * which it frees as soon as it is done); the rest stays until the arena
- * goes.  The look is bounded: protobuf-c frees every piece of a message
- * it refuses, a million of them in a hostile one.
- */
-static void
-arena_release(void *ctx, void *p)
-{
-	struct arena	*ar = ctx;
-	size_t		 i;
-
-	if (p == NULL)
-		return;
-	for (i = ar->nbig; i > 0 && ar->nbig - i < BIG_LOOK; i--)
-		if (ar->big[i - 1].v == p)
-			break;
-	if (i == 0 || ar->nbig - i >= BIG_LOOK)
-		return;
-	i--;
-	big_free(ar->big[i].v, ar->big[i].n);
-	if (ar->left != SIZE_MAX)
-		ar->left += ar->big[i].n;
-	memmove(&ar->big[i], &ar->big[i + 1], (ar->nbig - i - 1) *
-	    sizeof(*ar->big));
-	ar->nbig--;
-}
-
-static void
-arena_init(struct arena *ar, size_t budget)
-{
-	memset(ar, 0, sizeof(*ar));
-	ar->a.alloc = arena_alloc;
-	ar->a.free = arena_release;
-	ar->a.allocator_data = ar;
-	ar->left = budget;
-}
-
-static void
-arena_free(struct arena *ar)
-{
-	struct chunk	*c, *next;
-	size_t		 i;
-
-	for (c = ar->head; c != NULL; c = next) {
-		next = c->next;
-		big_free(c, c->cap);
-	}
-	for (i = 0; i < ar->nbig; i++)
-		big_free(ar->big[i].v, ar->big[i].n);
-	free(ar->big);
-	ar->head = NULL;
-	ar->big = NULL;
-	ar->nbig = ar->bigcap = 0;
-}
-
-/* A copy of the n bytes at s, and a NUL, in the arena. */
-static char *
-arena_strndup(struct arena *ar, const char *s, size_t n)
-{
-	char *d;
-
-	if ((d = arena_alloc(ar, n + 1)) == NULL)
-		return NULL;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	return d;
-}
 
 /*
  * Inflate a gzip stream of len bytes into at most max bytes.  Where each
@@ -385,13 +149,13 @@ inflate_all(const unsigned char *in, size_t len, size_t max,
 				ncap = 16384;
 			if (ncap > max + 1)
 				ncap = max + 1;
-			if ((nb = big_alloc(ncap)) == NULL) {
+			if ((nb = arena_big_alloc(ncap)) == NULL) {
 				rc = -ENOMEM;
 				goto out;
 			}
 			if (have > 0)
 				memcpy(nb, b, have);
-			big_free(b, cap);
+			arena_big_free(b, cap);
 			b = nb;
 			cap = ncap;
 		}
@@ -452,7 +216,7 @@ inflate_all(const unsigned char *in, size_t len, size_t max,
 	rc = 0;
 out:
 	inflateEnd(&z);
-	big_free(b, cap);
+	arena_big_free(b, cap);
 	free(bt);
 	return rc;
 }
@@ -816,10 +580,8 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 
 	*out = NULL;
 	*why = "out of memory";
-	pthread_mutex_lock(&keep_mu);
-	keep_max = lim->max_bytes > SIZE_MAX / KEEP_FACTOR ? SIZE_MAX :
-	    lim->max_bytes * KEEP_FACTOR;
-	pthread_mutex_unlock(&keep_mu);
+	arena_big_keep(lim->max_bytes > SIZE_MAX / KEEP_FACTOR ? SIZE_MAX :
+	    lim->max_bytes * KEEP_FACTOR);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
@@ -1237,7 +999,7 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	k.p = p;
 	n = perftools__profiles__profile_view__get_packed_size(p->pf);
 	k.cap = n;
-	if ((k.buf = big_alloc(n + 1)) == NULL)
+	if ((k.buf = arena_big_alloc(n + 1)) == NULL)
 		goto out;
 	if (perftools__profiles__profile_view__pack_to_buffer(p->pf,
 	    &k.b) != n)
@@ -1260,7 +1022,7 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	if ((c = libdeflate_alloc_compressor(1)) == NULL)
 		goto out;
 	bound = libdeflate_deflate_compress_bound(c, k.len);
-	if ((t = big_alloc(bound)) == NULL)
+	if ((t = arena_big_alloc(bound)) == NULL)
 		goto out;
 	if ((tn = libdeflate_deflate_compress(c, k.buf, k.len, t, bound)) ==
 	    0)
@@ -1305,8 +1067,8 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 	rc = 0;
 out:
 	libdeflate_free_compressor(c);
-	big_free(k.buf, n + 1);
-	big_free(t, bound);
+	arena_big_free(k.buf, n + 1);
+	arena_big_free(t, bound);
 	free(z);
 	return rc;
 }
@@ -1317,7 +1079,7 @@ pprof_free(struct pprof *p)
 	if (p == NULL)
 		return;
 	arena_free(&p->ar);
-	big_free(p->raw, p->rawcap);
+	arena_big_free(p->raw, p->rawcap);
 	free(p->bounds);
 	free(p->locs);
 	free(p->maps);
@@ -1346,7 +1108,7 @@ pprof_inflate(const void *in, size_t len, size_t max, unsigned char **out,
 void
 pprof_inflate_free(unsigned char *out, size_t cap)
 {
-	big_free(out, cap);
+	arena_big_free(out, cap);
 }
 
 int

@@ -505,6 +505,41 @@ int		route_answer_fits(const struct http *h, uint64_t least);
 /* Most bytes of a POST body: about 40 an address, 256 a module. */
 size_t		route_body_max(const struct config *cfg);
 
+/*
+ * A request waiting on a batch of modules (batch.h): POST /symbolize,
+ * /symbolize/pprof and /symbolize/otlp.  route_batch_start() creates *b
+ * for mods[0..n) (which must outlive it), due ms milliseconds after the
+ * request came, with r's federation headers; 0 or -ENOMEM.
+ * route_batch_turn() steps it: 1 when it is done (answer now), 0 when r
+ * was suspended until it moves on (return MHD_YES).
+ */
+int		route_batch_start(struct http *h, struct req *r,
+		    struct batch_module *mods, size_t n, int64_t ms,
+		    struct batch **b);
+int		route_batch_turn(struct http *h, struct req *r,
+		    struct batch *b);
+
+/* ?deadline=MS, at most --symbolize-deadline (its value without one);
+ * -1 with *why set when it is not a number. */
+int64_t		route_deadline_ms(const struct http *h, const struct req *r,
+		    const char **why);
+
+/* A profile's module mod, its batch modules mods[first[mod]] up to
+ * mods[first[mod + 1]] (a build-id and a FileID reading): the first
+ * ready one with its loads, or NULL. */
+const struct batch_module *route_profile_module(
+		    const struct batch_module *mods, const size_t *first,
+		    size_t mod);
+/* pprof_lookup_fn's work: off, a file offset of module mod's executable,
+ * looked up in its GSYM; -ENODEV when the module is not ready. */
+int		route_profile_lookup(const struct batch_module *mods,
+		    const size_t *first, size_t mod, uint64_t off,
+		    struct gsym_result *res);
+/* The answer to a profile pprof_read() or otlp_read() refused with rc
+ * and why; how names the route in the log. */
+enum MHD_Result	route_profile_refused(struct http *h, struct req *r, int rc,
+		    const char *why, const char *how);
+
 /* route_profiler.c: POST /source/v1 and /asm/v1, the Firefox Profiler's
  * source and assembly views; their bodies are at most route_api_body_max()
  * bytes. */

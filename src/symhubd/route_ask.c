@@ -275,3 +275,106 @@ route_body_max(const struct config *cfg)
 	return (size_t)cfg->symbolize_max * 40 +
 	    (size_t)cfg->symbolize_modules * 256 + 4096;
 }
+
+/* ---- a request waiting on a batch of modules ---- */
+
+/* Runs on a fetch, derive or timer thread; MHD calls the handler again. */
+static void
+batch_woken(void *ctx)
+{
+	route_resume(ctx);
+}
+
+int
+route_batch_start(struct http *h, struct req *r, struct batch_module *mods,
+    size_t n, int64_t ms, struct batch **b)
+{
+	struct fetch_req	fr;
+	char			peer[NI_MAXHOST];
+
+	return batch_create(h->batches, mods, n, r->t0 + ms * 1000,
+	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
+	    r->tok.name, batch_woken, r, b) != 0 ? -ENOMEM : 0;
+}
+
+/* Wait for the batch's next step; none to wait for: the next call takes
+ * it at once. */
+static int
+batch_start_step(struct http *h, struct req *r, void *arg)
+{
+	(void)h;
+	(void)r;
+	return batch_wait(arg) ? 0 : -EAGAIN;
+}
+
+int
+route_batch_turn(struct http *h, struct req *r, struct batch *b)
+{
+	if (!batch_step(b))
+		return 1;
+	(void)route_wait(h, r, PHASE_BATCH, batch_start_step, b);
+	return 0;
+}
+
+int64_t
+route_deadline_ms(const struct http *h, const struct req *r,
+    const char **why)
+{
+	const char	*v;
+	char		*end;
+	int64_t		 most = (int64_t)h->cfg->symbolize_deadline * 1000;
+	long long	 ms;
+
+	v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+	    "deadline");
+	if (v == NULL)
+		return most;
+	errno = 0;
+	ms = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || ms < 0) {
+		*why = "deadline is a number of milliseconds";
+		return -1;
+	}
+	return ms > most ? most : ms;
+}
+
+const struct batch_module *
+route_profile_module(const struct batch_module *mods, const size_t *first,
+    size_t mod)
+{
+	size_t i;
+
+	for (i = first[mod]; i < first[mod + 1]; i++)
+		if (mods[i].status == BATCH_READY && mods[i].nloads > 0)
+			return &mods[i];
+	return NULL;
+}
+
+int
+route_profile_lookup(const struct batch_module *mods, const size_t *first,
+    size_t mod, uint64_t off, struct gsym_result *res)
+{
+	const struct batch_module	*bm;
+	uint64_t			 addr;
+	int				 rc;
+
+	if ((bm = route_profile_module(mods, first, mod)) == NULL)
+		return -ENODEV;
+	if ((rc = elfinfo_load_addr(bm->loads, bm->nloads, off, &addr)) != 0)
+		return rc;
+	return derive_gsym_lookup(bm->gf, addr, res);
+}
+
+enum MHD_Result
+route_profile_refused(struct http *h, struct req *r, int rc, const char *why,
+    const char *how)
+{
+	if (rc == -E2BIG)
+		return strcmp(why, "too many locations") == 0 ?
+		    reply_textf(r, REPLY_TOO_LARGE, how, "%s (at most %llu: "
+		    "--symbolize-max-addresses)", why,
+		    (unsigned long long)h->cfg->symbolize_max) :
+		    reply_text(r, REPLY_TOO_LARGE, why, how);
+	return reply_text(r, rc == -EINVAL ? REPLY_BAD_REQUEST :
+	    REPLY_INTERNAL, why, how);
+}

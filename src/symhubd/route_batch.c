@@ -8,7 +8,6 @@
 #include <sys/types.h>
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +43,6 @@ route_batch_free(struct req *r)
 {
 	breq_free(r->batch);
 	r->batch = NULL;
-}
-
-/* Runs on a fetch, derive or timer thread; MHD calls the handler again. */
-static void
-woken(void *ctx)
-{
-	route_resume(ctx);
 }
 
 /* The lookups of the answer (symjson_lookup_fn); ctx is the breq. */
@@ -153,9 +145,7 @@ static enum MHD_Result
 begin_batch(struct http *h, struct req *r)
 {
 	struct breq		*q;
-	struct fetch_req	 fr;
 	const char		*why = NULL;
-	char			 peer[NI_MAXHOST];
 	int64_t			 ms, most;
 	size_t			 i;
 	long			 n;
@@ -224,21 +214,9 @@ begin_batch(struct http *h, struct req *r)
 	most = (int64_t)h->cfg->symbolize_deadline * 1000;
 	ms = r->w.route == WEBAPI_TECKEN || q->in.deadline_ms < 0 ||
 	    q->in.deadline_ms > most ? most : q->in.deadline_ms;
-	if (batch_create(h->batches, q->mods, (size_t)n, r->t0 + ms * 1000,
-	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
-	    r->tok.name, woken, r, &q->b) != 0)
+	if (route_batch_start(h, r, q->mods, (size_t)n, ms, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
-}
-
-/* Wait for the batch's next step; none to wait for: the next call takes
- * it at once. */
-static int
-start_step(struct http *h, struct req *r, void *arg)
-{
-	(void)h;
-	(void)arg;
-	return batch_wait(r->batch->b) ? 0 : -EAGAIN;
 }
 
 enum MHD_Result
@@ -249,8 +227,5 @@ route_batch(struct http *h, struct req *r)
 	if (r->batch == NULL && ((ret = begin_batch(h, r)) != MHD_YES ||
 	    r->status != 0))
 		return ret;
-	if (!batch_step(r->batch->b))
-		return answer(h, r);
-	(void)route_wait(h, r, PHASE_BATCH, start_step, NULL);
-	return MHD_YES;
+	return route_batch_turn(h, r, r->batch->b) ? answer(h, r) : MHD_YES;
 }

@@ -10,7 +10,6 @@
 #include <sys/types.h>
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,33 +48,13 @@ route_otlp_free(struct req *r)
 	r->otlp = NULL;
 }
 
-static void
-woken(void *ctx)
-{
-	route_resume(ctx);
-}
-
 /* pprof_lookup_fn: off is a file offset of the module's executable. */
 static int
 lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
 {
-	const struct oreq		*q = ctx;
-	const struct batch_module	*bm = NULL;
-	uint64_t			 addr;
-	size_t				 i;
-	int				 rc;
+	const struct oreq *q = ctx;
 
-	for (i = q->first[mod]; i < q->first[mod + 1]; i++)
-		if (q->mods[i].status == BATCH_READY &&
-		    q->mods[i].nloads > 0) {
-			bm = &q->mods[i];
-			break;
-		}
-	if (bm == NULL)
-		return -ENODEV;
-	if ((rc = elfinfo_load_addr(bm->loads, bm->nloads, off, &addr)) != 0)
-		return rc;
-	return derive_gsym_lookup(bm->gf, addr, res);
+	return route_profile_lookup(q->mods, q->first, mod, off, res);
 }
 
 static enum MHD_Result
@@ -138,28 +117,6 @@ takes_gzip(const char *v)
 	return 0;
 }
 
-/* The deadline of ?deadline=MS, at most --symbolize-deadline. */
-static int64_t
-deadline_ms(const struct http *h, const struct req *r, const char **why)
-{
-	const char	*v;
-	char		*end;
-	int64_t		 most = (int64_t)h->cfg->symbolize_deadline * 1000;
-	long long	 ms;
-
-	v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
-	    "deadline");
-	if (v == NULL)
-		return most;
-	errno = 0;
-	ms = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || ms < 0) {
-		*why = "deadline is a number of milliseconds";
-		return -1;
-	}
-	return ms > most ? most : ms;
-}
-
 /* The batch's modules: a profile module's build-id, then its FileID. */
 static int
 batch_modules(struct oreq *q, const struct otlp_module *om, size_t n)
@@ -194,9 +151,7 @@ begin(struct http *h, struct req *r)
 	struct oreq			*q;
 	const struct otlp_module	*om;
 	struct pprof_limits		 lim;
-	struct fetch_req		 fr;
 	const char			*why = NULL, *ce;
-	char				 peer[NI_MAXHOST];
 	int64_t				 ms;
 	size_t				 n;
 	int				 rc, gz;
@@ -204,7 +159,7 @@ begin(struct http *h, struct req *r)
 	if (r->too_long)
 		return reply_text(r, REPLY_TOO_LARGE, "request body too "
 		    "large: see --symbolize-max-addresses", "otlp");
-	if ((ms = deadline_ms(h, r, &why)) < 0)
+	if ((ms = route_deadline_ms(h, r, &why)) < 0)
 		return reply_text(r, REPLY_BAD_REQUEST, why, "otlp");
 	ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_ENCODING);
@@ -221,17 +176,8 @@ begin(struct http *h, struct req *r)
 	lim.max_locations = (size_t)h->cfg->symbolize_max;
 	lim.reuse_min = 0;
 	if ((rc = otlp_read(r->body.p, r->body.len, gz, &lim, &q->o,
-	    &why)) != 0) {
-		if (rc == -E2BIG)
-			return strcmp(why, "too many "
-			    "locations") == 0 ? reply_textf(r,
-			    REPLY_TOO_LARGE, "otlp", "%s (at most %llu: "
-			    "--symbolize-max-addresses)", why,
-			    (unsigned long long)h->cfg->symbolize_max) :
-			    reply_text(r, REPLY_TOO_LARGE, why, "otlp");
-		return reply_text(r, rc == -EINVAL ? REPLY_BAD_REQUEST :
-		    REPLY_INTERNAL, why, "otlp");
-	}
+	    &why)) != 0)
+		return route_profile_refused(h, r, rc, why, "otlp");
 	metrics_symbolize(METRICS_API_OTLP, otlp_nlocations(q->o));
 	n = otlp_modules(q->o, &om);
 	if (n > (size_t)h->cfg->symbolize_modules)
@@ -240,19 +186,9 @@ begin(struct http *h, struct req *r)
 		    (unsigned long long)h->cfg->symbolize_modules);
 	if ((rc = batch_modules(q, om, n)) < 0)
 		return MHD_NO;
-	if (batch_create(h->batches, q->mods, (size_t)rc, r->t0 + ms * 1000,
-	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
-	    r->tok.name, woken, r, &q->b) != 0)
+	if (route_batch_start(h, r, q->mods, (size_t)rc, ms, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
-}
-
-static int
-start_step(struct http *h, struct req *r, void *arg)
-{
-	(void)h;
-	(void)arg;
-	return batch_wait(r->otlp->b) ? 0 : -EAGAIN;
 }
 
 enum MHD_Result
@@ -263,8 +199,5 @@ route_otlp(struct http *h, struct req *r)
 	if (r->otlp == NULL && ((ret = begin(h, r)) != MHD_YES ||
 	    r->status != 0))
 		return ret;
-	if (!batch_step(r->otlp->b))
-		return answer(h, r);
-	(void)route_wait(h, r, PHASE_BATCH, start_step, NULL);
-	return MHD_YES;
+	return route_batch_turn(h, r, r->otlp->b) ? answer(h, r) : MHD_YES;
 }

@@ -8,7 +8,6 @@
 #include <sys/types.h>
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,37 +45,13 @@ route_pprof_free(struct req *r)
 	r->pprof = NULL;
 }
 
-static void
-woken(void *ctx)
-{
-	route_resume(ctx);
-}
-
-/* The module of a profile's module: its build-id's, else its FileID's. */
-static const struct batch_module *
-ready_mod(const struct preq *q, size_t mod)
-{
-	const struct batch_module *bm = &q->mods[q->first[mod]];
-
-	if (bm->status != BATCH_READY &&
-	    q->first[mod + 1] - q->first[mod] == 2)
-		bm++;	/* the FileID reading of the same id */
-	return bm->status == BATCH_READY && bm->nloads > 0 ? bm : NULL;
-}
-
 /* pprof_lookup_fn: off is a file offset of the module's executable. */
 static int
 lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
 {
-	const struct batch_module	*bm = ready_mod(ctx, mod);
-	uint64_t			 addr;
-	int				 rc;
+	const struct preq *q = ctx;
 
-	if (bm == NULL)
-		return -ENODEV;
-	if ((rc = elfinfo_load_addr(bm->loads, bm->nloads, off, &addr)) != 0)
-		return rc;
-	return derive_gsym_lookup(bm->gf, addr, res);
+	return route_profile_lookup(q->mods, q->first, mod, off, res);
 }
 
 static enum MHD_Result
@@ -104,37 +79,13 @@ answer(struct http *h, struct req *r)
 	    "application/vnd.google.protobuf"), outlen, r->how_buf);
 }
 
-/* The deadline of ?deadline=MS, at most --symbolize-deadline. */
-static int64_t
-deadline_ms(const struct http *h, const struct req *r, const char **why)
-{
-	const char	*v;
-	char		*end;
-	int64_t		 most = (int64_t)h->cfg->symbolize_deadline * 1000;
-	long long	 ms;
-
-	v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
-	    "deadline");
-	if (v == NULL)
-		return most;
-	errno = 0;
-	ms = strtoll(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || ms < 0) {
-		*why = "deadline is a number of milliseconds";
-		return -1;
-	}
-	return ms > most ? most : ms;
-}
-
 static enum MHD_Result
 begin(struct http *h, struct req *r)
 {
 	struct preq			*q;
 	const struct pprof_module	*pm;
 	struct pprof_limits		 lim;
-	struct fetch_req		 fr;
 	const char			*why = NULL;
-	char				 peer[NI_MAXHOST];
 	int64_t				 ms;
 	size_t				 i, n, k;
 	int				 rc;
@@ -142,7 +93,7 @@ begin(struct http *h, struct req *r)
 	if (r->too_long)
 		return reply_text(r, REPLY_TOO_LARGE, "request body too "
 		    "large: see --symbolize-max-addresses", "pprof");
-	if ((ms = deadline_ms(h, r, &why)) < 0)
+	if ((ms = route_deadline_ms(h, r, &why)) < 0)
 		return reply_text(r, REPLY_BAD_REQUEST, why, "pprof");
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		return MHD_NO;
@@ -151,17 +102,8 @@ begin(struct http *h, struct req *r)
 	lim.max_locations = (size_t)h->cfg->symbolize_max;
 	lim.reuse_min = 0;
 	if ((rc = pprof_read(r->body.p, r->body.len, &lim, &q->p,
-	    &why)) != 0) {
-		if (rc == -E2BIG)
-			return strcmp(why, "too many "
-			    "locations") == 0 ? reply_textf(r,
-			    REPLY_TOO_LARGE, "pprof", "%s (at most %llu: "
-			    "--symbolize-max-addresses)", why,
-			    (unsigned long long)h->cfg->symbolize_max) :
-			    reply_text(r, REPLY_TOO_LARGE, why, "pprof");
-		return reply_text(r, rc == -EINVAL ? REPLY_BAD_REQUEST :
-		    REPLY_INTERNAL, why, "pprof");
-	}
+	    &why)) != 0)
+		return route_profile_refused(h, r, rc, why, "pprof");
 	metrics_symbolize(METRICS_API_PPROF, pprof_nlocations(q->p));
 	n = pprof_modules(q->p, &pm);
 	if (n > (size_t)h->cfg->symbolize_modules)
@@ -183,19 +125,9 @@ begin(struct http *h, struct req *r)
 	}
 	q->first[n] = k;
 	q->nmods = k;
-	if (batch_create(h->batches, q->mods, q->nmods, r->t0 + ms * 1000,
-	    route_federation(h, r, &fr, peer, sizeof(peer)) ? &fr : NULL,
-	    r->tok.name, woken, r, &q->b) != 0)
+	if (route_batch_start(h, r, q->mods, q->nmods, ms, &q->b) != 0)
 		return MHD_NO;
 	return MHD_YES;
-}
-
-static int
-start_step(struct http *h, struct req *r, void *arg)
-{
-	(void)h;
-	(void)arg;
-	return batch_wait(r->pprof->b) ? 0 : -EAGAIN;
 }
 
 enum MHD_Result
@@ -206,8 +138,5 @@ route_pprof(struct http *h, struct req *r)
 	if (r->pprof == NULL && ((ret = begin(h, r)) != MHD_YES ||
 	    r->status != 0))
 		return ret;
-	if (!batch_step(r->pprof->b))
-		return answer(h, r);
-	(void)route_wait(h, r, PHASE_BATCH, start_step, NULL);
-	return MHD_YES;
+	return route_batch_turn(h, r, r->pprof->b) ? answer(h, r) : MHD_YES;
 }

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "derive.h"
+#include "arena.h"
 #include "http.h"
 #include "log.h"
 #include "s3/s3conf.h"
@@ -115,7 +116,7 @@ gsym_ahead(void *ctx, const struct cache_key *key)
 }
 
 /* Write recorded accesses, keep the store within its budget, verify, say
- * how many warnings were dropped. */
+ * how many warnings were dropped, unmap the idle profile buffers. */
 static void *
 maintain(void *arg)
 {
@@ -139,6 +140,8 @@ maintain(void *arg)
 			verify_some(m, &st);
 		collect_quarantine(m, clock_wall_s());
 		log_flush_dropped();
+		/* the profiles' kept buffers, once none came for a tick */
+		(void)arena_big_trim();
 		pthread_mutex_lock(&m->mu);
 	}
 	pthread_mutex_unlock(&m->mu);

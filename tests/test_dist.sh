@@ -35,4 +35,25 @@ else
 	    "missing (add to EXTRA_DIST or to not_shipped here):" "$missing"
 fi
 
+# automake's default tar format (v7) leaves out, with a mere warning, a
+# name longer than 99 bytes: the tarball then lacks the file, and only
+# the copy made from it (distcheck's own `make dist`) fails.
+section 'the tar format holds every name'
+pv=$(sed -n 's/^PACKAGE_TARNAME = //p' "$top_builddir/Makefile")-$(sed -n \
+    's/^PACKAGE_VERSION = //p' "$top_builddir/Makefile")
+if grep -q '^am__tar = .*--format=ustar' "$top_builddir/Makefile"; then
+	max=255
+else
+	max=99
+fi
+long=$(sed "s|^|$pv/|" "$tmp/shipped" | awk -v max="$max" \
+    'length($0) > max' )
+if [ -z "$long" ]; then
+	pass "every name fits the tar format (at most $max bytes)"
+else
+	fail "every name fits the tar format (at most $max bytes)" \
+	    "too long (tar-ustar in AM_INIT_AUTOMAKE, or a shorter path):" \
+	    "$long"
+fi
+
 finish

@@ -388,7 +388,7 @@ section '--help'
 # for a name or a path (issue 28: it named upload's alone).
 "$SYMHUB" --help >"$tmp/out/help" 2>&1
 check "symhub --help: exit 0" [ $? = 0 ]
-for c in gsym upload prefetch perf export import; do
+for c in gsym upload prefetch perf pprof otlp export import; do
 	"$SYMHUB" $c --help >"$tmp/out/help.$c" 2>&1
 	st=$?
 	[ "$st" = 0 ] && grep -q "^usage: symhub $c" "$tmp/out/help.$c" &&

@@ -42,13 +42,13 @@ usage(FILE *fp)
 	    "       symhub upload --url URL [OPTION...] PATH...\n"
 	    "       symhub prefetch [--url URL] [OPTION...] ARG...\n"
 	    "       symhub perf [--url URL] [OPTION...] [PERF.DATA]\n"
-	    "       symhub pprof [--url URL] IN -o OUT\n"
-	    "       symhub otlp [--url URL] IN -o OUT\n"
+	    "       symhub pprof [--url URL] [OPTION...] IN -o OUT\n"
+	    "       symhub otlp [--url URL] [OPTION...] IN -o OUT\n"
 	    "       symhub export [OPTION...] STORE DIR\n"
 	    "       symhub import [-q] DIR STORE\n"
 	    "       symhub --version\n"
 	    "symhub COMMAND --help: the options of gsym, upload, prefetch, perf,\n"
-	    "export and import; man symhub for all\n");
+	    "pprof, otlp, export and import; man symhub for all\n");
 	return fp == stdout ? 0 : 2;
 }
 

@@ -208,7 +208,7 @@ get_as '... its tenant shows a token and reads it' "$P_DBG" 200 "$TOK_DEV" \
 stop_check 'the hub stops'
 hub -d "$tmp/store" --tokens "$TOKENS" --read-auth
 
-section 'symhub upload --private, and --token-file for pprof and prefetch'
+section 'symhub upload --private, and --token-file for pprof, prefetch and perf'
 # What test_access does with curl above, with the symhub commands.
 (cd "$tmp/src" && gcc -g -Os -o "$tmp/bin/hello4" hello.c greet.c) &&
     objcopy --only-keep-debug "$tmp/bin/hello4" "$F/hello4.debug" || exit 99
@@ -272,9 +272,51 @@ st=$?
 [ "$st" = 2 ] && grep -q nothere "$tmp/out/pf"
 verdict $? '... a token file that cannot be read: exit 2' \
     "exit $st: $(cat "$tmp/out/pf")"
+# perf: a profile (perf.data's build-id table, as perf record writes it)
+# naming the private hello4, fetched into perf's build-id cache.
+python3 - "$tmp/out/p4.data" "$ID4" <<'EOF' || exit 99
+import struct, sys
+bid = bytes.fromhex(sys.argv[2])
+fn = b"/opt/app/hello4"
+fn += b"\0" * (64 - len(fn) % 64)
+rec = struct.pack("<IHHi", 0, 2 | (1 << 15), 8 + 4 + 24 + len(fn), -1)
+rec += bid + bytes(20 - len(bid)) + bytes([len(bid), 0, 0, 0]) + fn
+data = bytes(64)
+table = 104 + len(data) + 16
+hdr = b"PERFILE2" + struct.pack("<QQQQQQQQQ", 104, 136, 0, 0, 104,
+                                len(data), 0, 0, 1 << 2) + bytes(24)
+open(sys.argv[1], "wb").write(hdr + data + struct.pack("<QQ", table,
+                              len(rec)) + rec)
+EOF
+SYMHUB_TOKEN= "$SYMHUB" perf --url "$URL" --buildid-dir "$tmp/perf0" \
+    "$tmp/out/p4.data" >"$tmp/out/pe" 2>&1
+st=$?
+[ "$st" = 1 ] && grep -q "^failed  *debuginfo  *$ID4 .*HTTP 401" "$tmp/out/pe"
+verdict $? "symhub perf without a token: failed (HTTP 401), exit 1" \
+    "exit $st: $(cat "$tmp/out/pe")"
+"$SYMHUB" perf --url "$URL" --token-file "$tmp/tok.dev" \
+    --buildid-dir "$tmp/perf1" "$tmp/out/p4.data" >"$tmp/out/pe" 2>&1
+st=$?
+[ "$st" = 0 ] && grep -q "^fetched  *debuginfo  *$ID4 " "$tmp/out/pe" &&
+    cmp -s "$tmp/perf1/opt/app/hello4/$ID4/debug" "$F/hello4.debug" &&
+    cmp -s "$tmp/perf1/.build-id/${ID4:0:2}/${ID4:2}/elf" "$tmp/bin/hello4"
+verdict $? "symhub perf --token-file: the private module in perf's cache" \
+    "exit $st: $(cat "$tmp/out/pe")"
+SYMHUB_TOKEN=$TOK_DEV "$SYMHUB" perf --url "$URL" --buildid-dir "$tmp/perf2" \
+    "$tmp/out/p4.data" >"$tmp/out/pe2" 2>&1
+st=$?
+[ "$st" = 0 ] && cmp -s "$tmp/perf2/opt/app/hello4/$ID4/debug" \
+    "$F/hello4.debug"
+verdict $? '... and with SYMHUB_TOKEN' "exit $st: $(cat "$tmp/out/pe2")"
+"$SYMHUB" perf --url "$URL" --token-file "$tmp/tok.bad" \
+    --buildid-dir "$tmp/perf3" "$tmp/out/p4.data" >"$tmp/out/pe3" 2>&1
+st=$?
+[ "$st" = 2 ] && grep -q 'blanks' "$tmp/out/pe3" && [ ! -e "$tmp/perf3" ]
+verdict $? "... a token with a blank: exit 2, nothing fetched" \
+    "exit $st: $(cat "$tmp/out/pe3")"
 check '... and tokens never printed' \
     bash -c "! grep -rqe '$TOK_DEV' -e '$TOK_CI' '$tmp/out/pp' '$tmp/out/pf' \
-    '$tmp/out/up4'"
+    '$tmp/out/up4' '$tmp/out/pe' '$tmp/out/pe2' '$tmp/out/pe3'"
 
 section 'malformed credentials'
 for h in "Bearer" "Bearer " "Bearer $TOK_DEV extra" "Bearer  $TOK_DEV$TOK_DEV" \

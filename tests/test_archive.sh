@@ -136,6 +136,15 @@ mkdir -p "$S/bomb"
 truncate -s 256M "$S/bomb/zeros" &&
     tar -C "$S/bomb" -c zeros | zstd -q -19 >"$tmp/bad/bomb.tar.zst" &&
     rm "$S/bomb/zeros" || exit 99
+# A cpio whose header gives its name as 1 GiB long, the name zeros: 33 KiB
+# of zstd.  libarchive buffers a name whole before the header is ours to
+# check, so the bound must hold on what reaches it.
+python3 -c 'import sys
+h = b"070701" + b"".join(b"%08x" % v for v in
+    (1, 0o100644, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1 << 30, 0))
+sys.stdout.buffer.write(h)' >"$tmp/namebomb.hdr" &&
+    { cat "$tmp/namebomb.hdr"; head -c $(((1 << 30) + 16)) /dev/zero; } |
+    zstd -q -3 >"$tmp/bad/namebomb.cpio.zst" || exit 99
 # A package rewritten while it is read: its command touches it first.
 cat >"$tmp/rewrite.sh" <<'EOF'
 #!/bin/sh
@@ -146,7 +155,7 @@ cp "$tmp/repo/p3.tar.gz" "$tmp/bad/moving.tar.mod"
 
 section 'symhubd and elfutils debuginfod on the same packages'
 hub -d "$tmp/store" -R -U "${ZOPTS[@]}" -Z ".tar.mod=$tmp/rewrite.sh" \
-    -F "$tmp/bad" "$tmp/repo" --log-file "$tmp/hub.log" -v
+    -Z .cpio.zst -F "$tmp/bad" "$tmp/repo" --log-file "$tmp/hub.log" -v
 HUB=$URL
 start_debuginfod elfutils "" -R -U "${ZOPTS[@]}" "$tmp/repo" ||
     { fail "elfutils debuginfod starts" "$(tail -5 "$tmp/elfutils.log")"; finish; }
@@ -252,6 +261,12 @@ check "a file that is no rpm is skipped" \
 check "a decompression bomb is stopped at the bound" \
     grep -q "skipping package $tmp/bad/bomb.tar.zst: unpacks to far more than the archive's size" \
     "$tmp/hub.log"
+check "a name of 1 GiB in a cpio.zst of 33 KiB is stopped at the bound" \
+    grep -q "skipping package $tmp/bad/namebomb.cpio.zst: unpacks to far more than the archive's size" \
+    "$tmp/hub.log"
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SYMHUBD_PID/status")
+check "... before libarchive holds it: the hub's peak memory $((hwm / 1024)) MiB, under 512" \
+    [ "${hwm:-999999999}" -lt $((512 * 1024)) ]
 check "a package rewritten while read is not indexed, and said so" \
     grep -q "package $tmp/bad/moving.tar.mod changed while it was read" \
     "$tmp/hub.log"
@@ -379,11 +394,11 @@ check "... and the next export reads it no more" \
 section 'a restart reads no package again'
 stop_check "the hub stops"
 hub -d "$tmp/store" -R -U "${ZOPTS[@]}" -Z ".tar.mod=$tmp/rewrite.sh" \
-    -F "$tmp/bad" "$tmp/repo" --log-file "$tmp/hub2.log"
+    -Z .cpio.zst -F "$tmp/bad" "$tmp/repo" --log-file "$tmp/hub2.log"
 # Every package is unchanged but the one that moves whenever it is read.
 check "the first scan finds every package unchanged" \
     metric_cmp 'symhub_scan_files_total{result="unchanged"}' -eq \
-    "$((NPKG - 1 + 4))"
+    "$((NPKG - 1 + 5))"
 check "... and indexes none" \
     metric_cmp 'symhub_scan_files_total{result="indexed"}' -eq 0
 expect_get "p5's debuginfo, from its extracted copy" \

@@ -42,4 +42,30 @@ else
 	fail "each option has its entry" "missing: ${bad[*]}"
 fi
 
+section 'symhub: every long option in its --help and in symhub.1'
+# The option tables of the commands' sources, against what a user reads.
+[ -x "$SYMHUB" ] || skip "$SYMHUB not built"
+bad=()
+n=0
+for spec in upload:symhub.c prefetch:cmd_prefetch.c perf:cmd_perf.c \
+    pprof:cmd_pprof.c otlp:cmd_pprof.c export:cmd_export.c \
+    import:cmd_import.c gsym:cmd_gsym.c; do
+	cmd=${spec%%:*}
+	opts=$(sed -n 's/.*{ "\([a-z][a-z-]*\)",[[:space:]]*[a-z_]*_argument.*/\1/p' \
+	    "$top_srcdir/src/symhub/${spec#*:}")
+	help=$("$SYMHUB" "$cmd" --help 2>&1)
+	for o in $opts; do
+		n=$((n + 1))
+		grep -q -- "--$o\\b" <<<"$help" || bad+=("symhub $cmd --help:--$o")
+		r=${o//-/\\\\-}
+		grep -q -- "\\\\-\\\\-$r\\b" "$top_srcdir/man/symhub.1" ||
+		    bad+=("symhub.1:--$o")
+	done
+done
+if [ ${#bad[@]} -eq 0 ] && [ "$n" -gt 40 ]; then
+	pass "each of the $n is there"
+else
+	fail "each of the $n is there" "missing: ${bad[*]}"
+fi
+
 finish

@@ -9,13 +9,15 @@
 # fetches and keeps the source files each debuginfo names (debuginfod
 # serves them from the paths its DWARF names), serves them once the
 # upstream is gone, and a source nobody has is missing but no failure.
+# Names under a relative compilation directory are asked as the hub keeps
+# them (rooted at /), from an upstream hub that has them from an upload.
 #
 # Run by `make check` (top_srcdir and top_builddir set), or by hand:
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_prefetch.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 
-need gcc objcopy strip curl debuginfod debuginfod-find gdb eu-unstrip
+need gcc objcopy strip readelf curl debuginfod debuginfod-find gdb eu-unstrip
 
 section 'fixtures'
 # prog1: its debug file and executable are upstream; prog2: nowhere;
@@ -197,5 +199,48 @@ check "a second prefetch finds it in the store" [ $? = 0 ]
 prefetch --sources "$tmp/bin/prog1"
 check_exit "... and its sources" 0 $? grep -q \
     "^found  *source  *$ID1  $tmp/src/hello.c\$" "$tmp/out/pf"
+stop_check "the hub stops"
+
+section 'sources under a relative compilation directory (--sources)'
+# -fdebug-prefix-map=$PWD=. (Debian's builds): the DWARF names
+# "./sub/rel.c" under DW_AT_comp_dir "./sub".  The upstream, another hub,
+# holds them from `symhub upload --sources` run in the build's root; the
+# hub keeps them as /sub/rel.c, as it serves them.
+R=$tmp/build5
+mkdir -p "$R/sub" "$R/inc" "$tmp/expect" "$tmp/f5" || exit 99
+printf 'static inline int rel_h(int x) { return x - 1; }\n' >"$R/inc/rel.h"
+printf '#include "../inc/rel.h"\nint\nmain(int c, char **v)\n{\n\t(void)v;\n\treturn rel_h(c);\n}\n' \
+    >"$R/sub/rel.c"
+cp "$R/sub/rel.c" "$R/inc/rel.h" "$tmp/expect/" || exit 99
+(cd "$R/sub" && gcc -g -O0 -fdebug-prefix-map="$R"=. -o "$tmp/f5/rel" rel.c) ||
+    exit 99
+readelf --debug-dump=info "$tmp/f5/rel" 2>/dev/null |
+    grep -q 'DW_AT_comp_dir.*: \./sub$' || exit 99
+RID=$(buildid "$tmp/f5/rel")
+TOK=$(new_token ci upload "$tmp/tokens") ||
+    { echo "# symhub token new: $(cat "$tmp/token.err")"; exit 99; }
+echo "$TOK" >"$tmp/tok" || exit 99
+hub -d "$tmp/store-up" --tokens "$tmp/tokens" --offline
+UP2=$URL
+UP2_PID=$SYMHUBD_PID
+(cd "$R" && "$SYMHUB" upload --url "$UP2" --token-file "$tmp/tok" \
+    --sources "$tmp/f5/rel") >"$tmp/out/up5" 2>&1
+verdict $? "the upstream hub has the program and its sources" \
+    "$(cat "$tmp/out/up5")"
+rm -rf "$R"
+hub -d "$tmp/store5" -u "$UP2 name=up2" --log-file "$tmp/hub5.log"
+prefetch --sources "$RID"
+check_exit "prefetch --sources: exit 0" 0 $? grep -q \
+    "; sources: 2 found, 0 missing, 0 failed\$" "$tmp/out/pf"
+check "... the relative ./sub/rel.c asked as the hub keeps it: /sub/rel.c" \
+    grep -q "^found  *source  *$RID  /sub/rel.c\$" "$tmp/out/pf"
+check "... and ./sub/../inc/rel.h as /inc/rel.h" \
+    grep -q "^found  *source  *$RID  /inc/rel.h\$" "$tmp/out/pf"
+stop_symhubd "$UP2_PID"
+forget_pid "$UP2_PID"
+expect_get "the upstream gone: the hub serves sub/rel.c" \
+    "/buildid/$RID/source/sub/rel.c" 200 "$tmp/expect/rel.c"
+expect_get "... and /inc/rel.h" "/buildid/$RID/source/inc/rel.h" 200 \
+    "$tmp/expect/rel.h"
 stop_check "the hub stops"
 finish

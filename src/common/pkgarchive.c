@@ -24,11 +24,24 @@
 #define GAP_MAX	65536
 #define SEEK_LEN	27	/* 'X', version, format, end, hdr, data */
 
+/*
+ * The unpacked bytes reach the format readers through unpacked_read(),
+ * which stops at the bound: libarchive's readers trust a size a header
+ * gives (cpio's name size, up to 4 GiB) and buffer that much of the
+ * stream before the header is ours to check, so a bound checked between
+ * headers alone would let a few KiB of zstd fill gigabytes.
+ */
 struct walk {
 	const struct pkga_limits *lim;
 	uint64_t	 packed;	/* the archive's size */
 	struct archive	*outer;		/* a .deb's ar, or NULL */
-	char		 ibuf[65536];	/* the inner archive's input */
+	char		 ibuf[65536];	/* the unpacker's input from outer */
+	struct archive	*unpack;	/* the filters alone (format raw) */
+	char		 ubuf[65536];	/* the format reader's input */
+	uint64_t	 fed;		/* bytes given it */
+	char		 uwhy[PKGA_WHY_MAX];	/* the unpacker's error */
+	int		 nf;		/* the filter chain (seekable()) */
+	int		 fcode[4];
 	char		*why;
 	int		 bomb;		/* the bound was passed */
 	/* Seeking: the archive, where its xz stream ends (and, in a .deb,
@@ -144,6 +157,8 @@ pkga_member_name(const char *name, char *out, size_t len, const char **why)
 	return 0;
 }
 
+/* A reader of a .deb's ar (ar), else of the archive formats, whose
+ * input walk_formats() has unpacked. */
 static struct archive *
 reader(int ar)
 {
@@ -157,7 +172,7 @@ reader(int ar)
 	} else {
 		/* What distros and builds ship; not every format libarchive
 		 * knows (less code exposed to what a scan dir holds). */
-		archive_read_support_filter_all(a);
+		archive_read_support_filter_none(a);
 		archive_read_support_format_tar(a);
 		archive_read_support_format_gnutar(a);
 		archive_read_support_format_cpio(a);
@@ -184,7 +199,10 @@ members(struct walk *w, struct archive *a, pkga_member_fn fn,
 		if (r == ARCHIVE_RETRY)
 			continue;
 		if (r < ARCHIVE_WARN) {
-			say(w->why, archive_error_string(a) != NULL ?
+			if (w->bomb)
+				return -EFBIG;
+			say(w->why, w->uwhy[0] != '\0' ? w->uwhy :
+			    archive_error_string(a) != NULL ?
 			    archive_error_string(a) : "corrupt or truncated");
 			return -EBADMSG;
 		}
@@ -248,13 +266,111 @@ inner_read(struct archive *a, void *ctx, const void **buf)
 	return n < 0 ? ARCHIVE_FATAL : n;
 }
 
+/* The format reader's input: the unpacker's output, within the bound. */
+static la_ssize_t
+unpacked_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct walk	*w = ctx;
+	la_ssize_t	 n;
+
+	(void)a;
+	*buf = w->ubuf;
+	if ((n = archive_read_data(w->unpack, w->ubuf, sizeof(w->ubuf))) < 0) {
+		say(w->uwhy, archive_error_string(w->unpack) != NULL ?
+		    archive_error_string(w->unpack) : "corrupt or truncated");
+		return ARCHIVE_FATAL;
+	}
+	w->fed += (uint64_t)n;
+	if (w->lim->ratio_max > 0 &&
+	    w->fed > w->lim->ratio_max * w->packed + SLACK) {
+		w->bomb = 1;
+		return ARCHIVE_FATAL;
+	}
+	return n;
+}
+
+/* Why the archive (a .deb's data.tar) could not be opened. */
+static void
+not_opened(struct walk *w, const char *msg)
+{
+	snprintf(w->why, PKGA_WHY_MAX, "%s%.140s", w->outer != NULL ?
+	    "data.tar: " : "", msg);
+}
+
+/*
+ * The members of the archive on fd (from its current offset, at start),
+ * or, when w->outer is set, of its current member: unpacked by one
+ * reader (every filter, format raw) whose output is fed, within the
+ * bound, to another that reads the formats.  A plain file is read by
+ * the format reader itself, from fd (zip's central directory is sought
+ * to): all it can buffer is the file.
+ */
+static int
+walk_formats(struct walk *w, int fd, off_t start, pkga_member_fn fn,
+    pkga_refused_fn refused, void *ctx)
+{
+	struct archive_entry	*e;
+	struct archive		*a = NULL;
+	int			 i, r, rc = -ENOMEM;
+
+	if ((w->unpack = archive_read_new()) == NULL)
+		goto out;
+	archive_read_support_filter_all(w->unpack);
+	archive_read_support_format_raw(w->unpack);
+	r = w->outer != NULL ? archive_read_open(w->unpack, w, NULL,
+	    inner_read, NULL) : archive_read_open_fd(w->unpack, fd, 65536);
+	if (r != ARCHIVE_OK || (r = archive_read_next_header(w->unpack,
+	    &e)) < ARCHIVE_WARN) {
+		not_opened(w, archive_error_string(w->unpack) != NULL ?
+		    archive_error_string(w->unpack) : w->outer != NULL &&
+		    archive_error_string(w->outer) != NULL ?
+		    archive_error_string(w->outer) : "truncated or corrupt");
+		rc = -EBADMSG;
+		goto out;
+	}
+	w->nf = archive_filter_count(w->unpack);
+	for (i = 0; i < w->nf && i < 4; i++)
+		w->fcode[i] = archive_filter_code(w->unpack, i);
+	if ((a = reader(0)) == NULL)
+		goto out;
+	if (w->nf > 1 || w->outer != NULL || w->cmd) {
+		r = archive_read_open(a, w, NULL, unpacked_read, NULL);
+	} else {
+		archive_read_free(w->unpack);
+		w->unpack = NULL;
+		if (lseek(fd, start, SEEK_SET) != start) {
+			rc = -errno;
+			goto out;
+		}
+		r = archive_read_open_fd(a, fd, 65536);
+	}
+	if (r != ARCHIVE_OK) {
+		if (w->bomb) {
+			rc = -EFBIG;
+			goto out;
+		}
+		not_opened(w, w->uwhy[0] != '\0' ? w->uwhy :
+		    archive_error_string(a) != NULL ? archive_error_string(a) :
+		    "truncated or corrupt");
+		rc = -EBADMSG;
+		goto out;
+	}
+	rc = members(w, a, fn, refused, ctx);
+out:
+	if (a != NULL)
+		archive_read_free(a);
+	if (w->unpack != NULL)
+		archive_read_free(w->unpack);
+	w->unpack = NULL;
+	return rc;
+}
+
 /* A .deb or .ddeb: its data.tar.* member, read as an archive. */
 static int
 deb(struct walk *w, int fd, pkga_member_fn fn, pkga_refused_fn refused,
     void *ctx)
 {
 	struct archive_entry	*e;
-	struct archive		*in;
 	const char		*n;
 	int			 r, rc = -EBADMSG;
 
@@ -269,10 +385,6 @@ deb(struct walk *w, int fd, pkga_member_fn fn, pkga_refused_fn refused,
 		n = archive_entry_pathname(e);
 		if (n == NULL || strncmp(n, "data.tar", 8) != 0)
 			continue;
-		if ((in = reader(0)) == NULL) {
-			rc = -ENOMEM;
-			goto out;
-		}
 		/* An ar member's data follows its 60-byte header (dpkg
 		 * writes no BSD long names, whose data would follow the
 		 * name). */
@@ -283,19 +395,7 @@ deb(struct walk *w, int fd, pkga_member_fn fn, pkga_refused_fn refused,
 			w->xzend = w->xzstart +
 			    (uint64_t)archive_entry_size(e);
 		}
-		if (archive_read_open(in, w, NULL, inner_read, NULL) !=
-		    ARCHIVE_OK) {
-			snprintf(w->why, PKGA_WHY_MAX, "data.tar: %s",
-			    archive_error_string(in) != NULL ?
-			    archive_error_string(in) :
-			    archive_error_string(w->outer) != NULL ?
-			    archive_error_string(w->outer) :
-			    "truncated or corrupt");
-			rc = -EBADMSG;
-		} else {
-			rc = members(w, in, fn, refused, ctx);
-		}
-		archive_read_free(in);
+		rc = walk_formats(w, fd, 0, fn, refused, ctx);
 		goto out;
 	}
 	say(w->why, r == ARCHIVE_EOF ? "a .deb without data.tar" :
@@ -395,10 +495,10 @@ pkga_walk(int fd, const char *path, enum pkga_type type, const char *cmd,
     const struct pkga_limits *limits, pkga_member_fn fn,
     pkga_refused_fn refused, void *ctx, char *why)
 {
-	struct archive	*a;
 	struct walk	*w;
 	struct stat	 st;
 	char		 magic[8];
+	off_t		 start = 0;
 	pid_t		 pid = -1;
 	int		 in = fd, rc, status;
 
@@ -424,17 +524,11 @@ pkga_walk(int fd, const char *path, enum pkga_type type, const char *cmd,
 	    memcmp(magic, "!<arch>\n", 8) == 0) {
 		rc = deb(w, fd, fn, refused, ctx);
 		goto done;
+	} else if ((start = lseek(fd, 0, SEEK_CUR)) < 0) {
+		rc = -errno;
+		goto done;
 	}
-	if ((a = reader(0)) == NULL) {
-		rc = -ENOMEM;
-	} else if (archive_read_open_fd(a, in, 65536) != ARCHIVE_OK) {
-		say(why, archive_error_string(a));
-		rc = -EBADMSG;
-		archive_read_free(a);
-	} else {
-		rc = members(w, a, fn, refused, ctx);
-		archive_read_free(a);
-	}
+	rc = walk_formats(w, in, start, fn, refused, ctx);
 done:
 	if (rc == -EFBIG)
 		say(why, "unpacks to far more than the archive's size "
@@ -570,11 +664,11 @@ seekable(struct walk *w, struct archive *a)
 		return 0;
 	/* xz right on the file (or a .deb's member, whose bounds deb()
 	 * noted), or under an rpm's header: to the end of either. */
-	nf = archive_filter_count(a);
-	if (archive_filter_code(a, 0) != ARCHIVE_FILTER_XZ)
+	nf = w->nf;
+	if (nf < 2 || w->fcode[0] != ARCHIVE_FILTER_XZ)
 		return 0;
 	if (w->xzend == 0) {
-		if (nf == 3 && archive_filter_code(a, 1) == ARCHIVE_FILTER_RPM) {
+		if (nf == 3 && w->fcode[1] == ARCHIVE_FILTER_RPM) {
 			if (rpm_payload(w->fd, &w->xzstart) < 0)
 				return 0;
 		} else if (nf != 2) {

@@ -70,9 +70,9 @@ char	*cli_token_file(const char *path);
 struct curl_slist;
 
 /*
- * The token a reading command sends (symhub pprof, prefetch): read from
- * the file at path (--token-file), else $SYMHUB_TOKEN, appended to *hdrs
- * as "Authorization: Bearer TOKEN".  None given is no error: a hub
+ * The token a reading command sends (symhub pprof, otlp, prefetch, perf):
+ * read from the file at path (--token-file), else $SYMHUB_TOKEN, appended
+ * to *hdrs as "Authorization: Bearer TOKEN".  None given is no error: a hub
  * without --read-auth needs none.  Errors are said on standard error,
  * after "PROG: ".
  * @return 0 (with *tok the file's token to wipe and free, or NULL); 2 for

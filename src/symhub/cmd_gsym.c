@@ -32,7 +32,13 @@ static const char gsym_usage[] =
 "  lookup   symbolize each ADDR (0x-hex, 0-octal, 0b-binary or decimal),\n"
 "           or each line of standard input when none is given, as\n"
 "           llvm-gsymutil GSYM --address=ADDR prints it\n"
-"  dump     print the whole file as llvm-gsymutil GSYM does\n";
+"  dump     print the whole file as llvm-gsymutil GSYM does\n"
+"\n"
+"convert's options:\n"
+"  -o, --out-file OUT  where the GSYM goes (default FILE.gsym)\n"
+"  -j, --threads N     threads, 1 to 4 (default: one a CPU, at most 4)\n"
+"  -v, --verbose       print what was converted\n"
+"  -h, --help          this text\n";
 
 static int
 usage(FILE *fp)

@@ -86,6 +86,7 @@ struct perf {
 	int		 quiet;
 	int		 list;		/* --list: print, fetch nothing */
 	int		 bar;
+	struct curl_slist *hdrs;	/* the token's header, or NULL */
 	struct mod	*mods;
 	size_t		 nmods, capmods;
 	struct strmap	 seen;		/* id -> index in mods */
@@ -105,6 +106,8 @@ static const char help[] =
 "\n"
 "      --url URL          a hub, e.g. http://hub:8002; more than one are\n"
 "                         asked in turn (default: $DEBUGINFOD_URLS)\n"
+"      --token-file FILE  a read token, from the first line of FILE, for\n"
+"                         hubs with --read-auth (default: $SYMHUB_TOKEN)\n"
 "      --buildid-dir DIR  perf's build-id cache (default: $PERF_BUILDID_DIR,\n"
 "                         else buildid.dir of perf's config, else ~/.debug)\n"
 "  -i, --input FILE       the profile (or give it as the last argument)\n"
@@ -506,6 +509,10 @@ start(struct perf *p, CURLM *multi, struct item *it)
 	curl_easy_setopt(it->easy, CURLOPT_FAILONERROR, 1L);
 	curl_easy_setopt(it->easy, CURLOPT_ERRORBUFFER, it->cerr);
 	curl_easy_setopt(it->easy, CURLOPT_PRIVATE, it);
+	/* The token goes to the hubs given alone: no redirects are
+	 * followed. */
+	if (p->hdrs != NULL)
+		curl_easy_setopt(it->easy, CURLOPT_HTTPHEADER, p->hdrs);
 	curl_easy_setopt(it->easy, CURLOPT_USERAGENT, "symhub-perf/"
 	    PACKAGE_VERSION);
 	curl_easy_setopt(it->easy, CURLOPT_CONNECTTIMEOUT, 30L);
@@ -815,6 +822,7 @@ cmd_perf(int argc, char **argv)
 		{ "list", no_argument, NULL, 'l' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "token-file", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -822,7 +830,9 @@ cmd_perf(int argc, char **argv)
 	struct perf		 p;
 	struct perfdata_info	 info;
 	const char		*input = NULL, *bdir = NULL, *why, *env;
+	const char		*tfile = NULL;
 	char			*urlbuf = NULL, *tok, *end, *opt_urls[URLS_MAX];
+	char			*token = NULL;
 	size_t			 i, nopt = 0;
 	int			 ch, fd, rc, st = 1;
 
@@ -856,6 +866,9 @@ cmd_perf(int argc, char **argv)
 			break;
 		case 'q':
 			p.quiet = 1;
+			break;
+		case 'F':
+			tfile = optarg;
 			break;
 		case 'h':
 			fputs(help, stdout);
@@ -901,11 +914,15 @@ cmd_perf(int argc, char **argv)
 		free(urlbuf);
 		return 2;
 	}
+	if ((st = cli_read_token(prog, tfile, &token, &p.hdrs)) != 0) {
+		free(urlbuf);
+		return st;
+	}
+	st = 1;
 	p.bar = !p.quiet && isatty(STDERR_FILENO);
 	if (elfinfo_init() < 0 || curl_global_init(CURL_GLOBAL_ALL) != 0) {
 		fprintf(stderr, "symhub perf: cannot initialise\n");
-		free(urlbuf);
-		return 1;
+		goto out;
 	}
 	if (!p.quiet && !p.list)
 		printf("perf's build-id cache: %s (%s)\n", p.dir, p.dir_from);
@@ -989,6 +1006,11 @@ out:
 	free(p.items);
 	strmap_free(&p.seen);
 	curl_global_cleanup();
+	curl_slist_free_all(p.hdrs);
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
 	free(urlbuf);
 	return st;
 }

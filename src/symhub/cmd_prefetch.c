@@ -15,9 +15,11 @@
  * With --sources a debuginfo is fetched whole (GET) rather than asked
  * for, so that the source files its DWARF names can be read from it;
  * each is then asked for as /buildid/ID/source/PATH, which makes the hub
- * fetch and keep it as it does a debuginfo.  Only absolute names are
- * asked: today's clients cannot ask for a relative one (a unit whose
- * DW_AT_comp_dir is relative), so a hub keeping it would serve nobody.
+ * fetch and keep it as it does a debuginfo.  Each is asked by the name
+ * the hub keeps it under, webapi_canon_source()'s: a name that stays
+ * relative (a unit whose DW_AT_comp_dir is relative, as Debian's are)
+ * rooted at "/", which the hub answers relative requests and the
+ * profiler's /source/v1 from.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,9 +94,9 @@ static const char help[] =
 "upstreams have none), failed (no definite answer: ask again later), and\n"
 "skipped for a file without a build-id or a core's vdso (the kernel's:\n"
 "no server has it).  A core's modules are named by their mapped files.\n"
-"A source is one line of kind source, named by its path; sources are\n"
-"counted apart, and one missing is no failure (a path of the build\n"
-"machine no server may have).\n"
+"A source is one line of kind source, named by its path as the hub keeps\n"
+"it (a relative one rooted at /); sources are counted apart, and one\n"
+"missing is no failure (a path of the build machine no server may have).\n"
 "Exit status: 0 when everything asked for was found (sources: found or\n"
 "missing), 1 when something is missing or failed, 2 for usage.\n";
 
@@ -139,7 +141,7 @@ add(struct prefetch *p, const char *idhex, const char *from)
 	return 0;
 }
 
-/* A source file a debuginfo names: path is absolute. */
+/* A source file a debuginfo names: path is canonical and absolute. */
 static int
 add_source(struct prefetch *p, const char *idhex, const char *path)
 {
@@ -179,10 +181,15 @@ static int
 one_source(void *ctx, const char *path)
 {
 	struct srcctx	*sc = ctx;
+	char		*canon;
+	int		 rc;
 
-	if (path[0] != '/')
-		return 0;	/* no client can ask for it */
-	return add_source(sc->p, sc->id, path);
+	if ((canon = webapi_canon_source(path)) == NULL)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	/* "." and the like name no file. */
+	rc = strcmp(canon, "/") != 0 ? add_source(sc->p, sc->id, canon) : 0;
+	free(canon);
+	return rc;
 }
 
 /* libdwfl must not look for files (nor ask debuginfod): the core's own

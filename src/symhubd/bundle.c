@@ -422,12 +422,13 @@ served_time(const struct cache_record *rec)
 }
 
 /*
- * The latest time a member of id's bundle may be served with: the
- * bundle's, and no later than the debuginfo's or the executable's of the
- * build-id (both uploaded before the bundle, or fetched).
+ * t, made no later than the debuginfo's or the executable's time of the
+ * build-id id (both uploaded before the bundle, or fetched): the latest
+ * a member of id's bundle may be served with.
  */
 static int64_t
-latest_member(struct expand *x, int64_t t)
+latest_member(struct cache *c, const unsigned char *id, size_t idlen,
+    int64_t t)
 {
 	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
 	    CACHE_EXECUTABLE };
@@ -436,9 +437,9 @@ latest_member(struct expand *x, int64_t t)
 	size_t			 i;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		struct cache_key k = { kinds[i], x->id, x->idlen, NULL };
+		struct cache_key k = { kinds[i], id, idlen, NULL };
 
-		if (cache_get(x->c, &k, now, &rec) != 0)
+		if (cache_get(c, &k, now, &rec) != 0)
 			continue;
 		if (served_time(&rec) > 0 && served_time(&rec) < t)
 			t = served_time(&rec);
@@ -469,7 +470,7 @@ walk(struct expand *x)
 	if (rc < 0)
 		return rc;
 	if (x->mode != W_FORGET)
-		x->when = latest_member(x, x->when);
+		x->when = latest_member(x->c, x->id, x->idlen, x->when);
 	rc = srcbundle_read_fd(fd, &lim, walk_member, x, why);
 	close(fd);
 	metrics_bundle_expanded(x->put);
@@ -505,4 +506,14 @@ bundle_forget(struct cache *c, const unsigned char *id, size_t idlen)
 	int		rc;
 
 	return (rc = walk(&x)) < 0 ? rc : 0;
+}
+
+int64_t
+bundle_served_time(struct cache *c, const struct cache_key *key,
+    const struct cache_record *rec)
+{
+	/* A record of before members kept their tar's time has the
+	 * bundle's: clamped as it would be made today (a member without a
+	 * time gets the build's).  One made since is within the bound. */
+	return latest_member(c, key->id, key->idlen, served_time(rec));
 }

@@ -71,4 +71,16 @@ int	bundle_expand_all(struct cache *c, const unsigned char *id,
  */
 int	bundle_forget(struct cache *c, const unsigned char *id, size_t idlen);
 
+/*
+ * The Last-Modified of rec, a source record of key made from a bundle
+ * (origin "bundle"), is served with: its own, never later than the
+ * debuginfo's or the executable's of the build-id.  Records put before
+ * members kept their tar's mtime carry the bundle's upload time, which
+ * may be later than the build's (and make gdb warn "Source file is more
+ * recent than executable"); this serves them as they would be made now.
+ * @return seconds since the epoch.
+ */
+int64_t	bundle_served_time(struct cache *c, const struct cache_key *key,
+	    const struct cache_record *rec);
+
 #endif

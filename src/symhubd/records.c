@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "common/auth.h"
+#include "bundle.h"
 #include "log.h"
 #include "records.h"
 
@@ -45,6 +46,9 @@ records_open_got(struct cache *c, struct scan *s, const struct cache_key *key,
 		rc = !(rec->flags & CACHE_F_MEMBER) ?
 		    cache_open_data(c, rec, fd) : s != NULL ?
 		    scan_member_open(s, key, rec, fd) : -ENOENT;
+		if (rc == 0 && key->kind == CACHE_SOURCE &&
+		    rec->origin != NULL && strcmp(rec->origin, "bundle") == 0)
+			rec->last_modified = bundle_served_time(c, key, rec);
 		if (rc == 0)
 			return 0;
 		/* A scanned file that changed: read it again, once. */

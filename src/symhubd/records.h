@@ -16,7 +16,8 @@
 #include "scan.h"
 
 /*
- * Look key up and open its bytes.
+ * Look key up and open its bytes.  A source made from a bundle has its
+ * last_modified as it is served (bundle_served_time()).
  * @param s    the scanner, to re-index a changed file; NULL: none.
  * @return 0 with *rec (release it) and *fd (close it); -ENODATA for a
  *         negative entry; -ENOENT when there is none, or there was a

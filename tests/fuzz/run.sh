@@ -36,6 +36,11 @@ done
 case $name in
 gsym_dwarf) limits=(-timeout=10 -rss_limit_mb=2048 -max_len=4000000) ;;
 elfinfo) limits=(-timeout=10 -max_len=2000000) ;;
+# The bound the hub lives under (symhubd.8, Packages): what libarchive
+# fills is at most --archive-ratio-max times the input plus 1 MiB, which
+# the RSS limit checks; what it reserves for a size a header gives (a
+# cpio name, under 4 GiB) is address space only.
+pkgarchive) limits=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=4200) ;;
 *) limits=(-timeout=10) ;;
 esac
 [ -n "${FUZZ_SMALL:-}" ] && limits+=(-max_len=20000)

@@ -29,8 +29,7 @@ mkdir -p "$tmp"/{bin,out,h} || exit 99
 stream_big_fixture "$tmp/bin/big" 4096 || { echo "# fixtures"; exit 99; }
 BIG=$tmp/bin/big
 
-start_badupstream halves halves "$BIG" "$tmp/h" ||
-    { fail "badupstream.py halves starts"; finish; }
+stream_halves
 
 # A client that reads the answer's first bytes, then nothing until the
 # file GATE exists (its socket buffer kept small), then the rest; the
@@ -96,7 +95,7 @@ slow() {
 
 section 'readers of one cold stream share one coder'
 afterwards rest
-hub -d "$tmp/st" -u "$BURL name=halves first-byte-timeout=30" \
+hub -d "$tmp/st" -u "$HALVES name=halves first-byte-timeout=30" \
     --log-file "$tmp/hub.log"
 raw "$tmp/out/z1"
 Z1=$CPID
@@ -181,7 +180,7 @@ spoiled() {
 	local p ok=0 i
 	afterwards "$1"
 	rm -f "$tmp/h/read"
-	hub -d "$tmp/st-$1" -u "$BURL name=halves first-byte-timeout=$2" \
+	hub -d "$tmp/st-$1" -u "$HALVES name=halves first-byte-timeout=$2" \
 	    --log-file "$tmp/hub-$1.log"
 	local zs=()
 	for i in 1 2 3 4; do

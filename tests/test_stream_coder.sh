@@ -173,9 +173,10 @@ check "... nothing was coded again" eval \
     grep -q 'GET /buildid/$ID/executable 200 [0-9]* hit zstd' '$tmp/hub.log'"
 stop_check "the hub stops"
 
-# spoiled WORD: four zstd readers and one that stops reading stream the
-# first half; then WORD spoils the rest: all are cut short, no whole
-# frame, one coder made, nothing stored.
+# spoiled WORD SECONDS: four zstd readers and one that stops reading
+# stream the first half; then WORD spoils the rest (a stall: SECONDS of
+# it, the upstream's first-byte-timeout, long enough for all to join):
+# all are cut short, no whole frame, one coder made, nothing stored.
 spoiled() {
 	local p ok=0 i
 	afterwards "$1"
@@ -219,6 +220,6 @@ spoiled() {
 
 section 'the right head, then the wrong bytes; a stall'
 spoiled zeros 30
-spoiled stall 1
+spoiled stall 8
 
 finish

@@ -2,6 +2,7 @@
 # (test_stream.sh, test_stream_zstd.sh, test_stream_coder.sh): their
 # fixtures and the upstream that holds half a file back; sourced after
 # lib.sh, never run.
+# shellcheck shell=bash disable=SC2034,SC2154 # set for, and by, the test
 
 # stream_fixtures [VARIANT...]: under $tmp, bin/big, an executable of 1
 # MiB (a table in .rodata, compressible), and bin/VARIANT for each

@@ -21,56 +21,29 @@
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_stream.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+. "$top_srcdir/tests/stream_lib.sh"
 
 need curl gcc objcopy strip readelf cmp python3 debuginfod debuginfod-find \
     gdb llvm-debuginfod-find-19
 [ -x "$SYMHUBD" ] || skip "$SYMHUBD not built"
 BADUPSTREAM=$top_srcdir/tests/badupstream.py
 
-mkdir -p "$tmp"/{src,bin,out,up,gdb} || exit 99
 # big: an executable of 1 MiB (a table in .rodata), other: the same with
 # another table, so another build-id; many: a debuginfo of ~200 KB (many
-# functions and types), its stripped executable for gdb.
-for v in big other; do
-	printf '#include <stdio.h>\nstatic const unsigned char t[1 << 20] = { %s };\nint main(int argc, char **argv) { printf("%%d\\n", t[argc]); return 0; }\n' \
-	    "$([ $v = big ] && echo 1 || echo 2)" >"$tmp/src/$v.c" || exit 99
-	gcc -O0 -o "$tmp/bin/$v" "$tmp/src/$v.c" || exit 99
-done
-{
-	echo '#include <stdio.h>'
-	for i in $(seq 1 600); do
-		echo "struct s$i { int a$i; long b$i; const char *c$i; double d${i}[$i]; };"
-		echo "int f$i(struct s$i *p, int x) { int y$i = x * $i; p->a$i = y$i; return p->a$i + (int)p->b$i; }"
-	done
-	echo 'int main(void) { struct s1 s = { 0 }; printf("%d\n", f1(&s, 2)); return 0; }'
-} >"$tmp/src/many.c" || exit 99
-(cd "$tmp/src" && gcc -g -O0 -o "$tmp/up/many" many.c) || exit 99
-objcopy --only-keep-debug "$tmp/up/many" "$tmp/bin/many.debug" || exit 99
-strip --strip-all -o "$tmp/gdb/many" "$tmp/up/many" || exit 99
+# functions and types), its stripped executable for gdb
+# (tests/stream_lib.sh).
+stream_fixtures other
 strip --strip-all -o "$tmp/gdb/big" "$tmp/bin/big" || exit 99
-BIG=$tmp/bin/big
-ID=$(buildid "$BIG")
-MID=$(buildid "$tmp/up/many")
-[ -n "$ID" ] && [ -n "$MID" ] && [ "$(buildid "$tmp/bin/other")" != "$ID" ] ||
+[ "$(buildid "$tmp/bin/other")" != "$ID" ] ||
     { echo "# fixtures: build-ids"; exit 99; }
-SIZE=$(file_size "$BIG")
 
 # One upstream sends the big executable in two halves, the second once
 # $tmp/h/go exists, as $tmp/h/then says (tests/badupstream.py halves).
-mkdir -p "$tmp/h" || exit 99
-start_badupstream halves halves "$BIG" "$tmp/h" ||
-    { fail "badupstream.py halves starts"; finish; }
-HALVES=$BURL
-HPID=$BPID
+stream_halves
 # A hub that asks it, patient while it holds (low-speed check: 1 KB/s
 # for the first-byte timeout).
 hub -d "$tmp/st" -u "$HALVES name=halves first-byte-timeout=30" \
     --log-file "$tmp/hub.log"
-
-# bytes FILE: how many bytes a client wrote so far (0: none yet).
-bytes() {
-	[ -f "$1" ] && file_size "$1" || echo 0
-}
 
 # cold CLIENT-OUT [KIND]: GET the big file (as an executable, or KIND)
 # in the background, body to CLIENT-OUT, headers to CLIENT-OUT.hdr; sets
@@ -80,17 +53,6 @@ cold() {
 	    "$URL/buildid/$ID/${2:-executable}" &
 	CPID=$!
 	PIDS+=("$CPID")
-}
-
-# streams CLIENT-OUT: the client gets bytes while the upstream holds.
-streams() {
-	wait_until 30 eval "[ \$(bytes '$1') -gt 0 ]"
-}
-
-# afterwards WORD: what the upstream does with the second half from now on.
-afterwards() {
-	rm -f "$tmp/h/go"
-	echo "$1" >"$tmp/h/then"
 }
 
 # spoiled WORD WHAT: the hub streams the first half to debuginfod-find

@@ -24,6 +24,7 @@
 #   top_srcdir=SRC top_builddir=BUILD bash tests/test_stream_zstd.sh
 
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+. "$top_srcdir/tests/stream_lib.sh"
 
 need curl gcc objcopy strip readelf cmp python3 zstd debuginfod \
     debuginfod-find gdb llvm-debuginfod-find-19
@@ -31,42 +32,16 @@ need curl gcc objcopy strip readelf cmp python3 zstd debuginfod \
 BADUPSTREAM=$top_srcdir/tests/badupstream.py
 unset DEBUGINFOD_URLS
 
-mkdir -p "$tmp"/{src,bin,out,up,gdb,h} || exit 99
 # big: an executable of 1 MiB (a table in .rodata, compressible);
-# many: a debuginfo of ~200 KB, its stripped executable for gdb.
-printf '#include <stdio.h>\nstatic const unsigned char t[1 << 20] = { 1 };\nint main(int argc, char **argv) { printf("%%d\\n", t[argc]); return 0; }\n' \
-    >"$tmp/src/big.c" || exit 99
-gcc -O0 -o "$tmp/bin/big" "$tmp/src/big.c" || exit 99
-{
-	echo '#include <stdio.h>'
-	for i in $(seq 1 600); do
-		echo "struct s$i { int a$i; long b$i; const char *c$i; double d${i}[$i]; };"
-		echo "int f$i(struct s$i *p, int x) { int y$i = x * $i; p->a$i = y$i; return p->a$i + (int)p->b$i; }"
-	done
-	echo 'int main(void) { struct s1 s = { 0 }; printf("%d\n", f1(&s, 2)); return 0; }'
-} >"$tmp/src/many.c" || exit 99
-(cd "$tmp/src" && gcc -g -O0 -o "$tmp/up/many" many.c) || exit 99
-objcopy --only-keep-debug "$tmp/up/many" "$tmp/bin/many.debug" || exit 99
-strip --strip-all -o "$tmp/gdb/many" "$tmp/up/many" || exit 99
-BIG=$tmp/bin/big
-ID=$(buildid "$BIG")
-MID=$(buildid "$tmp/up/many")
-[ -n "$ID" ] && [ -n "$MID" ] || { echo "# fixtures: build-ids"; exit 99; }
-SIZE=$(file_size "$BIG")
-
+# many: a debuginfo of ~200 KB, its stripped executable for gdb
+# (tests/stream_lib.sh).
+stream_fixtures
 # The upstream sends the big executable in two halves, the second once
 # $tmp/h/go exists, as $tmp/h/then says (tests/badupstream.py halves).
-start_badupstream halves halves "$BIG" "$tmp/h" ||
-    { fail "badupstream.py halves starts"; finish; }
-HALVES=$BURL
-HPID=$BPID
+stream_halves
 hub -d "$tmp/st" -u "$HALVES name=halves first-byte-timeout=30" \
     --log-file "$tmp/hub.log"
 
-# bytes FILE: how many bytes a client wrote so far (0: none yet).
-bytes() {
-	[ -f "$1" ] && file_size "$1" || echo 0
-}
 # get OUT [CURL ARGS...]: GET the big executable in the background, body
 # to OUT, headers to OUT.hdr; sets CPID.
 get() {
@@ -81,13 +56,6 @@ get() {
 # at once: a few hundred bytes would wait in curl's stdio buffer).
 raw() {
 	get "$1" -N -H 'Accept-Encoding: zstd'
-}
-streams() {
-	wait_until 30 eval "[ \$(bytes '$1') -gt 0 ]"
-}
-afterwards() {
-	rm -f "$tmp/h/go"
-	echo "$1" >"$tmp/h/then"
 }
 # coded_lines: the answers the hub logged zstd-coded for the big file,
 # cut (RST) or whole (200).

@@ -429,6 +429,10 @@ encode_adopt(struct cache *c, const struct cache_key *key, uint64_t parent,
 
 /* ---- coding as the bytes come ---- */
 
+/* Coders made, and alive (each holds a ZSTD_CCtx): process-wide, as the
+ * coders belong to no struct encode. */
+static atomic_uint_fast64_t	coders_made, coders_live;
+
 struct encode_coder {
 	ZSTD_CCtx	*z;
 	char		*buf;		/* [pos, len): not drained yet */
@@ -455,6 +459,8 @@ encode_coder_create(unsigned coding, int level, uint64_t size,
 	/* The window need not pass the file: a small one costs a client
 	 * little memory to decode. */
 	ZSTD_CCtx_setPledgedSrcSize(c->z, size);
+	INC(coders_made);
+	INC(coders_live);
 	*out = c;
 	return 0;
 }
@@ -518,6 +524,7 @@ encode_coder_free(struct encode_coder *c)
 {
 	if (c == NULL)
 		return;
+	atomic_fetch_sub_explicit(&coders_live, 1, memory_order_relaxed);
 	ZSTD_freeCCtx(c->z);
 	free(c->buf);
 	free(c);
@@ -889,4 +896,12 @@ encode_metrics(struct encode *e, FILE *fp)
 	for (i = 0; i < 3; i++)
 		fprintf(fp, "symhub_encoded_response_bytes_total{coding=\"%s\"} "
 		    "%" PRIuFAST64 "\n", names[i], GET(e->sent_bytes[i]));
+	fprintf(fp, "# HELP symhub_encode_stream_coders_total zstd coders "
+	    "made for cold files streamed as they arrive: one per stream, "
+	    "however many clients read it\n"
+	    "# TYPE symhub_encode_stream_coders_total counter\n"
+	    "symhub_encode_stream_coders_total %" PRIuFAST64 "\n"
+	    "# TYPE symhub_encode_stream_coders gauge\n"
+	    "symhub_encode_stream_coders %" PRIuFAST64 "\n",
+	    GET(coders_made), GET(coders_live));
 }

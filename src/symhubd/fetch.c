@@ -95,6 +95,7 @@ struct job {
 	/* The winner's bytes as they arrive (fetch.h): its head is looked
 	 * at once head_need bytes are in; head_done once decided. */
 	struct fetch_stream	*stream;
+	struct fetch_stream	*kept;		/* verified, until stored */
 	uint64_t		 head_need;
 	int			 head_done;
 };
@@ -187,7 +188,35 @@ struct fetch_stream {
 	 * so that no decoder gets a byte of the tail from them. */
 	int			 cfd, csrc;
 	uint64_t		 cwritten, chold;
+	/*
+	 * The one zstd coder of the readers that accept zstd
+	 * (fetch_stream_zstd()), made by the first of them.  Whichever
+	 * reader runs out of coded bytes codes the next bytes let out
+	 * (zbusy: one at a time, without mu), spooled into zb, which each
+	 * of them reads from its own offset at its own pace: one coder's
+	 * memory and CPU however many read.  zin: file bytes coded; zout:
+	 * coded bytes in zb; zdirty: some taken, not let out yet.
+	 */
+	struct cache		*c;
+	struct encode_coder	*z;
+	struct cache_blob	*zb;
+	unsigned char		*zbuf;
+	int			 zfd, zsrc;
+	uint64_t		 zin, zout;
+	int			 zbusy, zdirty, zended, zfailed, zlevel;
+	/* The coded copy becomes the store's zstd copy (stream_keep()):
+	 * zparent, the stored file's fingerprint once it is stored. */
+	struct cache_key	 key;
+	unsigned char		 kid[CACHE_ID_MAX];
+	int64_t			 last_modified;
+	uint64_t		 zparent;
+	int			 zstored;
 };
+
+/* A coding reader codes at most this many bytes of the file before it
+ * lets the coded ones out (and the other readers at them). */
+#define STREAM_ZSTEP		(128 * 1024)
+#define STREAM_ZSTEP_MAX	(1024 * 1024)
 
 /* With mu held: the bytes a reader may send, decoded or coded. */
 static uint64_t
@@ -217,6 +246,11 @@ stream_unref(struct fetch_stream *s)
 		close(s->fd);
 	if (s->cfd >= 0)
 		close(s->cfd);
+	if (s->zfd >= 0)
+		close(s->zfd);
+	encode_coder_free(s->z);
+	cache_blob_abort(s->zb);
+	free(s->zbuf);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -297,6 +331,207 @@ fetch_stream_release(struct fetch_stream *s, struct fetch_reader *rd)
 		pthread_mutex_unlock(&s->mu);
 	}
 	stream_unref(s);
+}
+
+static void	stream_wake(struct fetch_stream *, int);
+
+int
+fetch_stream_zstd(struct fetch_stream *s, int level)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->z != NULL || s->zended || s->zfailed)
+		goto out;		/* made by another reader */
+	if (s->state == S_FAILED) {
+		rc = -EIO;
+		goto out;
+	}
+	if ((s->zbuf = malloc(STREAM_ZSTEP)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = encode_coder_create(WEBAPI_ENC_ZSTD, level, s->size,
+	    &s->z)) < 0)
+		goto out;
+	if ((rc = cache_blob_create_staged(s->c, &s->zb)) < 0)
+		goto out;
+	s->zsrc = cache_blob_fd(s->zb);
+	if ((s->zfd = dup(s->zsrc)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	s->zlevel = level;
+out:
+	if (rc < 0) {
+		encode_coder_free(s->z);
+		s->z = NULL;
+		cache_blob_abort(s->zb);
+		s->zb = NULL;
+		free(s->zbuf);
+		s->zbuf = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+static void	stream_keep(struct fetch_stream *, int, uint64_t, int64_t);
+
+/*
+ * The next step of the one coder, for a reader that holds zbusy (mu not
+ * held): the file's bytes let out since, at most STREAM_ZSTEP_MAX, into
+ * the coder; flushed when there are no more for now, the frame ended
+ * once the stream is done and all of it is in; what it made appended to
+ * zb.  Only what sread() lets out is coded: the tail enters once the file
+ * is verified, and the frame ends only then.  @return 0 or -errno.
+ */
+static int
+zstep(struct fetch_stream *s)
+{
+	struct encode_coder	*z = s->z;
+	struct cache_blob	*b = s->zb;
+	uint64_t		 in = s->zin, took = 0;
+	size_t			 k;
+	ssize_t			 n;
+	int			 rc = 0, end = 0, dirty = s->zdirty, nfd = -1;
+
+	for (;;) {
+		n = sread(s, 0, in, s->zbuf, STREAM_ZSTEP, NULL);
+		if (n > 0) {
+			rc = encode_coder_write(z, s->zbuf, (size_t)n,
+			    ENCODE_MORE);
+			in += (uint64_t)n;
+			took += (uint64_t)n;
+			dirty = 1;
+		} else if (n == 0) {
+			rc = encode_coder_write(z, NULL, 0, ENCODE_FLUSH);
+			dirty = 0;
+		} else if (n == -ENODATA) {
+			rc = encode_coder_write(z, NULL, 0, ENCODE_END);
+			end = 1;
+		} else
+			rc = (int)n;
+		while (rc == 0 && (k = encode_coder_drain(z, s->zbuf,
+		    STREAM_ZSTEP)) > 0)
+			rc = cache_blob_write(b, s->zbuf, k);
+		if (rc < 0 || n <= 0 || took >= STREAM_ZSTEP_MAX)
+			break;
+	}
+	if (rc == 0 && cache_blob_fd(b) != s->zsrc &&
+	    (nfd = dup(cache_blob_fd(b))) < 0)
+		rc = -errno;
+	pthread_mutex_lock(&s->mu);
+	if (nfd >= 0) {
+		/* The staged bytes moved to tmp/: read from there on. */
+		close(s->zfd);
+		s->zfd = nfd;
+		s->zsrc = cache_blob_fd(b);
+	}
+	s->zin = in;
+	s->zdirty = dirty;
+	s->zout = cache_blob_size(b);
+	if (rc < 0)
+		s->zfailed = 1;
+	else if (end) {
+		s->zended = 1;
+		s->z = NULL;
+	}
+	s->zbusy = 0;
+	pthread_mutex_unlock(&s->mu);
+	if (rc == 0 && end) {
+		/* A whole frame: the coder's memory goes now, and the bytes
+		 * may become the store's copy. */
+		encode_coder_free(z);
+		stream_keep(s, 0, 0, 0);
+	}
+	return rc;
+}
+
+ssize_t
+fetch_stream_read_zstd(struct fetch_stream *s, uint64_t pos, void *buf,
+    size_t max, struct fetch_reader *rd)
+{
+	uint64_t	avail;
+	ssize_t		n;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		if (s->state == S_FAILED || s->zfailed) {
+			n = -EIO;
+			break;
+		}
+		if (pos < s->zout) {
+			if (s->zout - pos < max)
+				max = (size_t)(s->zout - pos);
+			while ((n = pread(s->zfd, buf, max, (off_t)pos)) < 0 &&
+			    errno == EINTR)
+				;
+			if (n <= 0)
+				n = -EIO;
+			break;
+		}
+		if (s->zended) {
+			n = -ENODATA;
+			break;
+		}
+		avail = sready(s, 0);
+		if (s->zbusy || (s->zin >= avail && !s->zdirty &&
+		    s->state != S_DONE)) {
+			/* Woken when the coder let more out, or the stream
+			 * did (stream_wake()).  Suspended before mu is let
+			 * go: a wake cannot come first. */
+			rd->next = s->parked;
+			s->parked = rd;
+			rd->parked = 1;
+			rd->suspend(rd->ctx);
+			n = 0;
+			break;
+		}
+		/* This reader codes the next bytes for all. */
+		s->zbusy = 1;
+		pthread_mutex_unlock(&s->mu);
+		(void)zstep(s);
+		stream_wake(s, 1);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/*
+ * The coded copy becomes the store's zstd copy (encode_adopt(), as
+ * another hub's zstd is kept) once the frame is whole and the file it
+ * codes is stored (stored, by store(): the file's fingerprint and
+ * Last-Modified); whichever comes last keeps it.  Made from the bytes
+ * that were stored, in order, by the level the hub would make it at.
+ */
+static void
+stream_keep(struct fetch_stream *s, int stored, uint64_t parent,
+    int64_t last_modified)
+{
+	struct cache_record	 rec;
+	struct cache_blob	*b = NULL;
+	int			 rc;
+
+	pthread_mutex_lock(&s->mu);
+	if (stored) {
+		s->zstored = 1;
+		s->zparent = parent;
+		s->last_modified = last_modified;
+	}
+	if (s->zended && s->zstored && s->zb != NULL) {
+		b = s->zb;
+		s->zb = NULL;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (b == NULL)
+		return;
+	memset(&rec, 0, sizeof(rec));
+	rec.last_modified = s->last_modified;
+	if ((rc = encode_adopt(s->c, &s->key, s->zparent, s->size, &rec,
+	    WEBAPI_ENC_ZSTD, s->zlevel, b)) < 0)
+		log_debug("no zstd copy of a streamed file: %s",
+		    strerror(-rc));
 }
 
 /*
@@ -652,6 +887,8 @@ job_free(struct job *j)
 		free(w);
 	}
 	stream_end(j->f, j, S_FAILED);
+	if (j->kept != NULL)
+		stream_unref(j->kept);
 	cache_blob_abort(j->blob);
 	upzstd_free(j->z);
 	if (j->sfd >= 0)
@@ -933,6 +1170,12 @@ head_check(struct fetch *f, struct job *j, struct attempt *a)
 		    size - tail)
 			st->chold = st->cwritten;
 	}
+	st->zfd = -1;
+	st->c = f->c;
+	memcpy(st->kid, j->key.id, j->key.idlen);
+	st->key = j->key;
+	st->key.id = st->kid;
+	st->key.extra = NULL;
 	pthread_mutex_init(&st->mu, NULL);
 	st->refs = 1;			/* the job's */
 	st->state = S_HEAD;
@@ -1032,6 +1275,12 @@ commit(struct fetch *f, struct job *j, const struct cache_record *rec)
 {
 	j->srec = *rec;
 	j->sfd = dup(cache_blob_fd(j->blob));
+	/* Its coded copy may be kept once the file is stored. */
+	if ((j->kept = j->stream) != NULL) {
+		pthread_mutex_lock(&j->kept->mu);
+		j->kept->refs++;
+		pthread_mutex_unlock(&j->kept->mu);
+	}
 	stream_end(f, j, S_DONE);	/* its readers have the tail now */
 	serve_early(f, j, j->sfd, rec);
 	if (!f->have_sthread) {
@@ -1141,6 +1390,18 @@ store(struct fetch *f, struct job *j, const struct cache_record *rec)
 	j->blob = NULL;		/* consumed */
 	if (rc == 0 && j->z != NULL)
 		keep_zstd(f, j, rec, digest);
+	if (j->kept != NULL) {
+		if (rc == 0) {
+			struct cache_record r = *rec;
+
+			memcpy(r.digest, digest, sizeof(r.digest));
+			r.flags &= ~CACHE_F_EXTERNAL;
+			stream_keep(j->kept, 1, cache_fingerprint(&r),
+			    rec->last_modified);
+		}
+		stream_unref(j->kept);
+		j->kept = NULL;
+	}
 	if (rc == 0 && j->key.kind == CACHE_DEBUGINFO && f->on_dbg != NULL)
 		f->on_dbg(f->on_dbg_ctx, &j->key);
 	/* What an upstream sent goes to those that keep copies (the

@@ -126,6 +126,23 @@ int	fetch_stream_coded(const struct fetch_stream *s);
 ssize_t	fetch_stream_read_coded(struct fetch_stream *s, uint64_t pos,
 	    void *buf, size_t max, struct fetch_reader *rd);
 
+/*
+ * The stream zstd-coded at level, for a client that accepts zstd, by one
+ * coder shared by all its readers that want it (the first call makes it;
+ * later ones join it): whichever reader runs out of coded bytes codes
+ * the next ones for all, spooled beside the file, and each reads them
+ * from its own offset at its own pace, a late one from the start.  Only
+ * what the stream lets out is coded: the tail once the file is verified,
+ * and the frame ends only then; a stream that fails fails every coded
+ * reader before its end.  Once the frame is whole and the file stored,
+ * the coded bytes are kept as the store's zstd copy (encode_adopt()).
+ * @return 0, -EIO (the stream failed), -ENOMEM: send it as it is.
+ */
+int	fetch_stream_zstd(struct fetch_stream *s, int level);
+/* As fetch_stream_read(), of the coded bytes (pos counts them). */
+ssize_t	fetch_stream_read_zstd(struct fetch_stream *s, uint64_t pos,
+	    void *buf, size_t max, struct fetch_reader *rd);
+
 /* Let go of a reference (rd, the reader's, or NULL: never read). */
 void	fetch_stream_release(struct fetch_stream *s, struct fetch_reader *rd);
 

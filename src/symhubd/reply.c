@@ -549,13 +549,12 @@ struct sreader {
 	struct fetch_stream	*s;
 	struct fetch_reader	 rd;
 	struct req		*r;
-	/* zstd as the bytes come (NULL: as they are): in, the file's
-	 * bytes coded so far; dirty, some not let out yet. */
-	struct encode_coder	*z;
 	struct encode		*enc;
-	uint64_t		 in, out;
-	int			 dirty, ended;
-	int			 fwd;	/* the upstream's zstd, as it came */
+	uint64_t		 out;
+	int			 ended;
+	/* zstd: the stream's one coder's bytes (fetch_stream_zstd()), or
+	 * the upstream's zstd as it came (fwd); else as it is. */
+	int			 zstd, fwd;
 };
 
 static void
@@ -596,60 +595,18 @@ sreader_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return sreader_cut(sr);
 }
 
-/*
- * The same, coded: buf takes the file's next bytes, then the coded ones.
- * Only what the stream lets out is coded, so the held-back tail enters
- * the coder once the file is verified, and the frame ends only then.
- */
+/* The same, coded: the stream's zstd (fetch_stream_read_zstd()), or
+ * another hub's as it came (fetch_stream_read_coded()).  Either ends
+ * its frame only once the file is verified. */
 static ssize_t
 sreader_read_coded(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct sreader	*sr = cls;
 	ssize_t		 n;
-	int		 rc;
 
-	(void)pos;	/* of the coded bytes: sr->in counts the file's */
-	for (;;) {
-		if (encode_coder_pending(sr->z) > 0) {
-			n = (ssize_t)encode_coder_drain(sr->z, buf, max);
-			sr->out += (uint64_t)n;
-			sr->r->bytes = sr->out;
-			return n;
-		}
-		if (sr->ended)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		/* What was taken goes out before the reader waits (parks):
-		 * the client sees bytes as soon as without a coding. */
-		n = fetch_stream_read(sr->s, sr->in, buf, max,
-		    sr->dirty ? NULL : &sr->rd);
-		if (n == 0 && !sr->dirty)
-			return 0;	/* parked */
-		if (n > 0) {
-			rc = encode_coder_write(sr->z, buf, (size_t)n,
-			    ENCODE_MORE);
-			sr->in += (uint64_t)n;
-			sr->dirty = 1;
-		} else if (n == 0) {
-			rc = encode_coder_write(sr->z, NULL, 0, ENCODE_FLUSH);
-			sr->dirty = 0;
-		} else if (n == -ENODATA) {
-			rc = encode_coder_write(sr->z, NULL, 0, ENCODE_END);
-			sr->ended = 1;
-		} else
-			return sreader_cut(sr);
-		if (rc < 0)
-			return sreader_cut(sr);
-	}
-}
-
-/* Another hub's zstd as it came (fetch_stream_read_coded()). */
-static ssize_t
-sreader_read_fwd(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct sreader	*sr = cls;
-	ssize_t		 n;
-
-	if ((n = fetch_stream_read_coded(sr->s, pos, buf, max, &sr->rd)) >= 0) {
+	n = sr->fwd ? fetch_stream_read_coded(sr->s, pos, buf, max, &sr->rd) :
+	    fetch_stream_read_zstd(sr->s, pos, buf, max, &sr->rd);
+	if (n >= 0) {
 		sr->out += (uint64_t)n;
 		sr->r->bytes = sr->out;
 		return n;
@@ -666,9 +623,8 @@ sreader_free(void *cls)
 {
 	struct sreader *sr = cls;
 
-	if ((sr->z != NULL || sr->fwd) && sr->ended)
+	if ((sr->zstd || sr->fwd) && sr->ended)
 		encode_count(sr->enc, WEBAPI_ENC_ZSTD, sr->out);
-	encode_coder_free(sr->z);
 	fetch_stream_release(sr->s, &sr->rd);
 	free(sr);
 }
@@ -707,16 +663,12 @@ reply_stream(struct http *h, struct req *r, const struct cache_key *key,
 		/* Another hub's coded bytes need no coding again. */
 		if (fetch_stream_coded(s))
 			sr->fwd = 1;
-		else if (encode_coder_create(coding,
-		    (int)h->cfg->compress_level, rec->size, &sr->z) < 0)
-			sr->z = NULL;	/* sent as it is */
+		else if (fetch_stream_zstd(s, (int)h->cfg->compress_level) == 0)
+			sr->zstd = 1;	/* else sent as it is */
 	}
 	/* The size is the one announced: a client that gets it all got
 	 * the whole file, verified. */
-	if (sr->fwd)
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
-		    128 * 1024, sreader_read_fwd, sr, sreader_free);
-	else if (sr->z != NULL)
+	if (sr->fwd || sr->zstd)
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
 		    128 * 1024, sreader_read_coded, sr, sreader_free);
 	else
@@ -729,7 +681,7 @@ reply_stream(struct http *h, struct req *r, const struct cache_key *key,
 	/* s now owned by resp */
 	reply_artifact_headers(resp, rec);
 	vary(h, resp, key);
-	if (sr->z == NULL && !sr->fwd)
+	if (!sr->zstd && !sr->fwd)
 		return reply_response(r, REPLY_ARTIFACT, resp, rec->size,
 		    r->how_buf);
 	/* X-DEBUGINFOD-SIZE stays the file's, as with a stored copy. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "log.h"
 #include "pprof.h"
 #include "route.h"
@@ -58,6 +59,8 @@ lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
  * whose compressed blocks it starts with, and its own bytes. */
 struct sent {
 	unsigned char	*body;
+	size_t		 bodycap;
+	int		 pooled;	/* arena_big_alloc()'s */
 	void		*own;
 };
 
@@ -66,7 +69,10 @@ sent_free(void *cls)
 {
 	struct sent *s = cls;
 
-	free(s->body);
+	if (s->pooled)
+		arena_big_free(s->body, s->bodycap);
+	else
+		free(s->body);
 	free(s->own);
 	free(s);
 }
@@ -107,7 +113,10 @@ answer(struct http *h, struct req *r)
 	}
 	s->own = a.own;
 	s->body = r->body.p;
+	s->bodycap = r->body.cap;
+	s->pooled = r->body_pooled;
 	memset(&r->body, 0, sizeof(r->body));
+	r->body_pooled = 0;
 	for (i = n = 0; i < PPROF_PARTS; i++)
 		if (a.part[i].len > 0) {
 			iov[n].iov_base = a.part[i].p;

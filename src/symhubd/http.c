@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "arena.h"
 #include "base/clock.h"
 #include "common/kind.h"
 #include "http.h"
@@ -308,8 +309,18 @@ take_body(struct http *h, struct req *r, const char *data, size_t n)
 		r->too_long = 1;
 	else if (!hold(h, r, n))
 		r->busy = 1;
-	else if (buf_reserve(&r->body, (r->body.cap == 0 &&
-	    (all = announced(r, max)) > n ? all : n) + 1) != 0)
+	else if (r->body.cap == 0 && (all = announced(r, max)) > n) {
+		/* A buffer of the profiles' pool (arena.h): a body of some
+		 * MB in fresh pages costs more in faults than its copy. */
+		if ((r->body.p = arena_big_alloc(all + 1)) == NULL)
+			return -ENOMEM;
+		r->body.cap = all + 1;
+		r->body_pooled = 1;
+		buf_add(&r->body, data, n);
+		r->body.p[r->body.len] = '\0';
+	} else if (r->body_pooled && n >= r->body.cap - r->body.len)
+		r->too_long = 1;	/* past its Content-Length */
+	else if (buf_reserve(&r->body, n + 1) != 0)
 		return -ENOMEM;
 	else {
 		buf_add(&r->body, data, n);
@@ -530,7 +541,10 @@ completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	route_batch_free(r);
 	route_pprof_free(r);
 	route_otlp_free(r);
-	buf_free(&r->body);
+	if (r->body_pooled)
+		arena_big_free(r->body.p, r->body.cap);
+	else
+		buf_free(&r->body);
 	free(r->meta.json);
 	free(r->upl.msg);
 	webapi_req_free(&r->w);

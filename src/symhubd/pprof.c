@@ -11,12 +11,18 @@
  * fields) is written back as it came.
  *
  * The answer is gzip-compressed, and mostly the profile that came in:
- * protobuf writers put the samples before the mappings, locations and
- * strings the hub changes, so the answer's first bytes are the input's.
- * The compressed blocks of a gzip input that hold only those bytes are
- * copied to the answer as they came (a block may refer back only to
- * bytes before it, the same in both), and only the rest is compressed
- * (spliced in at the copied blocks' last bit, as zlib's gzjoin.c does).
+ * protobuf writers put the sample types and samples (fields 1 and 2)
+ * before the mappings, locations, functions and strings the hub changes.
+ * Those leading fields are found by their tags and lengths alone, never
+ * decoded (but the sample types, to check their strings), and are the
+ * answer's first bytes as they came; only the fields after them are
+ * decoded and written anew.  The compressed blocks of a gzip input that
+ * hold only those first bytes are the answer's as they came too, sent
+ * from the request's body (a block may refer back only to bytes before
+ * it, the same in both), and only the rest is compressed (spliced in at
+ * the copied blocks' last bit, as zlib's gzjoin.c does); the CRC of the
+ * whole is the input's up to there combined with the new bytes', so the
+ * copied bytes are never read again.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -38,6 +44,7 @@ typedef Perftools__Profiles__Mapping	Mapping;
 typedef Perftools__Profiles__Location	Location;
 typedef Perftools__Profiles__Function	Function;
 typedef Perftools__Profiles__Line	Line;
+typedef Perftools__Profiles__ValueType	ValueType;
 
 /* An id and where it is, sorted by id. */
 struct ident {
@@ -59,10 +66,12 @@ struct fref {
 };
 
 /* Where a deflate block of the input ends: the bytes inflated before
- * it, and the bits of the gzip member before it. */
+ * it, the bits of the gzip member before it, and the CRC-32 of those
+ * bytes (zlib's, kept as it inflates). */
 struct bound {
 	size_t		out;
 	uint64_t	bit;
+	uint32_t	crc;
 };
 
 struct pprof {
@@ -79,6 +88,11 @@ struct pprof {
 						 * one gzip member */
 	size_t			 nbounds;
 	size_t			 reuse_min;
+	size_t			 lead;		/* the leading sample types and
+						 * samples: bytes, never
+						 * written anew */
+	size_t			 nlead;		/* the sample types among them,
+						 * the first of pf's */
 	struct ident		*locs, *maps, *funcs;
 	struct pprof_module	*mods;
 	size_t			 nmods;
@@ -202,6 +216,7 @@ inflate_all(const unsigned char *in, size_t len, size_t max,
 				bt = nbt;
 			}
 			bt[nb_].out = have;
+			bt[nb_].crc = (uint32_t)z.adler;
 			bt[nb_++].bit = 8 * (uint64_t)((const unsigned char *)
 			    z.next_in - in) - (uint64_t)(z.data_type & 7);
 		}
@@ -569,13 +584,100 @@ modules(struct pprof *p, const char **why)
 	return 0;
 }
 
+/* A varint at b[*i], of at most 10 bytes, before len: 0, or -1. */
+static int
+varint(const unsigned char *b, size_t len, size_t *i, uint64_t *v)
+{
+	unsigned	sh;
+
+	*v = 0;
+	for (sh = 0; sh < 64 && *i < len; sh += 7) {
+		unsigned char c = b[(*i)++];
+
+		*v |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* The tags of sample_type (1) and sample (2), both length-delimited. */
+#define TAG_SAMPLE_TYPE	(1u << 3 | 2)
+#define TAG_SAMPLE	(2u << 3 | 2)
+
+/*
+ * The bytes of the leading fields of b that are sample types or samples,
+ * and the sample types among them (*n): the fields a tag and a length
+ * each, read whole, up to the first other field or the first that is not
+ * whole (the decoder then tells what is wrong with it).
+ */
+static size_t
+lead_of(const unsigned char *b, size_t len, size_t *n)
+{
+	size_t		i = 0, j;
+	uint64_t	tag, flen;
+
+	*n = 0;
+	while (i < len) {
+		j = i;
+		if (varint(b, len, &j, &tag) != 0 || (tag != TAG_SAMPLE_TYPE &&
+		    tag != TAG_SAMPLE) || varint(b, len, &j, &flen) != 0 ||
+		    flen > len - j)
+			break;
+		if (tag == TAG_SAMPLE_TYPE)
+			(*n)++;
+		i = j + (size_t)flen;
+	}
+	return i;
+}
+
+/*
+ * Decode the profile after its p->lead leading bytes, and the sample
+ * types among those (n), which go first in pf->sample_type, as they came.
+ */
+static int
+decode(struct pprof *p, const unsigned char *in, size_t len, size_t n)
+{
+	ValueType	**vt;
+	Profile		 *pf;
+	size_t		  i = 0, j, k = 0;
+	uint64_t	  tag, flen;
+
+	pf = perftools__profiles__profile_view__unpack(&p->ar.a,
+	    len - p->lead, in + p->lead);
+	if ((p->pf = pf) == NULL)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((vt = arena_alloc(&p->ar, (n + pf->n_sample_type) *
+	    sizeof(*vt))) == NULL)
+		return -1;
+	while (i < p->lead) {
+		j = i;
+		(void)varint(in, p->lead, &j, &tag);	/* lead_of() read it */
+		(void)varint(in, p->lead, &j, &flen);
+		if (tag == TAG_SAMPLE_TYPE && (vt[k++] =
+		    perftools__profiles__value_type__unpack(&p->ar.a,
+		    (size_t)flen, in + j)) == NULL)
+			return -1;
+		i = j + (size_t)flen;
+	}
+	if (pf->n_sample_type > 0)
+		memcpy(vt + n, pf->sample_type, pf->n_sample_type *
+		    sizeof(*vt));
+	pf->sample_type = vt;
+	pf->n_sample_type += n;
+	p->nlead = n;
+	return 0;
+}
+
 int
 pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
     struct pprof **out, const char **why)
 {
 	const unsigned char	*in = body;
 	struct pprof		*p = NULL;
-	size_t			 rawlen = len;
+	size_t			 rawlen = len, n;
 	int			 rc;
 
 	*out = NULL;
@@ -604,9 +706,8 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	p->reuse_min = lim->reuse_min > 0 ? lim->reuse_min : REUSE_MIN;
 	arena_init(&p->ar, rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
 	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK);
-	p->pf = perftools__profiles__profile_view__unpack(&p->ar.a, rawlen,
-	    in);
-	if (p->pf == NULL) {
+	p->lead = lead_of(in, rawlen, &n);
+	if (decode(p, in, rawlen, n) != 0) {
 		if (p->ar.over) {
 			*why = "the profile takes too much memory to decode";
 			rc = -E2BIG;
@@ -904,72 +1005,6 @@ out:
 	return rc;
 }
 
-/*
- * protobuf-c's writer of the answer: the bytes it writes that are the
- * input's, from the first on, are only counted (same); from the first
- * that differs, they go to buf, after the input's from the end of the
- * last whole deflate block among those (from) on.
- */
-struct sink {
-	ProtobufCBuffer		 b;
-	const struct pprof	*p;
-	size_t			 same, from;
-	int			 differ;
-	unsigned char		*buf;
-	size_t			 len, cap;
-};
-
-/* Where the answer starts to differ: keep what it writes from there. */
-static void
-sink_differ(struct sink *k)
-{
-	const struct pprof	*p = k->p;
-	size_t			 i;
-
-	k->differ = 1;
-	k->from = 0;
-	for (i = p->nbounds; i > 1; i--)
-		if (p->bounds[i - 1].out <= k->same) {
-			if (p->bounds[i - 1].out >= p->reuse_min)
-				k->from = p->bounds[i - 1].out;
-			break;
-		}
-	k->len = k->same - k->from;
-	if (k->len > k->cap)
-		abort();	/* cap counts them: pprof_write() */
-	if (k->len > 0)
-		memcpy(k->buf, p->plain + k->from, k->len);
-}
-
-static void
-sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-	struct sink *k = (struct sink *)b;
-
-	if (!k->differ) {
-		size_t i, n = k->p->plainlen - k->same;
-
-		if (n > len)
-			n = len;
-		if (n == len && (n == 0 || memcmp(data, k->p->plain + k->same,
-		    n) == 0)) {
-			k->same += len;
-			return;
-		}
-		for (i = 0; i < n && data[i] == k->p->plain[k->same + i]; i++)
-			;
-		k->same += i;
-		data += i;
-		len -= i;
-		sink_differ(k);
-	}
-	if (len > k->cap - k->len)
-		abort();	/* more than protobuf-c said it would write */
-	if (len > 0)
-		memcpy(k->buf + k->len, data, len);
-	k->len += len;
-}
-
 static void
 put32le(unsigned char *d, uint32_t v)
 {
@@ -979,67 +1014,65 @@ put32le(unsigned char *d, uint32_t v)
 	d[3] = (unsigned char)(v >> 24);
 }
 
+/* The last block of the input's that ends inside its leading fields, past
+ * reuse_min bytes: its index in p->bounds, or 0 (none copied). */
+static size_t
+copy_to(const struct pprof *p)
+{
+	size_t i;
+
+	for (i = p->nbounds; i > 1; i--)
+		if (p->bounds[i - 1].out <= p->lead)
+			return p->bounds[i - 1].out >= p->reuse_min ? i - 1 : 0;
+	return 0;
+}
+
 int
-pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
+pprof_answer(const struct pprof *p, size_t max, struct pprof_answer *a)
 {
 	static const unsigned char	 hdr[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0,
 					    0, 0, 0xff };
 	struct libdeflate_compressor	*c = NULL;
-	struct sink			 k;
-	unsigned char			*z = NULL, *t = NULL, *d;
-	size_t				 n, bound = 0, tn, keep = 0, i;
-	uint64_t			 bit = 0;
+	Profile				 rest;
+	unsigned char			*u = NULL, *z = NULL, *d;
+	const unsigned char		*g = NULL;
+	size_t				 from = 0, ulen = 0, n, bound = 0;
+	size_t				 keep = 0, tn, i;
+	uint64_t			 bit;
 	unsigned			 sh = 0;
 	uint32_t			 crc;
 	int				 rc = -ENOMEM;
 
-	*out = NULL;
-	memset(&k, 0, sizeof(k));
-	k.b.append = sink_append;
-	k.p = p;
-	n = perftools__profiles__profile_view__get_packed_size(p->pf);
-	k.cap = n;
-	if ((k.buf = arena_big_alloc(n + 1)) == NULL)
-		goto out;
-	if (perftools__profiles__profile_view__pack_to_buffer(p->pf,
-	    &k.b) != n)
-		abort();
-	if (!k.differ) {
-		k.same = n;	/* the answer is the input, or its start */
-		sink_differ(&k);
-	}
-	/* The input's deflate blocks up to from, as they came: from a gzip
-	 * member's start (a byte) to a block's end (a bit). */
-	if (k.from > 0) {
-		for (i = 1; i < p->nbounds && p->bounds[i].out != k.from; i++)
-			;
-		if (i == p->nbounds)
-			abort();	/* sink_differ() took it there */
+	memset(a, 0, sizeof(*a));
+	/* The new bytes: the leading fields' past the blocks copied, then
+	 * the rest of the profile written anew, without the sample types
+	 * those leading fields have. */
+	if ((i = copy_to(p)) > 0) {
+		from = p->bounds[i].out;
 		bit = p->bounds[i].bit - p->bounds[0].bit;
 		keep = (size_t)(bit / 8);
 		sh = (unsigned)(bit % 8);
+		g = p->gz + p->bounds[0].bit / 8;
 	}
+	rest = *p->pf;
+	rest.sample_type += p->nlead;
+	rest.n_sample_type -= p->nlead;
+	n = perftools__profiles__profile_view__get_packed_size(&rest);
+	ulen = p->lead - from + n;
+	if ((u = arena_big_alloc(ulen + 1)) == NULL)
+		goto out;
+	memcpy(u, p->plain + from, p->lead - from);
+	if (perftools__profiles__profile_view__pack(&rest, u + p->lead -
+	    from) != n)
+		abort();
 	if ((c = libdeflate_alloc_compressor(1)) == NULL)
 		goto out;
-	bound = libdeflate_deflate_compress_bound(c, k.len);
-	if ((t = arena_big_alloc(bound)) == NULL)
+	bound = libdeflate_deflate_compress_bound(c, ulen);
+	/* up to 6 bytes to end the copied blocks, 8 of trailer */
+	if ((z = malloc(6 + bound + 8)) == NULL)
 		goto out;
-	if ((tn = libdeflate_deflate_compress(c, k.buf, k.len, t, bound)) ==
-	    0)
-		goto out;
-	if (sizeof(hdr) + keep + 6 + tn + 8 > max) {
-		rc = -E2BIG;
-		goto out;
-	}
-	if ((z = malloc(sizeof(hdr) + keep + 6 + tn + 8)) == NULL)
-		goto out;
-	memcpy(z, hdr, sizeof(hdr));
-	d = z + sizeof(hdr);
-	if (k.from > 0) {
-		const unsigned char *g = p->gz + p->bounds[0].bit / 8;
-
-		memcpy(d, g, keep);
-		d += keep;
+	d = z;
+	if (i > 0) {
 		/*
 		 * The new blocks start on a byte: the copied ones are ended
 		 * by an empty stored block (what zlib's Z_SYNC_FLUSH
@@ -1054,23 +1087,63 @@ pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
 		memcpy(d, "\0\0\377\377", 4);
 		d += 4;
 	}
-	memcpy(d, t, tn);
+	if ((tn = libdeflate_deflate_compress(c, u, ulen, d, bound)) == 0)
+		goto out;
 	d += tn;
-	crc = (uint32_t)libdeflate_crc32(0, p->plain, k.from);
-	crc = (uint32_t)libdeflate_crc32(crc, k.buf, k.len);
+	crc = (uint32_t)libdeflate_crc32(0, u, ulen);
+	if (from > 0)
+		crc = (uint32_t)crc32_combine(p->bounds[i].crc, crc,
+		    (z_off_t)ulen);
 	put32le(d, crc);
-	put32le(d + 4, (uint32_t)(k.from + k.len));
+	put32le(d + 4, (uint32_t)(from + ulen));
 	d += 8;
-	*out = z;
-	*outlen = (size_t)(d - z);
+	a->part[0].p = hdr;
+	a->part[0].len = sizeof(hdr);
+	a->part[1].p = g;
+	a->part[1].len = keep;
+	a->part[2].p = z;
+	a->part[2].len = (size_t)(d - z);
+	a->len = sizeof(hdr) + keep + a->part[2].len;
+	if (a->len > max) {
+		rc = -E2BIG;
+		goto out;
+	}
+	a->own = z;
 	z = NULL;
 	rc = 0;
 out:
 	libdeflate_free_compressor(c);
-	arena_big_free(k.buf, n + 1);
-	arena_big_free(t, bound);
+	arena_big_free(u, ulen + 1);
 	free(z);
+	if (rc != 0)
+		memset(a, 0, sizeof(*a));
 	return rc;
+}
+
+int
+pprof_write(const struct pprof *p, size_t max, void **out, size_t *outlen)
+{
+	struct pprof_answer	 a;
+	unsigned char		*b;
+	size_t			 i, at = 0;
+	int			 rc;
+
+	*out = NULL;
+	if ((rc = pprof_answer(p, max, &a)) != 0)
+		return rc;
+	if ((b = malloc(a.len)) == NULL) {
+		free(a.own);
+		return -ENOMEM;
+	}
+	for (i = 0; i < PPROF_PARTS; i++) {
+		if (a.part[i].len > 0)
+			memcpy(b + at, a.part[i].p, a.part[i].len);
+		at += a.part[i].len;
+	}
+	free(a.own);
+	*out = b;
+	*outlen = at;
+	return 0;
 }
 
 void

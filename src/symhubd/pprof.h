@@ -38,8 +38,8 @@ struct pprof_module {
 /*
  * Read and check a profile: len bytes at body, gzip-compressed (by their
  * magic, one member or more) or not; body must stay as it is until
- * pprof_free() (pprof_write() copies from it).  The samples are not
- * decoded: they pass through as they came.  Refused: a corrupt protobuf
+ * pprof_free() (and pprof_answer()'s answer is sent).  The samples are
+ * not decoded: they pass through as they came.  Refused: a corrupt protobuf
  * or gzip stream; an empty
  * string table or one whose first string is not ""; a string index out
  * of the table; an id 0 or twice; a location, mapping or function id
@@ -88,12 +88,27 @@ int	pprof_symbolize(struct pprof *p, pprof_lookup_fn fn, void *ctx,
 	    struct pprof_stats *st);
 
 /*
- * Write p as a gzip-compressed Profile.  Its first bytes, as far as they
- * are the input's, are the input's compressed blocks as they came (a
- * gzip input of one member); the rest is compressed anew.
- * @param out  malloc'd, the caller's to free.
- * @return 0; -E2BIG larger than max bytes; -ENOMEM.
+ * p's answer, a gzip-compressed Profile, in parts to send one after
+ * another.  Its first bytes, as far as they are the input's leading
+ * sample types and samples, are the input's compressed blocks as they
+ * came (a gzip input of one member): part[1] points into the body given
+ * to pprof_read(), which must stay until the answer is sent (but p need
+ * not); the rest is compressed anew.
  */
+#define PPROF_PARTS	3
+struct pprof_answer {
+	struct {
+		const void	*p;
+		size_t		 len;	/* may be 0 */
+	}	part[PPROF_PARTS];
+	size_t	len;	/* all the parts' */
+	void	*own;	/* what the parts own: free() it */
+};
+
+/* @return 0 with a; -E2BIG larger than max bytes; -ENOMEM. */
+int	pprof_answer(const struct pprof *p, size_t max, struct pprof_answer *a);
+
+/* The same in one buffer, *out malloc'd (the caller's to free). */
 int	pprof_write(const struct pprof *p, size_t max, void **out,
 	    size_t *outlen);
 

@@ -226,6 +226,8 @@ struct req {
 	/* A body (PUT: an upload, r->upl.up; POST: /symbolize addresses). */
 	int			 post;
 	struct buf		 body;		/* NUL after its bytes */
+	int			 body_pooled;	/* its bytes arena_big_alloc()'s,
+						 * body.cap of them */
 	int			 too_long;	/* body over the limit */
 	int			 busy;		/* over --post-buffer-max */
 	int			 in_body;	/* conns.c counts a body */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "log.h"
 #include "pprof.h"
 #include "route.h"
@@ -54,20 +55,51 @@ lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
 	return route_profile_lookup(q->mods, q->first, mod, off, res);
 }
 
+/* What a profile's answer keeps until it is sent: the request's body,
+ * whose compressed blocks it starts with, and its own bytes. */
+struct sent {
+	unsigned char	*body;
+	size_t		 bodycap;
+	int		 pooled;	/* arena_big_alloc()'s */
+	void		*own;
+};
+
+static void
+sent_free(void *cls)
+{
+	struct sent *s = cls;
+
+	if (s->pooled)
+		arena_big_free(s->body, s->bodycap);
+	else
+		free(s->body);
+	free(s->own);
+	free(s);
+}
+
+/*
+ * The answer goes out from where its parts are, the input's compressed
+ * blocks from the request's body (pprof_answer()): no buffer of the
+ * answer's size, no copy.  The body is the answer's from here on (the
+ * request's end no longer frees it).
+ */
 static enum MHD_Result
 answer(struct http *h, struct req *r)
 {
 	struct preq		*q = r->pprof;
 	struct pprof_stats	 st;
-	void			*out;
-	size_t			 outlen;
+	struct pprof_answer	 a;
+	struct MHD_IoVec	 iov[PPROF_PARTS];
+	struct MHD_Response	*resp;
+	struct sent		*s;
+	unsigned		 i, n;
 	int			 rc;
 
 	if ((rc = pprof_symbolize(q->p, lookup, q, &st)) != 0)
 		return reply_text(r, REPLY_INTERNAL, "out of memory",
 		    "pprof");
-	if ((rc = pprof_write(q->p, h->cfg->symbolize_answer_max, &out,
-	    &outlen)) != 0)
+	if ((rc = pprof_answer(q->p, h->cfg->symbolize_answer_max,
+	    &a)) != 0)
 		return rc == -E2BIG ? reply_text(r, REPLY_TOO_LARGE, "the "
 		    "answer would be larger than --symbolize-max-answer",
 		    "pprof") : reply_text(r, REPLY_INTERNAL, "out of memory",
@@ -75,8 +107,29 @@ answer(struct http *h, struct req *r)
 	snprintf(r->how_buf, sizeof(r->how_buf), "%zu of %zu locations, %zu "
 	    "mappings", st.locations, pprof_nlocations(q->p), st.mappings);
 	route_pprof_free(r);	/* the GSYMs: the answer is made */
-	return reply_response(r, REPLY_OK, reply_buffer(out, outlen,
-	    "application/vnd.google.protobuf"), outlen, r->how_buf);
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		free(a.own);
+		return MHD_NO;
+	}
+	s->own = a.own;
+	s->body = r->body.p;
+	s->bodycap = r->body.cap;
+	s->pooled = r->body_pooled;
+	memset(&r->body, 0, sizeof(r->body));
+	r->body_pooled = 0;
+	for (i = n = 0; i < PPROF_PARTS; i++)
+		if (a.part[i].len > 0) {
+			iov[n].iov_base = a.part[i].p;
+			iov[n++].iov_len = a.part[i].len;
+		}
+	if ((resp = MHD_create_response_from_iovec(iov, n, sent_free,
+	    s)) == NULL) {
+		sent_free(s);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/vnd.google.protobuf");
+	return reply_response(r, REPLY_OK, resp, a.len, r->how_buf);
 }
 
 static enum MHD_Result

@@ -68,6 +68,67 @@ static struct arena_big	 kept_bufs[KEEP_SLOTS];
 static size_t		 nkept, kept_bytes, keep_max;
 static int		 pool_used;	/* since the last arena_big_trim() */
 
+/*
+ * The bytes every profile holds at once (large buffers and blocks, by
+ * the bytes asked: a page never touched costs nothing), and the most
+ * they may while a profile is read (arena_pool_begin()): a pool of
+ * large buffers kept for the next one does not make that bound moot.
+ * A thread reading a profile counts what it took (pool_mine): a
+ * profile alone is never refused for the pool, only by its own budget,
+ * so that "busy, try again" is true.
+ */
+static size_t		 pool_max, pool_held;
+static uint64_t		 pool_refused;
+static _Thread_local int	 pool_strict, pool_said;
+static _Thread_local size_t	 pool_mine;
+
+/*
+ * Take n bytes from the pool (keep_mu held).  Past its max while this
+ * thread reads a profile: the kept buffers are let go first (moved to
+ * *drop, unmapped by the caller), then, if others hold the rest,
+ * refused.
+ * @return 0, or -1 refused.
+ */
+static int
+pool_take(size_t n, struct arena_big *drop, size_t *ndrop)
+{
+	if (pool_strict && pool_max > 0 && (pool_held > pool_max ||
+	    n > pool_max - pool_held - (kept_bytes < pool_max - pool_held ?
+	    kept_bytes : pool_max - pool_held))) {
+		memcpy(drop, kept_bufs, nkept * sizeof(*drop));
+		*ndrop = nkept;
+		nkept = kept_bytes = 0;
+		if (pool_held > pool_mine && (pool_held > pool_max ||
+		    n > pool_max - pool_held)) {
+			pool_refused++;
+			pool_said = 1;
+			return -1;
+		}
+	}
+	pool_held += n;
+	if (pool_strict)
+		pool_mine += n;
+	return 0;
+}
+
+static void
+pool_give(size_t n)
+{
+	pool_held -= n < pool_held ? n : pool_held;
+	if (pool_strict)
+		pool_mine -= n < pool_mine ? n : pool_mine;
+}
+
+/* The kept buffers dropped for the pool, unmapped out of the lock. */
+static void
+unmap_all(struct arena_big *drop, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		(void)munmap(drop[i].v, drop[i].n);
+}
+
 /* The size a large buffer of n bytes is mapped with. */
 static size_t
 big_size(size_t n)
@@ -82,11 +143,22 @@ big_size(size_t n)
 void *
 arena_big_alloc(size_t n)
 {
-	void	*v = NULL;
-	size_t	 i;
+	struct arena_big	 drop[KEEP_SLOTS];
+	void			*v = NULL;
+	size_t			 i, asked = n, ndrop = 0;
+	int			 rc;
 
-	if (n < HUGE_MIN)
-		return malloc(n);
+	pthread_mutex_lock(&keep_mu);
+	rc = pool_take(asked, drop, &ndrop);
+	pthread_mutex_unlock(&keep_mu);
+	unmap_all(drop, ndrop);
+	if (rc != 0)
+		return NULL;
+	if (n < HUGE_MIN) {
+		if ((v = malloc(n)) == NULL)
+			goto fail;
+		return v;
+	}
 	n = big_size(n);
 	pthread_mutex_lock(&keep_mu);
 	pool_used = 1;
@@ -102,11 +174,16 @@ arena_big_alloc(size_t n)
 		return v;
 	if ((v = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 	    MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
-		return NULL;
+		goto fail;
 #ifdef MADV_HUGEPAGE
 	(void)madvise(v, n, MADV_HUGEPAGE);
 #endif
 	return v;
+fail:
+	pthread_mutex_lock(&keep_mu);
+	pool_give(asked);
+	pthread_mutex_unlock(&keep_mu);
+	return NULL;
 }
 
 void
@@ -114,6 +191,9 @@ arena_big_free(void *v, size_t n)
 {
 	if (v == NULL)
 		return;
+	pthread_mutex_lock(&keep_mu);
+	pool_give(n);
+	pthread_mutex_unlock(&keep_mu);
 	if (n < HUGE_MIN) {
 		free(v);
 		return;
@@ -121,8 +201,11 @@ arena_big_free(void *v, size_t n)
 	n = big_size(n);
 	pthread_mutex_lock(&keep_mu);
 	pool_used = 1;
+	/* Kept only while the pool's max leaves room for them. */
 	if (nkept < KEEP_SLOTS && kept_bytes <= keep_max &&
-	    n <= keep_max - kept_bytes) {
+	    n <= keep_max - kept_bytes && (pool_max == 0 ||
+	    (pool_held <= pool_max && kept_bytes + n <= pool_max -
+	    pool_held))) {
 		kept_bufs[nkept].v = v;
 		kept_bufs[nkept++].n = n;
 		kept_bytes += n;
@@ -161,6 +244,39 @@ arena_big_trim(void)
 	return bytes;
 }
 
+void
+arena_pool_max(size_t max)
+{
+	pthread_mutex_lock(&keep_mu);
+	pool_max = max;
+	pthread_mutex_unlock(&keep_mu);
+}
+
+void
+arena_pool_begin(void)
+{
+	pool_strict = 1;
+	pool_said = 0;
+	pool_mine = 0;
+}
+
+int
+arena_pool_end(void)
+{
+	pool_strict = 0;
+	pool_mine = 0;
+	return pool_said;
+}
+
+void
+arena_pool_stats(size_t *held, uint64_t *refused)
+{
+	pthread_mutex_lock(&keep_mu);
+	*held = pool_held;
+	*refused = pool_refused;
+	pthread_mutex_unlock(&keep_mu);
+}
+
 size_t
 arena_big_kept(void)
 {
@@ -192,11 +308,15 @@ arena_alloc(struct arena *ar, size_t n)
 	if (n > SIZE_MAX / 2)
 		return NULL;
 	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	n += REDZONE;
+	/* The budget counts what a build without ASan would take: the
+	 * same profiles are refused under ASan (the tests, the fuzzer). */
 	if (n > ar->left) {
 		ar->over = 1;
 		return NULL;
 	}
+	if (ar->left != SIZE_MAX)
+		ar->left -= n;
+	n += REDZONE;
 	if (n >= BIG_MIN) {
 		if (ar->nbig == ar->bigcap) {
 			cap = ar->bigcap ? 2 * ar->bigcap : 64;
@@ -212,8 +332,6 @@ arena_alloc(struct arena *ar, size_t n)
 		    (n < HUGE_MIN ? n : big_size(n)) - want);
 		ar->big[ar->nbig].v = v;
 		ar->big[ar->nbig++].n = n;
-		if (ar->left != SIZE_MAX)
-			ar->left -= n;
 		return v;
 	}
 	if (c == NULL || c->cap - c->used < n) {
@@ -229,8 +347,6 @@ arena_alloc(struct arena *ar, size_t n)
 	}
 	v = (char *)c + c->used;
 	c->used += n;
-	if (ar->left != SIZE_MAX)
-		ar->left -= n;
 	ASAN_UNPOISON_MEMORY_REGION(v, want);
 	return v;
 }
@@ -257,7 +373,7 @@ pb_free(void *ctx, void *p)
 	i--;
 	piece_free(ar->big[i].v, ar->big[i].n);
 	if (ar->left != SIZE_MAX)
-		ar->left += ar->big[i].n;
+		ar->left += ar->big[i].n - REDZONE;
 	memmove(&ar->big[i], &ar->big[i + 1], (ar->nbig - i - 1) *
 	    sizeof(*ar->big));
 	ar->nbig--;

@@ -16,6 +16,7 @@
 #define SYMHUBD_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
 
@@ -65,5 +66,21 @@ size_t	 arena_big_trim(void);
 
 /* The bytes of freed large buffers kept mapped now. */
 size_t	 arena_big_kept(void);
+
+/*
+ * One budget for every profile at once: the large buffers and arena
+ * blocks all profiles hold (by the bytes asked), at most max while one
+ * is read (0: no limit; the kept buffers are let go first).  Between
+ * arena_pool_begin() and arena_pool_end() on a thread, a buffer or
+ * block past it is refused (NULL) while other profiles hold some of
+ * it: alone, a profile is bounded only by its own arena's budget, so
+ * a refusal is worth trying again.  arena_pool_end() says whether this
+ * thread was refused since arena_pool_begin().
+ */
+void	 arena_pool_max(size_t max);
+void	 arena_pool_begin(void);
+int	 arena_pool_end(void);
+/* The bytes all profiles hold now, and the buffers refused so far. */
+void	 arena_pool_stats(size_t *held, uint64_t *refused);
 
 #endif

@@ -116,6 +116,8 @@ static const struct opt opts[] = {
 	{ "symbolize-max-answer", 0, O_SIZE, O_BOTH,
 	    F(symbolize_answer_max), "1G" },
 	{ "symbolize-deadline", 0, O_NUM, O_BOTH, F(symbolize_deadline), "30" },
+	{ "profile-memory-max", 0, O_SIZE, O_BOTH,
+	    F(profile_memory_max), "256M" },
 	{ "compress", 0, O_STR, O_BOTH, F(compress), "zstd,gzip" },
 	{ "compress-min", 0, O_SIZE, O_BOTH, F(compress_min), "16k" },
 	{ "compress-level", 0, O_NUM, O_BOTH, F(compress_level), "3" },

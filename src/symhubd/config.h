@@ -69,6 +69,8 @@ struct config {
 	uint64_t	 symbolize_max;	/* addresses per /symbolize request */
 	uint64_t	 symbolize_modules;	/* modules per batch request */
 	uint64_t	 symbolize_answer_max;	/* bytes of one answer; 0: any */
+	uint64_t	 profile_memory_max;	/* bytes all profiles being read
+						 * hold at once; 0: any */
 	uint64_t	 symbolize_deadline;	/* seconds a batch waits */
 	char		*compress;	/* "zstd,gzip", "none" */
 	uint64_t	 compress_min;	/* bytes */

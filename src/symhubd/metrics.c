@@ -216,8 +216,8 @@ metrics_set_ready(int ready)
 void
 metrics_render(FILE *fp, const struct cache_stats *cs)
 {
-	uint64_t	cum = 0;
-	size_t		i, j;
+	uint64_t	cum = 0, refused;
+	size_t		i, j, held;
 
 	fprintf(fp, "# TYPE ready gauge\nready %d\n", atomic_load(&m.ready));
 	fprintf(fp, "# HELP symhub_offline 1: --offline, no upstream is "
@@ -227,6 +227,16 @@ metrics_render(FILE *fp, const struct cache_stats *cs)
 	    "pprof and OTLP profiles kept mapped for the next one\n"
 	    "# TYPE symhub_profile_kept_bytes gauge\n"
 	    "symhub_profile_kept_bytes %zu\n", arena_big_kept());
+	arena_pool_stats(&held, &refused);
+	fprintf(fp, "# HELP symhub_profile_bytes bytes pprof and OTLP "
+	    "profiles hold now (--profile-memory-max)\n"
+	    "# TYPE symhub_profile_bytes gauge\n"
+	    "symhub_profile_bytes %zu\n"
+	    "# HELP symhub_profile_busy_total buffers refused to a profile "
+	    "being read past --profile-memory-max (answered 503)\n"
+	    "# TYPE symhub_profile_busy_total counter\n"
+	    "symhub_profile_busy_total %llu\n", held,
+	    (unsigned long long)refused);
 
 	fprintf(fp, "# TYPE http_responses_total counter\n");
 	for (i = 0; i < METRICS_R_N; i++)

@@ -145,6 +145,9 @@ static const struct opt_doc opt_docs[] = {
 	{ "symbolize-max-modules", '\0', "N", 0,
 	    "most modules one POST /symbolize or /symbolicate/v5 request may "
 	    "name" },
+	{ "profile-memory-max", '\0', "SIZE", 0,
+	    "bytes all pprof and OTLP profiles being read may hold at once; "
+	    "past it, 503; 0: no limit" },
 	{ "symbolize-max-answer", '\0', "SIZE", 0,
 	    "most bytes of one /symbolize or /symbolicate/v5 answer: a "
 	    "request whose answer must be larger is refused (413), one that "

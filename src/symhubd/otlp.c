@@ -1,11 +1,14 @@
 /*
  * otlp: read, check, fill in and write an OTLP ProfilesData (otlp.h).
  *
- * As pprof.c does for a Profile, protobuf-c decodes the whole message
- * through an allocator that stops it past a budget, the frames are
- * added to its structs in place, and everything not named here
- * (samples, resources, links, unknown fields) is written back as it
- * came.  The allocator is pprof.c's arena (arena.h): a profile is
+ * As pprof.c does for a Profile, protobuf-c decodes the message through
+ * an allocator that stops it past a budget, the frames are added to its
+ * structs in place, and everything not named here (resources, unknown
+ * fields) is written back as it came.  Samples, stacks and links are
+ * not even decoded (otlp_view.proto reads each as its bytes): a million
+ * of each decoded and encoded again took three quarters of the time.
+ * Each is read alone for its checks, into scratch memory.  The
+ * allocator is pprof.c's arena (arena.h): a profile is
  * millions of small messages, and malloc() for each (then free() for
  * each) took two thirds of a large request's time.  What the answer
  * adds comes from the same arena, a table that grows is copied (the old
@@ -21,20 +24,23 @@
 
 #include <libdeflate.h>
 
-#include "common/demangle.h"
 #include "arena.h"
 #include "otlp.h"
+#include "proftab.h"
 /* (its own includes are found under src/symhubd/otlp/: -I) */
-#include "symhubd/otlp/opentelemetry/proto/profiles/v1development/profiles.pb-c.h"
+#include "symhubd/otlp/otlp_view.pb-c.h"
 
-/* protobuf-c's names of the messages, shortened */
-typedef Opentelemetry__Proto__Profiles__V1development__ProfilesData	Data;
-typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary
+/* protobuf-c's names of the messages, shortened: the view's
+ * (otlp_view.proto), whose samples, stacks and links are bytes */
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDataView	Data;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionaryView
 									Dict;
-typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles
+typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfilesView
 									RProf;
-typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles	SProf;
-typedef Opentelemetry__Proto__Profiles__V1development__Profile		Profile;
+typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfilesView
+									SProf;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfileView	Profile;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack		Stack;
 typedef Opentelemetry__Proto__Profiles__V1development__ValueType	VType;
 typedef Opentelemetry__Proto__Profiles__V1development__Sample		Sample;
 typedef Opentelemetry__Proto__Profiles__V1development__Mapping		Mapping;
@@ -44,6 +50,9 @@ typedef Opentelemetry__Proto__Profiles__V1development__Function	Function;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit	Attr;
 typedef Opentelemetry__Proto__Common__V1__AnyValue			AnyValue;
 typedef Opentelemetry__Proto__Common__V1__KeyValue			KeyValue;
+
+/* protobuf-c's names of the functions, shortened */
+#define V1(name)	opentelemetry__proto__profiles__v1development__##name
 
 #define ANY_STRING	OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE
 #define ANY_STRINDEX	OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE_STRINDEX
@@ -65,23 +74,17 @@ static const char key_profiling[] = "process.executable.build_id.profiling";
  * recurse without a bound, so deeper messages are refused first. */
 #define NEST_MAX	64
 
-/* Decoding costs at most this many times the bytes (pprof.c). */
-#define DECODE_FACTOR	24
+/* Decoding may take at most this many times the bytes (pprof.c's
+ * reasons).  Measured: 1 M samples and stacks over 200 k locations (the
+ * bench's shape, 52 MB) 2.4, their bytes kept encoded (otlp_view.proto);
+ * 19 M empty strings 20, empty locations or mappings 52, empty stacks
+ * or samples 8: refused, 413. */
+#define DECODE_FACTOR	8
 #define DECODE_SLACK	(1u << 20)
 
 /* Index i into a table of n entries: 0, the zero value, is taken even
  * where a table leaves it out (the proto says it MUST be there). */
 #define IDX_OK(i, n)	((i) == 0 || ((i) > 0 && (uint64_t)(i) < (uint64_t)(n)))
-
-struct sref {			/* a string added, by its GSYM pointers */
-	const char	*a, *b;
-	int32_t		 idx;	/* 0: a free slot */
-};
-
-struct fref {			/* a function added, by its GSYM strings */
-	const char	*name, *dir, *base;
-	int32_t		 idx;	/* 0: a free slot */
-};
 
 struct otlp {
 	struct arena		 ar;
@@ -92,16 +95,13 @@ struct otlp {
 	size_t			*modof;		/* a mapping's module + 1,
 						 * or 0: left alone */
 	size_t			 strcap, funccap;
-	struct sref		*stab;		/* (a, b) -> index */
-	size_t			 scap, sused;
+	struct proftab		 stab;		/* strings added: (a, b) of
+						 * proftab_text() -> index */
 	int32_t			*ctab;		/* a string's text -> index */
 	size_t			 ccap, cused;
-	struct fref		*ftab;
-	size_t			 fcap, fused;
+	struct proftab		 ftab;		/* functions added: a frame's
+						 * name, dir, base -> index */
 };
-
-/* The second key of a demangled name; of a name as it is. */
-static const char demangled[] = "d", asis[] = "n";
 
 /* Grow a table of n pointers to cap: a copy in the arena. */
 static void *
@@ -135,11 +135,13 @@ varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v)
  * own descriptors: only the framing is read here (tags and lengths),
  * protobuf-c reads the fields after.  A field numbered 0 is refused
  * too: protobuf-c keeps it as an unknown field and then writes what it
- * cannot read back (pprof.c's tags_ok()).
+ * cannot read back (pprof.c's tags_ok()).  The dictionary's locations
+ * are counted on the way (*nloc), to refuse too many before decoding
+ * them.
  */
 static int
 nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
-    int depth)
+    int depth, size_t *nloc)
 {
 	const ProtobufCFieldDescriptor	*fd;
 	size_t				 i = 0;
@@ -170,11 +172,14 @@ nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
 				return -EINVAL;
 			fd = md != NULL ? protobuf_c_message_descriptor_get_field(
 			    md, (unsigned)(key >> 3)) : NULL;
+			if (md == &V1(profiles_dictionary_view__descriptor) &&
+			    key >> 3 == 2)
+				(*nloc)++;
 			if (fd != NULL && fd->type == PROTOBUF_C_TYPE_MESSAGE) {
 				if (depth >= NEST_MAX)
 					return -E2BIG;
 				if ((rc = nest_ok(p + i, (size_t)n,
-				    fd->descriptor, depth + 1)) != 0)
+				    fd->descriptor, depth + 1, nloc)) != 0)
 					return rc;
 			}
 			i += (size_t)n;
@@ -187,6 +192,52 @@ nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
 }
 
 /* ---- checks ---- */
+
+/*
+ * A sample or a stack (they stay encoded, otlp_view.proto) is read
+ * alone for its checks, into scratch memory used again for the next:
+ * a few hundred bytes, what does not fit taken from the profile's
+ * arena (within its budget).
+ */
+struct scratch {
+	ProtobufCAllocator	 a;
+	struct arena		*spill;
+	size_t			 used;
+	max_align_t		 buf[4096 / sizeof(max_align_t)];
+};
+
+static void *
+scratch_alloc(void *ctx, size_t n)
+{
+	struct scratch	*s = ctx;
+	size_t		 r = (n + sizeof(max_align_t) - 1) &
+			    ~(sizeof(max_align_t) - 1);
+
+	if (n <= sizeof(s->buf) && r <= sizeof(s->buf) - s->used) {
+		void *v = (char *)s->buf + s->used;
+
+		s->used += r;
+		return v;
+	}
+	return arena_alloc(s->spill, n);
+}
+
+static void
+scratch_free(void *ctx, void *p)
+{
+	(void)ctx;
+	(void)p;	/* all of it goes with the next reading, or the arena */
+}
+
+static void
+scratch_init(struct scratch *s, struct arena *spill)
+{
+	s->a.alloc = scratch_alloc;
+	s->a.free = scratch_free;
+	s->a.allocator_data = s;
+	s->spill = spill;
+	s->used = 0;
+}
 
 static int
 idx_all_ok(const int32_t *v, size_t n, size_t tab)
@@ -250,9 +301,24 @@ vtype_ok(const Dict *t, const VType *v)
 	    IDX_OK(v->unit_strindex, t->n_string_table));
 }
 
-/* The profiles' indices into the dictionary. */
+/* A sample's indices into the dictionary: 1, 0 not, -1 corrupt. */
 static int
-profiles_ok(const Data *d, const Dict *t)
+sample_ok(struct scratch *sc, const Dict *t, const ProtobufCBinaryData *b)
+{
+	Sample *s;
+
+	sc->used = 0;
+	if ((s = V1(sample__unpack)(&sc->a, b->len, b->data)) == NULL)
+		return -1;
+	return IDX_OK(s->stack_index, t->n_stack_table) &&
+	    IDX_OK(s->link_index, t->n_link_table) &&
+	    idx_all_ok(s->attribute_indices, s->n_attribute_indices,
+	    t->n_attribute_table);
+}
+
+/* The profiles' indices into the dictionary: 1, 0 not, -1 corrupt. */
+static int
+profiles_ok(struct scratch *sc, const Data *d, const Dict *t)
 {
 	size_t i, j, k, l;
 
@@ -278,16 +344,11 @@ profiles_ok(const Data *d, const Dict *t)
 				    t->n_attribute_table))
 					return 0;
 				for (l = 0; l < p->n_samples; l++) {
-					const Sample *s = p->samples[l];
+					int ok = sample_ok(sc, t,
+					    &p->samples[l]);
 
-					if (!IDX_OK(s->stack_index,
-					    t->n_stack_table) ||
-					    !IDX_OK(s->link_index,
-					    t->n_link_table) ||
-					    !idx_all_ok(s->attribute_indices,
-					    s->n_attribute_indices,
-					    t->n_attribute_table))
-						return 0;
+					if (ok != 1)
+						return ok;
 				}
 			}
 		}
@@ -295,10 +356,12 @@ profiles_ok(const Data *d, const Dict *t)
 	return 1;
 }
 
-/* The dictionary's indices into itself. */
+/* The dictionary's indices into itself: 1, 0 not, -1 corrupt. */
 static int
-dict_ok(const Dict *t)
+dict_ok(struct scratch *sc, const Dict *t)
 {
+	Stack *s;
+
 	size_t i, j;
 
 	for (i = 0; i < t->n_mapping_table; i++) {
@@ -337,11 +400,22 @@ dict_ok(const Dict *t)
 		    !any_ok(t, a->value))
 			return 0;
 	}
-	for (i = 0; i < t->n_stack_table; i++)
-		if (!idx_all_ok(t->stack_table[i]->location_indices,
-		    t->stack_table[i]->n_location_indices,
+	for (i = 0; i < t->n_stack_table; i++) {
+		sc->used = 0;
+		if ((s = V1(stack__unpack)(&sc->a, t->stack_table[i].len,
+		    t->stack_table[i].data)) == NULL)
+			return -1;
+		if (!idx_all_ok(s->location_indices, s->n_location_indices,
 		    t->n_location_table))
 			return 0;
+	}
+	/* a link has no index, but is read as before: well formed */
+	for (i = 0; i < t->n_link_table; i++) {
+		sc->used = 0;
+		if (V1(link__unpack)(&sc->a, t->link_table[i].len,
+		    t->link_table[i].data) == NULL)
+			return -1;
+	}
 	return 1;
 }
 
@@ -349,7 +423,9 @@ static int
 check(struct otlp *o, const struct pprof_limits *lim, const char **why)
 {
 	const Dict	*t = o->dict;
+	struct scratch	 sc;
 	size_t		 i;
+	int		 ok;
 
 	if (t->n_location_table > lim->max_locations) {
 		*why = "too many locations";
@@ -359,9 +435,14 @@ check(struct otlp *o, const struct pprof_limits *lim, const char **why)
 		*why = "the dictionary's string_table does not start with \"\"";
 		return -EINVAL;
 	}
-	if (!dict_ok(t) || !profiles_ok(o->d, t)) {
-		*why = "an index out of its dictionary table";
-		return -EINVAL;
+	scratch_init(&sc, &o->ar);
+	if ((ok = dict_ok(&sc, t)) == 1)
+		ok = profiles_ok(&sc, o->d, t);
+	if (ok != 1) {
+		*why = ok == 0 ? "an index out of its dictionary table" :
+		    o->ar.over ? "the profile takes too much memory to decode" :
+		    "a corrupt or truncated protobuf";
+		return ok == 0 || !o->ar.over ? -EINVAL : -E2BIG;
 	}
 	for (i = 0; i < t->n_mapping_table; i++)
 		if (t->mapping_table[i]->memory_limit <
@@ -566,30 +647,38 @@ otlp_read(const void *body, size_t len, int gzip,
 {
 	const unsigned char	*in = body;
 	unsigned char		*raw = NULL;
-	size_t			 rawlen = len, rawcap = 0;
+	size_t			 rawlen = len, rawcap = 0, nloc = 0;
 	struct otlp		*o = NULL;
 	int			 rc;
 
 	*out = NULL;
 	*why = "out of memory";
+	arena_pool_begin();	/* held to --profile-memory-max */
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
 		if ((rc = pprof_inflate(in, len, lim->max_bytes, &raw,
 		    &rawlen, &rawcap, why)) != 0)
-			return rc;
+			goto out;
 		in = raw;
 	} else if (gzip) {
 		*why = "Content-Encoding: gzip, but the body is not gzip";
-		return -EINVAL;
+		rc = -EINVAL;
+		goto out;
 	} else if (len > lim->max_bytes) {
 		*why = "the profile is larger than the limit";
-		return -E2BIG;
+		rc = -E2BIG;
+		goto out;
 	}
 	if ((rc = nest_ok(in, rawlen,
-	    &opentelemetry__proto__profiles__v1development__profiles_data__descriptor,
-	    0)) != 0) {
+	    &V1(profiles_data_view__descriptor), 0, &nloc)) != 0) {
 		*why = rc == -E2BIG ? "messages nested too deep" :
 		    "a corrupt or truncated protobuf";
 		rc = -EINVAL;
+		goto out;
+	}
+	/* as check() counts them, but before decoding them */
+	if (nloc > lim->max_locations) {
+		*why = "too many locations";
+		rc = -E2BIG;
 		goto out;
 	}
 	if ((o = calloc(1, sizeof(*o))) == NULL) {
@@ -598,8 +687,7 @@ otlp_read(const void *body, size_t len, int gzip,
 	}
 	arena_init(&o->ar, rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
 	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK);
-	o->d = opentelemetry__proto__profiles__v1development__profiles_data__unpack(
-	    &o->ar.a, rawlen, in);
+	o->d = V1(profiles_data_view__unpack)(&o->ar.a, rawlen, in);
 	if (o->d == NULL) {
 		if (o->ar.over) {
 			*why = "the profile takes too much memory to decode";
@@ -615,16 +703,21 @@ otlp_read(const void *body, size_t len, int gzip,
 		rc = -EINVAL;
 		goto out;
 	}
-	o->ar.left = SIZE_MAX;	/* what the answer adds: its own limits */
 	o->strcap = o->dict->n_string_table;
 	o->funccap = o->dict->n_function_table;
 	if ((rc = check(o, lim, why)) != 0 || (rc = modules(o, why)) != 0)
 		goto out;
+	o->ar.left = SIZE_MAX;	/* what the answer adds: its own limits */
 	*out = o;
 	o = NULL;
 out:
 	pprof_inflate_free(raw, rawcap);
 	otlp_free(o);
+	if (arena_pool_end() && rc != 0) {
+		*why = "the profiles being read take all of "
+		    "--profile-memory-max; try again";
+		rc = -EBUSY;
+	}
 	return rc;
 }
 
@@ -643,16 +736,6 @@ otlp_nlocations(const struct otlp *o)
 }
 
 /* ---- filling in ---- */
-
-static size_t
-ptr_hash(const void *a, const void *b, const void *c)
-{
-	uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL;
-
-	h ^= (uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL;
-	h ^= (uint64_t)(uintptr_t)c * 0x165667b19e3779f9ULL;
-	return (size_t)(h ^ (h >> 29));
-}
 
 static size_t
 str_hash(const char *s)
@@ -739,71 +822,27 @@ str_add(struct otlp *o, char *s, int32_t *idx)
 	return 0;
 }
 
-/* The index of the string (a, b) stands for: a name as it is (b asis),
- * demangled (b demangled), or the path dir a + "/" + base b. */
+/* The index of the string (a, b) stands for (proftab_text()), added
+ * once. */
 static int
 str_of(struct otlp *o, const char *a, const char *b, int32_t *idx)
 {
-	struct sref	*t;
-	size_t		 k, i;
-	char		*s;
-	int		 rc;
+	struct proftab_ent	*e;
+	char			*s;
+	int			 rc;
 
-	if (o->sused * 2 >= o->scap) {
-		size_t cap = o->scap ? 2 * o->scap : 4096;
-
-		if ((t = calloc(cap, sizeof(*t))) == NULL)
-			return -ENOMEM;
-		for (i = 0; i < o->scap; i++) {
-			if (o->stab[i].idx == 0)
-				continue;
-			k = ptr_hash(o->stab[i].a, o->stab[i].b, NULL) &
-			    (cap - 1);
-			while (t[k].idx != 0)
-				k = (k + 1) & (cap - 1);
-			t[k] = o->stab[i];
-		}
-		free(o->stab);
-		o->stab = t;
-		o->scap = cap;
+	if (proftab_find(&o->stab, a, b, NULL, &e) != 0)
+		return -ENOMEM;
+	if (e->v != 0) {
+		*idx = (int32_t)e->v;
+		return 0;
 	}
-	k = ptr_hash(a, b, NULL) & (o->scap - 1);
-	while (o->stab[k].idx != 0) {
-		if (o->stab[k].a == a && o->stab[k].b == b) {
-			*idx = o->stab[k].idx;
-			return 0;
-		}
-		k = (k + 1) & (o->scap - 1);
-	}
-	if (b == demangled) {
-		char *dm = demangle(a);
-
-		s = arena_strndup(&o->ar, dm != NULL ? dm : a,
-		    strlen(dm != NULL ? dm : a));
-		free(dm);
-	} else if (b == asis) {
-		s = arena_strndup(&o->ar, a, strlen(a));
-	} else if (*a == '\0') {
-		s = arena_strndup(&o->ar, b, strlen(b));
-	} else {
-		size_t la = strlen(a), lb = strlen(b);
-
-		if ((s = arena_alloc(&o->ar, la + lb + 2)) != NULL) {
-			memcpy(s, a, la);
-			s[la] = '/';
-			memcpy(s + la + 1, b, lb + 1);
-		}
-	}
-	if (s == NULL)
+	if ((s = proftab_text(&o->ar, a, b)) == NULL)
 		return -ENOMEM;
 	if ((rc = str_add(o, s, idx)) != 0)
 		return rc;
-	if (*idx == 0)
-		return 0;	/* "": nothing to remember */
-	o->stab[k].a = a;
-	o->stab[k].b = b;
-	o->stab[k].idx = *idx;
-	o->sused++;
+	if (*idx != 0)		/* "": nothing to remember */
+		proftab_set(&o->stab, e, a, b, NULL, *idx);
 	return 0;
 }
 
@@ -834,42 +873,20 @@ static int
 func_of(struct otlp *o, const struct gsym_frame *f, int32_t *idx,
     size_t *added)
 {
-	Dict		*d = o->dict;
-	struct fref	*t;
-	Function	*fn;
-	size_t		 k, i;
-	int32_t		 name, sys, file = 0;
-	int		 rc;
+	Dict			*d = o->dict;
+	struct proftab_ent	*e;
+	Function		*fn;
+	int32_t			 name, sys, file = 0;
+	int			 rc;
 
-	if (o->fused * 2 >= o->fcap) {
-		size_t cap = o->fcap ? 2 * o->fcap : 4096;
-
-		if ((t = calloc(cap, sizeof(*t))) == NULL)
-			return -ENOMEM;
-		for (i = 0; i < o->fcap; i++) {
-			if (o->ftab[i].idx == 0)
-				continue;
-			k = ptr_hash(o->ftab[i].name, o->ftab[i].dir,
-			    o->ftab[i].base) & (cap - 1);
-			while (t[k].idx != 0)
-				k = (k + 1) & (cap - 1);
-			t[k] = o->ftab[i];
-		}
-		free(o->ftab);
-		o->ftab = t;
-		o->fcap = cap;
+	if (proftab_find(&o->ftab, f->name, f->dir, f->base, &e) != 0)
+		return -ENOMEM;
+	if (e->v != 0) {
+		*idx = (int32_t)e->v;
+		return 0;
 	}
-	k = ptr_hash(f->name, f->dir, f->base) & (o->fcap - 1);
-	while (o->ftab[k].idx != 0) {
-		if (o->ftab[k].name == f->name && o->ftab[k].dir == f->dir &&
-		    o->ftab[k].base == f->base) {
-			*idx = o->ftab[k].idx;
-			return 0;
-		}
-		k = (k + 1) & (o->fcap - 1);
-	}
-	if ((rc = str_of(o, f->name, demangled, &name)) != 0 ||
-	    (rc = str_of(o, f->name, asis, &sys)) != 0 ||
+	if ((rc = str_of(o, f->name, proftab_demangled, &name)) != 0 ||
+	    (rc = str_of(o, f->name, proftab_asis, &sys)) != 0 ||
 	    (f->base != NULL && (rc = str_of(o, f->dir, f->base,
 	    &file)) != 0))
 		return rc;
@@ -892,11 +909,7 @@ func_of(struct otlp *o, const struct gsym_frame *f, int32_t *idx,
 	*idx = (int32_t)d->n_function_table;
 	if ((rc = func_append(o, fn)) != 0)
 		return rc;
-	o->ftab[k].name = f->name;
-	o->ftab[k].dir = f->dir;
-	o->ftab[k].base = f->base;
-	o->ftab[k].idx = *idx;
-	o->fused++;
+	proftab_set(&o->ftab, e, f->name, f->dir, f->base, *idx);
 	(*added)++;
 	return 0;
 }
@@ -987,14 +1000,12 @@ otlp_write(const struct otlp *o, int gzip, size_t max, void **out,
 	int				 rc = -ENOMEM;
 
 	*out = NULL;
-	n = opentelemetry__proto__profiles__v1development__profiles_data__get_packed_size(
-	    o->d);
+	n = V1(profiles_data_view__get_packed_size)(o->d);
 	if (!gzip && n > max)
 		return -E2BIG;
 	if ((raw = malloc(n + 1)) == NULL)
 		goto out;
-	(void)opentelemetry__proto__profiles__v1development__profiles_data__pack(
-	    o->d, raw);
+	(void)V1(profiles_data_view__pack)(o->d, raw);
 	if (!gzip) {
 		*out = raw;
 		*outlen = n;
@@ -1030,8 +1041,8 @@ otlp_free(struct otlp *o)
 	arena_free(&o->ar);	/* o->d and all it holds */
 	free(o->mods);
 	free(o->modof);
-	free(o->stab);
+	proftab_free(&o->stab);
 	free(o->ctab);
-	free(o->ftab);
+	proftab_free(&o->ftab);
 	free(o);
 }

@@ -32,10 +32,10 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
-#include "common/demangle.h"
 #include "common/webapi.h"
 #include "arena.h"
 #include "pprof.h"
+#include "proftab.h"
 #include "symhubd/profile_view.pb-c.h"
 
 /* protobuf-c's names of the messages, shortened */
@@ -50,19 +50,6 @@ typedef Perftools__Profiles__ValueType	ValueType;
 struct ident {
 	uint64_t	id;
 	size_t		i;
-};
-
-/* A string the answer added: (a, b) are a name's pointer into a GSYM and
- * the marker of its demangled form, or a dir and base. */
-struct sref {
-	const char	*a, *b;
-	int64_t		 idx;	/* 0: a free slot */
-};
-
-/* A function the answer added, by its GSYM strings. */
-struct fref {
-	const char	*name, *dir, *base;
-	uint64_t	 id;	/* 0: a free slot */
 };
 
 /* Where a deflate block of the input ends: the bytes inflated before
@@ -99,19 +86,28 @@ struct pprof {
 	size_t			*modof;		/* a mapping's module + 1, or
 						 * 0: left alone */
 	size_t			 strcap;	/* of pf->string_table */
-	struct sref		*stab;
-	size_t			 scap, sused;
-	struct fref		*ftab;
-	size_t			 fcap, fused, funccap;
+	struct proftab		 stab;		/* strings added: (a, b) of
+						 * proftab_text() -> index */
+	struct proftab		 ftab;		/* functions added: a frame's
+						 * name, dir, base -> id */
+	size_t			 funccap;
 	uint64_t		 nextfunc;
 };
 
-/* The second key of a demangled name; of a name as it is. */
-static const char demangled[] = "d", asis[] = "n";
-
-/* Decoding costs at most this many times the bytes decoded (the structs
- * of a message of a few bytes are some 80 bytes). */
-#define DECODE_FACTOR	24
+/*
+ * Decoding may take at most this many times the bytes decoded, counted
+ * at its peak (protobuf-c's scratch too).  Measured (arena bytes over
+ * profile bytes, 38 MB profiles): unsymbolized, 1 M samples over 200 k
+ * locations, 2.5; symbolized already as Go writes it, three lines a
+ * location, 4.6, the most a real profile took.  Tiny messages cost
+ * far more than their bytes (a struct of 48-88 bytes, a pointer and
+ * scratch for two bytes on the wire): 19 M empty strings 20 (36 at the
+ * peak), 10 M minimal locations 16, one location of 9 M lines 18,
+ * empty mappings or locations 52: refused, 413, at 8 times their bytes
+ * (at most 8 x 40 MB at the defaults, was 24 x).  Every profile being
+ * read draws on --profile-memory-max too (arena.h).
+ */
+#define DECODE_FACTOR	8
 #define DECODE_SLACK	(1u << 20)
 
 /* Copy no fewer bytes of the input than this: less saves nothing. */
@@ -671,6 +667,47 @@ decode(struct pprof *p, const unsigned char *in, size_t len, size_t n)
 	return 0;
 }
 
+/*
+ * The Profile's locations (field 4) in its len bytes at b, counted from
+ * their framing alone: a profile of more is refused before decoding them
+ * (they cost some ten times their bytes decoded).  -1 when the framing
+ * is broken (protobuf-c then says so).
+ */
+static int64_t
+count_locations(const unsigned char *b, size_t len)
+{
+	size_t		i = 0;
+	int64_t		n = 0;
+	uint64_t	key, v;
+
+	while (i < len) {
+		if (varint(b, len, &i, &key) != 0)
+			return -1;
+		switch (key & 7) {
+		case 0:
+			if (varint(b, len, &i, &v) != 0)
+				return -1;
+			break;
+		case 1:
+		case 5:
+			v = (key & 7) == 1 ? 8 : 4;
+			if (v > len - i)
+				return -1;
+			i += (size_t)v;
+			break;
+		case 2:
+			if (varint(b, len, &i, &v) != 0 || v > len - i)
+				return -1;
+			i += (size_t)v;
+			n += key >> 3 == 4;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return n;
+}
+
 int
 pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
     struct pprof **out, const char **why)
@@ -678,6 +715,7 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	const unsigned char	*in = body;
 	struct pprof		*p = NULL;
 	size_t			 rawlen = len, n;
+	int64_t			 nloc;
 	int			 rc;
 
 	*out = NULL;
@@ -686,6 +724,7 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	    lim->max_bytes * KEEP_FACTOR);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
+	arena_pool_begin();	/* held to --profile-memory-max */
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
 		if ((rc = inflate_all(in, len, lim->max_bytes, &p->raw,
 		    &rawlen, &p->rawcap, &p->bounds, &p->nbounds, why)) != 0)
@@ -704,9 +743,16 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	p->plain = in;
 	p->plainlen = rawlen;
 	p->reuse_min = lim->reuse_min > 0 ? lim->reuse_min : REUSE_MIN;
+	/* The leading samples hold no locations. */
+	p->lead = lead_of(in, rawlen, &n);
+	if ((nloc = count_locations(in + p->lead, rawlen - p->lead)) > 0 &&
+	    (uint64_t)nloc > lim->max_locations) {
+		*why = "too many locations";	/* as check() says */
+		rc = -E2BIG;
+		goto out;
+	}
 	arena_init(&p->ar, rawlen > (SIZE_MAX - DECODE_SLACK) / DECODE_FACTOR ?
 	    SIZE_MAX : rawlen * DECODE_FACTOR + DECODE_SLACK);
-	p->lead = lead_of(in, rawlen, &n);
 	if (decode(p, in, rawlen, n) != 0) {
 		if (p->ar.over) {
 			*why = "the profile takes too much memory to decode";
@@ -726,6 +772,11 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	p = NULL;
 out:
 	pprof_free(p);
+	if (arena_pool_end() && rc != 0) {
+		*why = "the profiles being read take all of "
+		    "--profile-memory-max; try again";
+		rc = -EBUSY;
+	}
 	return rc;
 }
 
@@ -740,16 +791,6 @@ size_t
 pprof_nlocations(const struct pprof *p)
 {
 	return p->pf->n_location;
-}
-
-static size_t
-ptr_hash(const void *a, const void *b, const void *c)
-{
-	uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ULL;
-
-	h ^= (uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4fULL;
-	h ^= (uint64_t)(uintptr_t)c * 0x165667b19e3779f9ULL;
-	return (size_t)(h ^ (h >> 29));
 }
 
 /* Append s (the arena's) to the string table. */
@@ -774,66 +815,24 @@ str_add(struct pprof *p, char *s)
 	return (int64_t)pf->n_string_table++;
 }
 
-/* The index of the string (a, b) stands for: a name as it is (b asis),
- * demangled (b demangled), or the path dir a + "/" + base b. */
+/* The index of the string (a, b) stands for (proftab_text()), added
+ * once. */
 static int64_t
 str_of(struct pprof *p, const char *a, const char *b)
 {
-	struct sref	*t;
-	size_t		 k, i;
-	char		*s;
-	int64_t		 idx;
+	struct proftab_ent	*e;
+	char			*s;
+	int64_t			 idx;
 
-	if (p->sused * 2 >= p->scap) {
-		size_t cap = p->scap ? 2 * p->scap : 4096;
-
-		if ((t = calloc(cap, sizeof(*t))) == NULL)
-			return -ENOMEM;
-		for (i = 0; i < p->scap; i++) {
-			if (p->stab[i].idx == 0)
-				continue;
-			k = ptr_hash(p->stab[i].a, p->stab[i].b, NULL) &
-			    (cap - 1);
-			while (t[k].idx != 0)
-				k = (k + 1) & (cap - 1);
-			t[k] = p->stab[i];
-		}
-		free(p->stab);
-		p->stab = t;
-		p->scap = cap;
-	}
-	k = ptr_hash(a, b, NULL) & (p->scap - 1);
-	while (p->stab[k].idx != 0) {
-		if (p->stab[k].a == a && p->stab[k].b == b)
-			return p->stab[k].idx;
-		k = (k + 1) & (p->scap - 1);
-	}
-	if (b == demangled && (s = demangle(a)) != NULL) {
-		char *d = arena_strndup(&p->ar, s, strlen(s));
-
-		free(s);
-		s = d;
-	} else if (b == demangled || b == asis) {
-		s = arena_strndup(&p->ar, a, strlen(a));
-	} else if (*a == '\0') {
-		s = arena_strndup(&p->ar, b, strlen(b));
-	} else {
-		size_t la = strlen(a), lb = strlen(b);
-
-		if ((s = arena_alloc(&p->ar, la + lb + 2)) != NULL) {
-			memcpy(s, a, la);
-			s[la] = '/';
-			memcpy(s + la + 1, b, lb + 1);
-		}
-	}
-	if (s == NULL)
+	if (proftab_find(&p->stab, a, b, NULL, &e) != 0)
+		return -ENOMEM;
+	if (e->v != 0)
+		return e->v;
+	if ((s = proftab_text(&p->ar, a, b)) == NULL)
 		return -ENOMEM;
 	if ((idx = str_add(p, s)) < 0)
 		return idx;
-	p->stab[k].a = a;
-	p->stab[k].b = b;
-	p->stab[k].idx = idx;
-	p->sused++;
+	proftab_set(&p->stab, e, a, b, NULL, idx);
 	return idx;
 }
 
@@ -842,41 +841,19 @@ static int
 func_of(struct pprof *p, const struct gsym_frame *f, uint64_t *id,
     size_t *added)
 {
-	Profile		*pf = p->pf;
-	struct fref	*t;
-	Function	*fn, **ft;
-	size_t		 k, i;
-	int64_t		 name, sys, file = 0;
+	Profile			*pf = p->pf;
+	struct proftab_ent	*e;
+	Function		*fn, **ft;
+	int64_t			 name, sys, file = 0;
 
-	if (p->fused * 2 >= p->fcap) {
-		size_t cap = p->fcap ? 2 * p->fcap : 4096;
-
-		if ((t = calloc(cap, sizeof(*t))) == NULL)
-			return -ENOMEM;
-		for (i = 0; i < p->fcap; i++) {
-			if (p->ftab[i].id == 0)
-				continue;
-			k = ptr_hash(p->ftab[i].name, p->ftab[i].dir,
-			    p->ftab[i].base) & (cap - 1);
-			while (t[k].id != 0)
-				k = (k + 1) & (cap - 1);
-			t[k] = p->ftab[i];
-		}
-		free(p->ftab);
-		p->ftab = t;
-		p->fcap = cap;
+	if (proftab_find(&p->ftab, f->name, f->dir, f->base, &e) != 0)
+		return -ENOMEM;
+	if (e->v != 0) {
+		*id = (uint64_t)e->v;
+		return 0;
 	}
-	k = ptr_hash(f->name, f->dir, f->base) & (p->fcap - 1);
-	while (p->ftab[k].id != 0) {
-		if (p->ftab[k].name == f->name && p->ftab[k].dir == f->dir &&
-		    p->ftab[k].base == f->base) {
-			*id = p->ftab[k].id;
-			return 0;
-		}
-		k = (k + 1) & (p->fcap - 1);
-	}
-	if ((name = str_of(p, f->name, demangled)) < 0 ||
-	    (sys = str_of(p, f->name, asis)) < 0 ||
+	if ((name = str_of(p, f->name, proftab_demangled)) < 0 ||
+	    (sys = str_of(p, f->name, proftab_asis)) < 0 ||
 	    (f->base != NULL && (file = str_of(p, f->dir, f->base)) < 0))
 		return -ENOMEM;
 	if (pf->n_function == p->funccap) {
@@ -898,11 +875,8 @@ func_of(struct pprof *p, const struct gsym_frame *f, uint64_t *id,
 	fn->system_name = sys;
 	fn->filename = file;
 	pf->function[pf->n_function++] = fn;
-	p->ftab[k].name = f->name;
-	p->ftab[k].dir = f->dir;
-	p->ftab[k].base = f->base;
-	p->ftab[k].id = fn->id;
-	p->fused++;
+	/* a uint64 id kept as its int64 bits: never 0, as read back */
+	proftab_set(&p->ftab, e, f->name, f->dir, f->base, (int64_t)fn->id);
 	(*added)++;
 	*id = fn->id;
 	return 0;
@@ -1159,8 +1133,8 @@ pprof_free(struct pprof *p)
 	free(p->funcs);
 	free(p->mods);
 	free(p->modof);
-	free(p->stab);
-	free(p->ftab);
+	proftab_free(&p->stab);
+	proftab_free(&p->ftab);
 	free(p);
 }
 

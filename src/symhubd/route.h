@@ -538,7 +538,7 @@ int		route_profile_lookup(const struct batch_module *mods,
 		    const size_t *first, size_t mod, uint64_t off,
 		    struct gsym_result *res);
 /* The answer to a profile pprof_read() or otlp_read() refused with rc
- * and why; how names the route in the log. */
+ * and why (-EBUSY: 503, try again); how names the route in the log. */
 enum MHD_Result	route_profile_refused(struct http *h, struct req *r, int rc,
 		    const char *why, const char *how);
 

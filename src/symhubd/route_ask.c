@@ -375,6 +375,8 @@ route_profile_refused(struct http *h, struct req *r, int rc, const char *why,
 		    "--symbolize-max-addresses)", why,
 		    (unsigned long long)h->cfg->symbolize_max) :
 		    reply_text(r, REPLY_TOO_LARGE, why, how);
+	if (rc == -EBUSY)
+		return reply_text(r, REPLY_BUSY, why, how);
 	return reply_text(r, rc == -EINVAL ? REPLY_BAD_REQUEST :
 	    REPLY_INTERNAL, why, how);
 }

@@ -428,6 +428,8 @@ main(int argc, char **argv)
 	}
 	c = open_store(&cfg);
 	cache_set_verify_first(c, cfg.verify_first_max);
+	arena_pool_max(cfg.profile_memory_max > SIZE_MAX ? SIZE_MAX :
+	    (size_t)cfg.profile_memory_max);
 	if (cache_stats(c, &st) == 0 && st.opened_clean) {
 		log_info("store %s: %llu entries, %llu blob bytes; closed "
 		    "cleanly, not checked", cfg.store,

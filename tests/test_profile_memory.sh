@@ -163,6 +163,10 @@ fi
 # ---- 2. a holder, and the pool refuses others ---------------------------
 
 section 'a profile waiting for its module holds memory; others get 503'
+# The storm's requests let go of their bodies once answered, a moment
+# after their clients have the answers: the holder must find the pool
+# empty to be alone in it.
+wait_metric symhub_profile_bytes -eq 0 30
 busy0=$(metric symhub_profile_busy_total)
 check "symhub_profile_busy_total is there ($busy0)" test -n "$busy0"
 post '/symbolize/pprof?deadline=60000' "$tmp/out/hold.pb.gz" \

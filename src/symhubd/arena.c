@@ -253,11 +253,11 @@ arena_pool_max(size_t max)
 }
 
 void
-arena_pool_begin(void)
+arena_pool_begin(size_t own)
 {
 	pool_strict = 1;
 	pool_said = 0;
-	pool_mine = 0;
+	pool_mine = own;
 }
 
 int

@@ -74,11 +74,13 @@ size_t	 arena_big_kept(void);
  * arena_pool_begin() and arena_pool_end() on a thread, a buffer or
  * block past it is refused (NULL) while other profiles hold some of
  * it: alone, a profile is bounded only by its own arena's budget, so
- * a refusal is worth trying again.  arena_pool_end() says whether this
- * thread was refused since arena_pool_begin().
+ * a refusal is worth trying again.  own: the pool's bytes the profile
+ * holds already (its request's body, taken before), its own and not
+ * others'.  arena_pool_end() says whether this thread was refused since
+ * arena_pool_begin().
  */
 void	 arena_pool_max(size_t max);
-void	 arena_pool_begin(void);
+void	 arena_pool_begin(size_t own);
 int	 arena_pool_end(void);
 /* The bytes all profiles hold now, and the buffers refused so far. */
 void	 arena_pool_stats(size_t *held, uint64_t *refused);

@@ -653,7 +653,7 @@ otlp_read(const void *body, size_t len, int gzip,
 
 	*out = NULL;
 	*why = "out of memory";
-	arena_pool_begin();	/* held to --profile-memory-max */
+	arena_pool_begin(lim->own);	/* held to --profile-memory-max */
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
 		if ((rc = pprof_inflate(in, len, lim->max_bytes, &raw,
 		    &rawlen, &rawcap, why)) != 0)

@@ -724,7 +724,7 @@ pprof_read(const void *body, size_t len, const struct pprof_limits *lim,
 	    lim->max_bytes * KEEP_FACTOR);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
-	arena_pool_begin();	/* held to --profile-memory-max */
+	arena_pool_begin(lim->own);	/* held to --profile-memory-max */
 	if (len >= 2 && in[0] == 0x1f && in[1] == 0x8b) {
 		if ((rc = inflate_all(in, len, lim->max_bytes, &p->raw,
 		    &rawlen, &p->rawcap, &p->bounds, &p->nbounds, why)) != 0)

@@ -25,6 +25,9 @@ struct pprof_limits {
 	size_t	reuse_min;	/* pprof_write() copies a gzip'd input's
 				 * blocks that hold at least this many of
 				 * the answer's first bytes (0: 64 KiB) */
+	size_t	own;		/* bytes of the profile's pool (arena.h)
+				 * its caller holds already (its request's
+				 * body): the profile's own, not others' */
 };
 
 /* A module the mappings name: one a distinct build_id. */

@@ -175,6 +175,7 @@ begin(struct http *h, struct req *r)
 	lim.max_bytes = route_body_max(h->cfg);
 	lim.max_locations = (size_t)h->cfg->symbolize_max;
 	lim.reuse_min = 0;
+	lim.own = r->body_pooled ? r->body.cap : 0;
 	if ((rc = otlp_read(r->body.p, r->body.len, gz, &lim, &q->o,
 	    &why)) != 0)
 		return route_profile_refused(h, r, rc, why, "otlp");

@@ -45,7 +45,7 @@ lookup(void *ctx, size_t mod, uint64_t off, struct gsym_result *res)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pprof_limits		 lim = { 4u << 20, 100000, 0 };
+	struct pprof_limits		 lim = { 4u << 20, 100000, 0, 0 };
 	const struct otlp_module	*mods;
 	struct otlp			*o = NULL, *again = NULL;
 	struct pprof_stats		 st;

@@ -53,7 +53,7 @@ static int
 answer(const uint8_t *data, size_t size, unsigned char **plain,
     size_t *plainlen, size_t *zlen)
 {
-	struct pprof_limits		 lim = { 4u << 20, 100000, 1 };
+	struct pprof_limits		 lim = { 4u << 20, 100000, 1, 0 };
 	const struct pprof_module	*mods;
 	struct libdeflate_decompressor	*d;
 	struct pprof			*p = NULL, *again = NULL;

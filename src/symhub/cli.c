@@ -232,3 +232,14 @@ out:
 	}
 	return rc;
 }
+
+void
+cli_headers_free(struct curl_slist *hdrs)
+{
+	struct curl_slist *l;
+
+	for (l = hdrs; l != NULL; l = l->next)
+		if (l->data != NULL)
+			explicit_bzero(l->data, strlen(l->data));
+	curl_slist_free_all(hdrs);
+}

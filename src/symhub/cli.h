@@ -82,4 +82,8 @@ struct curl_slist;
 int	cli_read_token(const char *prog, const char *path, char **tok,
 	    struct curl_slist **hdrs);
 
+/* curl_slist_free_all() of header lines that may hold a token: each is
+ * wiped first.  Accepts NULL. */
+void	cli_headers_free(struct curl_slist *hdrs);
+
 #endif

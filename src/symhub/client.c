@@ -231,7 +231,7 @@ item_free(struct item *it)
 			curl_multi_remove_handle(it->c->multi, it->easy);
 		curl_easy_cleanup(it->easy);
 	}
-	curl_slist_free_all(it->hdrs);
+	cli_headers_free(it->hdrs);
 	if (it->fd >= 0)
 		close(it->fd);
 	if (it->bfd >= 0)
@@ -598,7 +598,7 @@ prepare(struct item *it, const char *url)
 	if (it->easy == NULL && (it->easy = curl_easy_init()) == NULL)
 		return -ENOMEM;
 	curl_easy_reset(it->easy);
-	curl_slist_free_all(it->hdrs);
+	cli_headers_free(it->hdrs);
 	it->hdrs = NULL;
 	it->squal[0] = '\0';
 	it->body[0] = '\0';
@@ -1072,7 +1072,7 @@ retire(struct item *it)
 		curl_easy_cleanup(it->easy);
 		it->easy = NULL;
 	}
-	curl_slist_free_all(it->hdrs);
+	cli_headers_free(it->hdrs);
 	it->hdrs = NULL;
 	if (it->fd >= 0) {
 		close(it->fd);

@@ -1006,7 +1006,7 @@ out:
 	free(p.items);
 	strmap_free(&p.seen);
 	curl_global_cleanup();
-	curl_slist_free_all(p.hdrs);
+	cli_headers_free(p.hdrs);
 	if (token != NULL) {
 		explicit_bzero(token, strlen(token));
 		free(token);

@@ -269,7 +269,7 @@ out:
 		explicit_bzero(tok, strlen(tok));
 		free(tok);
 	}
-	curl_slist_free_all(hdrs);
+	cli_headers_free(hdrs);
 	curl_easy_cleanup(easy);
 	buf_free(&in);
 	buf_free(&out);

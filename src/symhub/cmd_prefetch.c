@@ -813,7 +813,7 @@ cmd_prefetch(int argc, char **argv)
 	free(p.items);
 	strmap_free(&p.asked);
 	curl_global_cleanup();
-	curl_slist_free_all(p.hdrs);
+	cli_headers_free(p.hdrs);
 	if (tok != NULL) {
 		explicit_bzero(tok, strlen(tok));
 		free(tok);

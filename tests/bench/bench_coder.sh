@@ -47,27 +47,7 @@ unset DEBUGINFOD_URLS
 bench_setup symhub-bench-coder
 
 echo "making a ${size_mb} MB debug file..." >&2
-mkdir -p "$tmp/src"
-printf 'int main(void) { return 0; }\n' >"$tmp/src/big.c"
-gcc -g -o "$tmp/src/big" "$tmp/src/big.c" ||
-	die "cannot build the large file's program"
-# DWARF-like bytes: words from a vocabulary, compressible ~5x.
-python3 - "$tmp/src/blob" "$size_mb" <<'PY' || die "no blob"
-import random, sys
-random.seed(30)
-words = [("%x" % random.getrandbits(40)).encode() for _ in range(20000)]
-n = int(sys.argv[2]) << 20
-with open(sys.argv[1], "wb") as f:
-    left = n
-    while left > 0:
-        b = b"\0".join(random.choices(words, k=4000))[:left]
-        f.write(b)
-        left -= len(b)
-PY
-objcopy --only-keep-debug "$tmp/src/big" "$tmp/src/big.debug" &&
-    objcopy --add-section .debug_bench="$tmp/src/blob" \
-    "$tmp/src/big.debug" "$tmp/big.debug" ||
-	die "cannot make the large debug file"
+make_big_debug "$tmp/src" "$size_mb" "$tmp/big.debug"
 rm -f "$tmp/src/blob"
 id=$(build_id "$tmp/big.debug")
 [ -n "$id" ] || die "no build-id"

@@ -146,27 +146,8 @@ if has b; then
 fi
 if has a; then
 	echo "making a ${size_mb} MB debug file..." >&2
-	mkdir -p "$tmp/big" "$tmp/bigsrc"
-	printf 'int main(void) { return 0; }\n' >"$tmp/bigsrc/big.c"
-	gcc -g -o "$tmp/bigsrc/big" "$tmp/bigsrc/big.c" ||
-		die "cannot build the large file's program"
-	# DWARF-like bytes: words from a vocabulary, compressible ~5x.
-	python3 - "$tmp/bigsrc/blob" "$size_mb" <<'EOF' || die "no blob"
-import random, sys
-random.seed(30)
-words = [("%x" % random.getrandbits(40)).encode() for _ in range(20000)]
-n = int(sys.argv[2]) << 20
-with open(sys.argv[1], "wb") as f:
-    left = n
-    while left > 0:
-        b = b"\0".join(random.choices(words, k=4000))[:left]
-        f.write(b)
-        left -= len(b)
-EOF
-	objcopy --only-keep-debug "$tmp/bigsrc/big" "$tmp/bigsrc/big.debug" &&
-	    objcopy --add-section .debug_bench="$tmp/bigsrc/blob" \
-	    "$tmp/bigsrc/big.debug" "$tmp/big/big.debug" ||
-		die "cannot make the large debug file"
+	mkdir -p "$tmp/big" || die "mkdir"
+	make_big_debug "$tmp/bigsrc" "$size_mb" "$tmp/big/big.debug"
 	big_id=$(build_id "$tmp/big/big.debug")
 	big_bytes=$(stat -c %s "$tmp/big/big.debug")
 fi

@@ -310,3 +310,29 @@ EOF
 		wan_bytes=$((wan_bytes + $(stat -c %s "$f")))
 	done
 }
+
+# make_big_debug DIR MB OUT: OUT, a debug file of a small program with
+# a .debug_bench section of MB MiB of DWARF-like bytes (words from a
+# vocabulary, compressible ~5x, the same every run); DIR holds the
+# program and the section's bytes.
+make_big_debug() {
+	mkdir -p "$1" || die "mkdir $1"
+	printf 'int main(void) { return 0; }\n' >"$1/big.c"
+	gcc -g -o "$1/big" "$1/big.c" ||
+		die "cannot build the large file's program"
+	python3 - "$1/blob" "$2" <<'PY' || die "no blob"
+import random, sys
+random.seed(30)
+words = [("%x" % random.getrandbits(40)).encode() for _ in range(20000)]
+n = int(sys.argv[2]) << 20
+with open(sys.argv[1], "wb") as f:
+    left = n
+    while left > 0:
+        b = b"\0".join(random.choices(words, k=4000))[:left]
+        f.write(b)
+        left -= len(b)
+PY
+	objcopy --only-keep-debug "$1/big" "$1/big.debug" &&
+	    objcopy --add-section .debug_bench="$1/blob" "$1/big.debug" "$3" ||
+		die "cannot make the large debug file"
+}

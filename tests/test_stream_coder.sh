@@ -24,9 +24,10 @@ BADUPSTREAM=$top_srcdir/tests/badupstream.py
 unset DEBUGINFOD_URLS
 
 mkdir -p "$tmp"/{bin,out,h} || exit 99
-# 4 MiB after the head, half random: coded bytes that fill the socket
-# buffers of a reader that does not read.
-stream_big_fixture "$tmp/bin/big" 4096 || { echo "# fixtures"; exit 99; }
+# 16 MiB after the head, half random: coded bytes that fill the socket
+# buffers of a reader that does not read (at most 4 MiB on the hub's
+# side, tcp_wmem's default).
+stream_big_fixture "$tmp/bin/big" 16384 || { echo "# fixtures"; exit 99; }
 BIG=$tmp/bin/big
 
 stream_halves
@@ -48,6 +49,8 @@ with open(out + ".started", "w") as f:
     f.write("%d\n" % len(data))
 while not os.path.exists(gate):
     time.sleep(0.05)
+# Read on at a normal pace (a 4 KiB window trickles).
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
 try:
     while True:
         b = s.recv(65536)
@@ -171,6 +174,37 @@ verdict $? "the first warm hit in zstd is sent the streamed frame" \
 check "... nothing was coded again" eval \
     "metric_cmp 'symhub_encode_total{coding=\"zstd\",result=\"stored\"}' -eq 0 &&
     grep -q 'GET /buildid/$ID/executable 200 [0-9]* hit zstd' '$tmp/hub.log'"
+stop_check "the hub stops"
+
+section 'the one coding reader ends its frame after the file is stored'
+# Its coded copy is then kept by the store thread, not on the reader's
+# HTTP thread (which must not wait for the copy's fsync): the same copy.
+afterwards rest
+rm -f "$tmp/h/read"
+hub -d "$tmp/st-alone" -u "$HALVES name=halves first-byte-timeout=30" \
+    --log-file "$tmp/hub-alone.log"
+slow "$tmp/out/alone" "$tmp/h/read"
+S=$SPID
+wait_until 30 test -s "$tmp/out/alone.started"
+verdict $? "one coding reader streams, then reads nothing"
+touch "$tmp/h/go"
+check "the file is stored while that reader reads nothing" \
+    wait_metric symhub_cache_entries -ge 1 30
+check "... its frame not ended: the coder is still there" \
+    metric_cmp symhub_encode_stream_coders -eq 1
+touch "$tmp/h/read"
+wait_exit "$S" 30
+[ "$exit_status" = 0 ] && zstd -q -d -c "$tmp/out/alone" | cmp -s - "$BIG"
+verdict $? "the reader reads the rest: a whole frame of the file" \
+    "exit $exit_status, $(bytes "$tmp/out/alone") bytes"
+check "its coded bytes become the zstd copy" \
+    wait_metric symhub_cache_entries -ge 2 10
+code=$(http "/buildid/$ID/executable" "$tmp/out/alone.warm" \
+    "$tmp/out/alone.warm.hdr" -H 'Accept-Encoding: zstd')
+[ "$code" = 200 ] && cmp -s "$tmp/out/alone.warm" "$tmp/out/alone" &&
+    metric_cmp 'symhub_encode_total{coding="zstd",result="stored"}' -eq 0
+verdict $? "the first warm hit in zstd is sent that frame, coded once" \
+    "status $code, $(bytes "$tmp/out/alone.warm") bytes"
 stop_check "the hub stops"
 
 # spoiled WORD SECONDS: four zstd readers and one that stops reading

@@ -136,6 +136,7 @@ struct fetch {
 	uint64_t		 squeue_pushback; /* stored on the fetch thread */
 	uint64_t		 cfg_squeue_max, cfg_squeue_bytes;
 	struct job		*sdone;		/* stored, for the fetch thread */
+	struct fetch_stream	*kqueue;	/* coded copies to keep */
 	int			 sstop;
 	_Atomic int64_t		 last_job_ms;	/* a job last started */
 };
@@ -205,7 +206,10 @@ struct fetch_stream {
 	uint64_t		 zin, zout;
 	int			 zbusy, zdirty, zended, zfailed, zlevel;
 	/* The coded copy becomes the store's zstd copy (stream_keep()):
-	 * zparent, the stored file's fingerprint once it is stored. */
+	 * zparent, the stored file's fingerprint once it is stored; kept
+	 * on the store thread (f, knext: its queue). */
+	struct fetch		*f;
+	struct fetch_stream	*knext;
 	struct cache_key	 key;
 	unsigned char		 kid[CACHE_ID_MAX];
 	int64_t			 last_modified;
@@ -498,20 +502,37 @@ fetch_stream_read_zstd(struct fetch_stream *s, uint64_t pos, void *buf,
 	return n;
 }
 
+/* Keep s's coded copy now (its frame whole, its file stored). */
+static void
+stream_keep_now(struct fetch_stream *s, struct cache_blob *b)
+{
+	struct cache_record	 rec;
+	int			 rc;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.last_modified = s->last_modified;
+	if ((rc = encode_adopt(s->c, &s->key, s->zparent, s->size, &rec,
+	    WEBAPI_ENC_ZSTD, s->zlevel, b)) < 0)
+		log_debug("no zstd copy of a streamed file: %s",
+		    strerror(-rc));
+}
+
 /*
  * The coded copy becomes the store's zstd copy (encode_adopt(), as
  * another hub's zstd is kept) once the frame is whole and the file it
  * codes is stored (stored, by store(): the file's fingerprint and
  * Last-Modified); whichever comes last keeps it.  Made from the bytes
  * that were stored, in order, by the level the hub would make it at.
+ * Kept by the store thread: a reader that ends the frame last is on an
+ * HTTP thread, which must not wait for a file's fsync.
  */
 static void
 stream_keep(struct fetch_stream *s, int stored, uint64_t parent,
     int64_t last_modified)
 {
-	struct cache_record	 rec;
+	struct fetch		*f = s->f;
 	struct cache_blob	*b = NULL;
-	int			 rc;
+	int			 queued = 0;
 
 	pthread_mutex_lock(&s->mu);
 	if (stored) {
@@ -520,18 +541,49 @@ stream_keep(struct fetch_stream *s, int stored, uint64_t parent,
 		s->last_modified = last_modified;
 	}
 	if (s->zended && s->zstored && s->zb != NULL) {
-		b = s->zb;
-		s->zb = NULL;
+		if (!stored) {
+			/* Once stopping, the store thread is gone: here. */
+			pthread_mutex_lock(&f->smu);
+			if (f->have_sthread && !f->sstop) {
+				s->refs++;	/* the store thread's */
+				s->knext = f->kqueue;
+				f->kqueue = s;
+				pthread_cond_signal(&f->scv);
+				queued = 1;
+			}
+			pthread_mutex_unlock(&f->smu);
+		}
+		if (!queued) {
+			b = s->zb;
+			s->zb = NULL;
+		}
 	}
 	pthread_mutex_unlock(&s->mu);
-	if (b == NULL)
-		return;
-	memset(&rec, 0, sizeof(rec));
-	rec.last_modified = s->last_modified;
-	if ((rc = encode_adopt(s->c, &s->key, s->zparent, s->size, &rec,
-	    WEBAPI_ENC_ZSTD, s->zlevel, b)) < 0)
-		log_debug("no zstd copy of a streamed file: %s",
-		    strerror(-rc));
+	if (b != NULL)
+		stream_keep_now(s, b);
+}
+
+/* On the store thread: keep the coded copies queued. */
+static void
+keep_queued(struct fetch *f)
+{
+	struct fetch_stream	*s, *next;
+	struct cache_blob	*b;
+
+	pthread_mutex_lock(&f->smu);
+	s = f->kqueue;
+	f->kqueue = NULL;
+	pthread_mutex_unlock(&f->smu);
+	for (; s != NULL; s = next) {
+		next = s->knext;
+		pthread_mutex_lock(&s->mu);
+		b = s->zb;
+		s->zb = NULL;
+		pthread_mutex_unlock(&s->mu);
+		if (b != NULL)
+			stream_keep_now(s, b);
+		stream_unref(s);
+	}
 }
 
 /*
@@ -1172,6 +1224,7 @@ head_check(struct fetch *f, struct job *j, struct attempt *a)
 	}
 	st->zfd = -1;
 	st->c = f->c;
+	st->f = f;
 	memcpy(st->kid, j->key.id, j->key.idlen);
 	st->key = j->key;
 	st->key.id = st->kid;
@@ -1246,8 +1299,14 @@ store_run(void *arg)
 
 	pthread_mutex_lock(&f->smu);
 	for (;;) {
-		while (f->squeue == NULL && !f->sstop)
+		while (f->squeue == NULL && f->kqueue == NULL && !f->sstop)
 			pthread_cond_wait(&f->scv, &f->smu);
+		if (f->kqueue != NULL) {
+			pthread_mutex_unlock(&f->smu);
+			keep_queued(f);
+			pthread_mutex_lock(&f->smu);
+			continue;
+		}
 		if (f->squeue == NULL)
 			break;		/* stopping, and nothing left */
 		for (pp = &f->squeue; (*pp)->cnext != NULL; pp = &(*pp)->cnext)

@@ -114,22 +114,6 @@ table_grow(struct arena *ar, void *old, size_t n, size_t cap)
 	return p;
 }
 
-static int
-varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v)
-{
-	unsigned shift;
-
-	*v = 0;
-	for (shift = 0; shift < 64 && *i < len; shift += 7) {
-		uint8_t c = p[(*i)++];
-
-		*v |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return 0;
-	}
-	return -EINVAL;
-}
-
 /*
  * The depth of the messages in len bytes of message md, by protobuf-c's
  * own descriptors: only the framing is read here (tags and lengths),
@@ -149,12 +133,12 @@ nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
 	int				 rc;
 
 	while (i < len) {
-		if (varint(p, len, &i, &key) != 0 || key >> 3 == 0 ||
+		if (proftab_varint(p, len, &i, &key) != 0 || key >> 3 == 0 ||
 		    key >> 3 > 0x1fffffff)
 			return -EINVAL;
 		switch (key & 7) {
 		case 0:
-			if (varint(p, len, &i, &n) != 0)
+			if (proftab_varint(p, len, &i, &n) != 0)
 				return -EINVAL;
 			break;
 		case 1:
@@ -168,7 +152,7 @@ nest_ok(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *md,
 			i += 4;
 			break;
 		case 2:
-			if (varint(p, len, &i, &n) != 0 || n > len - i)
+			if (proftab_varint(p, len, &i, &n) != 0 || n > len - i)
 				return -EINVAL;
 			fd = md != NULL ? protobuf_c_message_descriptor_get_field(
 			    md, (unsigned)(key >> 3)) : NULL;

@@ -580,23 +580,6 @@ modules(struct pprof *p, const char **why)
 	return 0;
 }
 
-/* A varint at b[*i], of at most 10 bytes, before len: 0, or -1. */
-static int
-varint(const unsigned char *b, size_t len, size_t *i, uint64_t *v)
-{
-	unsigned	sh;
-
-	*v = 0;
-	for (sh = 0; sh < 64 && *i < len; sh += 7) {
-		unsigned char c = b[(*i)++];
-
-		*v |= (uint64_t)(c & 0x7f) << sh;
-		if (!(c & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
 /* The tags of sample_type (1) and sample (2), both length-delimited. */
 #define TAG_SAMPLE_TYPE	(1u << 3 | 2)
 #define TAG_SAMPLE	(2u << 3 | 2)
@@ -616,9 +599,9 @@ lead_of(const unsigned char *b, size_t len, size_t *n)
 	*n = 0;
 	while (i < len) {
 		j = i;
-		if (varint(b, len, &j, &tag) != 0 || (tag != TAG_SAMPLE_TYPE &&
-		    tag != TAG_SAMPLE) || varint(b, len, &j, &flen) != 0 ||
-		    flen > len - j)
+		if (proftab_varint(b, len, &j, &tag) != 0 ||
+		    (tag != TAG_SAMPLE_TYPE && tag != TAG_SAMPLE) ||
+		    proftab_varint(b, len, &j, &flen) != 0 || flen > len - j)
 			break;
 		if (tag == TAG_SAMPLE_TYPE)
 			(*n)++;
@@ -650,8 +633,9 @@ decode(struct pprof *p, const unsigned char *in, size_t len, size_t n)
 		return -1;
 	while (i < p->lead) {
 		j = i;
-		(void)varint(in, p->lead, &j, &tag);	/* lead_of() read it */
-		(void)varint(in, p->lead, &j, &flen);
+		/* lead_of() read them whole. */
+		(void)proftab_varint(in, p->lead, &j, &tag);
+		(void)proftab_varint(in, p->lead, &j, &flen);
 		if (tag == TAG_SAMPLE_TYPE && (vt[k++] =
 		    perftools__profiles__value_type__unpack(&p->ar.a,
 		    (size_t)flen, in + j)) == NULL)
@@ -681,11 +665,11 @@ count_locations(const unsigned char *b, size_t len)
 	uint64_t	key, v;
 
 	while (i < len) {
-		if (varint(b, len, &i, &key) != 0)
+		if (proftab_varint(b, len, &i, &key) != 0)
 			return -1;
 		switch (key & 7) {
 		case 0:
-			if (varint(b, len, &i, &v) != 0)
+			if (proftab_varint(b, len, &i, &v) != 0)
 				return -1;
 			break;
 		case 1:
@@ -696,7 +680,7 @@ count_locations(const unsigned char *b, size_t len)
 			i += (size_t)v;
 			break;
 		case 2:
-			if (varint(b, len, &i, &v) != 0 || v > len - i)
+			if (proftab_varint(b, len, &i, &v) != 0 || v > len - i)
 				return -1;
 			i += (size_t)v;
 			n += key >> 3 == 4;

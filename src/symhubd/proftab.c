@@ -100,3 +100,19 @@ proftab_text(struct arena *ar, const char *a, const char *b)
 	}
 	return s;
 }
+
+int
+proftab_varint(const unsigned char *b, size_t len, size_t *i, uint64_t *v)
+{
+	unsigned	sh;
+
+	*v = 0;
+	for (sh = 0; sh < 64 && *i < len; sh += 7) {
+		unsigned char c = b[(*i)++];
+
+		*v |= (uint64_t)(c & 0x7f) << sh;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}

@@ -47,4 +47,12 @@ void	proftab_free(struct proftab *t);
 extern const char	proftab_demangled[], proftab_asis[];
 char	*proftab_text(struct arena *ar, const char *a, const char *b);
 
+/*
+ * A protobuf varint at b[*i] (at most 10 bytes, none past len), for the
+ * readers that walk a message's framing before protobuf-c decodes it.
+ * @return 0 with *v, *i past it; -1 when cut short or too long.
+ */
+int	 proftab_varint(const unsigned char *b, size_t len, size_t *i,
+	    uint64_t *v);
+
 #endif

@@ -125,12 +125,18 @@ pass "fixtures: 6 programs and libraries"
 TOKENS=$tmp/tokens
 TOK=$(new_token ci upload "$TOKENS") ||
     { echo "# symhub token new: $(cat "$tmp/token.err")"; exit 99; }
+# indexed MODULE...: wait until the hub serves each module's executable
+# (its scan of -F done).
+indexed() {
+	local m
+	for m in "$@"; do
+		wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
+	done
+}
 hub -d "$tmp/store" -F "$tmp/scan" --tokens "$TOKENS" --gsym-workers 2 \
     --symbolize-max-addresses 20000 --log-file "$tmp/hub.log"
 ID[goprog]=$GOID
-for m in app appnp libgreet.so nodw goprog; do
-	wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
-done
+indexed app appnp libgreet.so nodw goprog
 code=$(put_file "/buildid/${ID[cxx]}/debuginfo" "$tmp/bin/cxx.debug" \
     "$tmp/out/put" "$tmp/out/put.h" -H "Authorization: Bearer $TOK")
 code2=$(put_file "/buildid/${ID[cxx]}/executable" "$tmp/bin/cxx.stripped" \
@@ -464,9 +470,7 @@ section "the large buffers kept for the next profile go back when idle"
 # once no profile came for a maintenance tick (5 s).
 hub -d "$tmp/store" -F "$tmp/scan" --symbolize-max-addresses 200000 \
     --log-file "$tmp/hub2.log"
-for m in app libgreet.so; do
-	wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
-done
+indexed app libgreet.so
 python3 "$PP" make "$tmp/out/huge.pb.gz" --samples 100000 "${specs[@]}" \
     >/dev/null || exit 99
 code=$(http /symbolize/pprof "$tmp/out/huge.ans.gz" "$tmp/out/b.h" \
@@ -490,9 +494,7 @@ section "memory: a large profile costs its body and itself inflated"
 # (120-143 MiB).
 hub -d "$tmp/store" -F "$tmp/scan" --symbolize-max-addresses 1000000 \
     --log-file "$tmp/hub3.log"
-for m in app libgreet.so; do
-	wait_until 30 eval '[ "$(http_code "$URL/buildid/${ID[$m]}/executable")" = 200 ]'
-done
+indexed app libgreet.so
 python3 - "$tmp/out/big.pb" "$tmp/out/mem.pb.gz" <<'PY' || exit 99
 import gzip, os, sys
 from pprofcheck import varint
